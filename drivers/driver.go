@@ -1,0 +1,392 @@
+// Package drivers defines the contract between the anysqs gateway and a storage backend.
+//
+// The gateway owns the SQS wire protocols, validation, defaults, MD5 checksums, long-poll
+// waiting, message move tasks and error rendering. A driver owns storage semantics only:
+// durable queues and messages, visibility, FIFO ordering, deduplication, redrive and
+// retention. Everything that crosses the seam is plain data (no funcs, channels or any)
+// so that the same contract maps onto an RPC for out-of-process drivers.
+//
+// # Time
+//
+// Drivers never read the wall clock for queue semantics. Every request that depends on
+// time carries Now, set by the gateway from its injectable clock; a driver compares
+// stored deadlines against it. Tests move time by advancing the gateway's clock. A
+// backend whose service keeps its own time (e.g. a broker's lock expiry) says so in its
+// capability declarations.
+//
+// # Guarantees common to every method
+//
+//   - Success means durable: when a method returns nil, what it wrote survives a crash of
+//     the gateway process and of the backend's own process where the backend promises so.
+//   - Errors are *Error with a Kind; native errors are wrapped once and stay reachable via
+//     errors.Unwrap. Context cancellation and deadline errors are returned as they are.
+//   - Batch methods return exactly one entry result per request entry, in request order.
+//     A per-entry failure goes in that entry's Err; the method's own error is reserved for
+//     failures of the whole call (queue missing, backend unavailable), in which case no
+//     entry was applied.
+//   - A driver never retries on its own a write whose outcome is unknown; it returns
+//     KindUnavailable and the client retries, as with SQS.
+//   - Queues are addressed by name; names are unique in the driver's namespace.
+package drivers
+
+import (
+	"context"
+	"time"
+
+	"github.com/anysqs/anysqs/capabilities"
+)
+
+// Driver is a storage backend. Implementations must be safe for concurrent use.
+type Driver interface {
+	// Describe tells who the driver is and what it can do. The gateway calls it once at
+	// start-up and builds its capability policy from the declarations.
+	Describe(ctx context.Context) (Description, error)
+
+	// CreateQueue creates q atomically. If a queue of that name already exists the call
+	// returns that queue unchanged with Existed set and no error; the gateway decides
+	// whether the existing attributes match the request.
+	CreateQueue(ctx context.Context, req CreateQueueRequest) (CreateQueueResult, error)
+	// GetQueue returns one queue, or KindNotFound.
+	GetQueue(ctx context.Context, req GetQueueRequest) (Queue, error)
+	// ListQueues returns queues whose names start with Prefix, in name order, starting after
+	// the name After, at most Limit (0 means no limit).
+	ListQueues(ctx context.Context, req ListQueuesRequest) (ListQueuesResult, error)
+	// SetQueueAttributes replaces the queue's attributes with req.Attributes (the gateway
+	// merges the change into the current set first) and sets LastModified to req.Now.
+	SetQueueAttributes(ctx context.Context, req SetQueueAttributesRequest) error
+	// UpdateQueueTags sets and removes tags atomically.
+	UpdateQueueTags(ctx context.Context, req UpdateQueueTagsRequest) error
+	// DeleteQueue removes a queue and all its messages, or returns KindNotFound.
+	DeleteQueue(ctx context.Context, req DeleteQueueRequest) error
+	// PurgeQueue deletes every message that was in the queue at req.Now. A second purge
+	// within 60 seconds of the last successful one fails with KindPurgeInProgress and
+	// changes nothing.
+	PurgeQueue(ctx context.Context, req PurgeQueueRequest) error
+	// QueueStats counts messages by state at req.Now. Counts may be approximate where the
+	// backend's declarations say so.
+	QueueStats(ctx context.Context, req QueueStatsRequest) (QueueStats, error)
+
+	// SendMessages stores up to 10 messages. For each entry it either stores the message
+	// durably under entry.MessageID, or (FIFO, deduplication id seen within the last five
+	// minutes in the queue's deduplication scope) stores nothing and returns the original
+	// MessageID and SequenceNumber with Duplicate set. FIFO sequence numbers increase
+	// strictly within a queue. Entries are independent: one failing does not undo another.
+	SendMessages(ctx context.Context, req SendMessagesRequest) (SendMessagesResult, error)
+
+	// ReceiveMessages claims up to req.MaxMessages visible messages at req.Now in one atomic
+	// step per message: it sets a fresh receipt handle, sets the visibility deadline to
+	// Now+VisibilityTimeout, increments the receive count and sets the first-receive time if
+	// unset. Two concurrent receives never claim the same message.
+	//
+	// Redrive: a visible message whose receive count already equals the queue's
+	// RedrivePolicy.MaxReceiveCount is moved, in the same transaction as the claim
+	// attempt, to the dead-letter queue (receive count kept, DeadLetterSource set) instead
+	// of being returned.
+	//
+	// FIFO: messages of one group are returned in sequence order, and no message of a
+	// group is returned while an earlier message of that group is in flight. One call may
+	// return several messages of one group. If req.ReceiveRequestAttemptID was used within
+	// the last five minutes, the call returns the same messages with the same receipt
+	// handles as the first call, provided they are still in flight under those handles;
+	// otherwise it behaves as a new receive.
+	//
+	// An empty result is normal. NextVisibleAt is the earliest future time at which a
+	// message that is now delayed or in flight becomes visible (zero if none or unknown),
+	// so the gateway's long poll can wake for it without polling.
+	ReceiveMessages(ctx context.Context, req ReceiveMessagesRequest) (ReceiveMessagesResult, error)
+
+	// DeleteMessages deletes messages by receipt handle. A handle that is well-formed but
+	// no longer current (the message was deleted or received again since) succeeds without
+	// effect for standard queues, as in SQS; for FIFO queues an expired handle fails with
+	// KindInvalidReceiptHandle. A handle this driver did not issue fails that entry with
+	// KindInvalidReceiptHandle.
+	DeleteMessages(ctx context.Context, req DeleteMessagesRequest) (BatchResult, error)
+
+	// ChangeVisibility sets a claimed message's visibility deadline to Now+Timeout (zero
+	// makes it visible at once). The handle must be the message's current one and the
+	// message in flight, else the entry fails with KindMessageNotInflight (handle current
+	// but visibility already expired) or KindInvalidReceiptHandle.
+	ChangeVisibility(ctx context.Context, req ChangeVisibilityRequest) (BatchResult, error)
+
+	// MoveMessages atomically moves up to req.Limit visible messages from req.Source to
+	// req.Destination (or, when Destination is empty, each message back to its
+	// DeadLetterSource queue). Moved messages become visible at once with receive count 0
+	// and fresh delivery state. Used by message move tasks, which the gateway runs.
+	MoveMessages(ctx context.Context, req MoveMessagesRequest) (MoveMessagesResult, error)
+
+	// Sweep deletes, in bounded batches, messages older than their queue's
+	// MessageRetentionPeriod at req.Now, and expired deduplication and receive-attempt
+	// records. The gateway calls it periodically; More says another call would find more.
+	Sweep(ctx context.Context, req SweepRequest) (SweepResult, error)
+
+	// AwaitActivity blocks until messages may have become visible in some queue because of
+	// a write made through another gateway instance, or until req.Timeout passes, and
+	// returns the names of the queues concerned. Drivers of single-process backends return
+	// an empty result after the timeout (or at once with Supported false); the gateway
+	// already wakes its own waiters for its own writes.
+	AwaitActivity(ctx context.Context, req AwaitActivityRequest) (AwaitActivityResult, error)
+
+	// Close releases the driver's resources.
+	Close() error
+}
+
+// Description is what Describe returns.
+type Description struct {
+	Name           string // registry name, e.g. "sqlite"
+	Version        string // driver version
+	ServiceVersion string // the backend service or emulator version it is talking to
+	Capabilities   []capabilities.Declaration
+}
+
+// QueueAttributes are a queue's settable attributes, validated and normalised by the
+// gateway. Drivers store them as given and read the ones their semantics need.
+type QueueAttributes struct {
+	DelaySeconds                  int32
+	MaximumMessageSize            int32
+	MessageRetentionPeriod        int32 // seconds
+	ReceiveMessageWaitTimeSeconds int32
+	VisibilityTimeout             int32
+	// RedrivePolicy is nil when the queue has no dead-letter queue.
+	RedrivePolicy *RedrivePolicy
+	// RedriveAllowPolicy, Policy are stored as the JSON text the client sent.
+	RedriveAllowPolicy           string
+	Policy                       string
+	FifoQueue                    bool
+	ContentBasedDeduplication    bool
+	DeduplicationScope           string // "queue" or "messageGroup" (FIFO only)
+	FifoThroughputLimit          string // "perQueue" or "perMessageGroupId" (FIFO only)
+	KmsMasterKeyID               string
+	KmsDataKeyReusePeriodSeconds int32
+	SqsManagedSseEnabled         bool
+}
+
+// RedrivePolicy sends a message to DeadLetterQueue once it has been received
+// MaxReceiveCount times without being deleted.
+type RedrivePolicy struct {
+	DeadLetterQueue string // queue name, same namespace
+	MaxReceiveCount int32
+}
+
+// Queue is a stored queue.
+type Queue struct {
+	Name         string
+	Attributes   QueueAttributes
+	Tags         map[string]string
+	CreatedAt    time.Time
+	LastModified time.Time
+}
+
+// CreateQueueRequest creates Queue; Queue.CreatedAt and LastModified are set by the gateway.
+type CreateQueueRequest struct {
+	Queue Queue
+}
+
+// CreateQueueResult returns the stored queue; Existed says it was there already.
+type CreateQueueResult struct {
+	Queue   Queue
+	Existed bool
+}
+
+// GetQueueRequest names a queue.
+type GetQueueRequest struct{ Name string }
+
+// ListQueuesRequest pages through queues by name.
+type ListQueuesRequest struct {
+	Prefix string
+	After  string
+	Limit  int
+}
+
+// ListQueuesResult holds one page; More says further queues follow.
+type ListQueuesResult struct {
+	Queues []Queue
+	More   bool
+}
+
+// SetQueueAttributesRequest replaces a queue's attributes.
+type SetQueueAttributesRequest struct {
+	Name       string
+	Attributes QueueAttributes
+	Now        time.Time
+}
+
+// UpdateQueueTagsRequest adds or overwrites Set and deletes Remove.
+type UpdateQueueTagsRequest struct {
+	Name   string
+	Set    map[string]string
+	Remove []string
+}
+
+// DeleteQueueRequest names the queue to delete.
+type DeleteQueueRequest struct{ Name string }
+
+// PurgeQueueRequest names the queue to purge.
+type PurgeQueueRequest struct {
+	Name string
+	Now  time.Time
+}
+
+// QueueStatsRequest asks for counts at Now.
+type QueueStatsRequest struct {
+	Name string
+	Now  time.Time
+}
+
+// QueueStats are message counts by state.
+type QueueStats struct {
+	Visible    int64 // ApproximateNumberOfMessages
+	NotVisible int64 // ApproximateNumberOfMessagesNotVisible (in flight)
+	Delayed    int64 // ApproximateNumberOfMessagesDelayed
+}
+
+// MessageAttribute is one message attribute value. DataType is "String", "Number" or
+// "Binary", optionally followed by ".customType".
+type MessageAttribute struct {
+	DataType    string
+	StringValue string
+	BinaryValue []byte
+}
+
+// SendEntry is one message to store. The gateway has validated it and resolved defaults:
+// DelaySeconds is final, DeduplicationID is set for FIFO queues (content-based ids are
+// computed by the gateway), MessageID is freshly generated.
+type SendEntry struct {
+	EntryID                string // batch entry id, echoed in the result
+	MessageID              string
+	Body                   string
+	Attributes             map[string]MessageAttribute
+	SystemAttributes       map[string]MessageAttribute // AWSTraceHeader
+	DelaySeconds           int32
+	MessageGroupID         string
+	MessageDeduplicationID string
+	SenderID               string
+}
+
+// SendMessagesRequest stores Entries in queue Name at Now.
+type SendMessagesRequest struct {
+	Name    string
+	Now     time.Time
+	Entries []SendEntry
+}
+
+// SendEntryResult is the outcome of one SendEntry.
+type SendEntryResult struct {
+	EntryID        string
+	MessageID      string // the stored message's id (the original one for a duplicate)
+	SequenceNumber string // FIFO only: decimal, increasing within the queue
+	Duplicate      bool
+	Err            *Error
+}
+
+// SendMessagesResult has one result per entry, in order.
+type SendMessagesResult struct {
+	Entries []SendEntryResult
+}
+
+// ReceiveMessagesRequest claims messages.
+type ReceiveMessagesRequest struct {
+	Name                    string
+	Now                     time.Time
+	MaxMessages             int   // 1..10
+	VisibilityTimeout       int32 // seconds, resolved by the gateway
+	ReceiveRequestAttemptID string
+}
+
+// Message is a received message with its delivery state.
+type Message struct {
+	MessageID              string
+	ReceiptHandle          string
+	Body                   string
+	Attributes             map[string]MessageAttribute
+	SystemAttributes       map[string]MessageAttribute
+	SenderID               string
+	SentAt                 time.Time
+	FirstReceivedAt        time.Time
+	ReceiveCount           int32
+	MessageGroupID         string
+	MessageDeduplicationID string
+	SequenceNumber         string
+	DeadLetterSource       string // name of the queue it was redriven from, if any
+}
+
+// ReceiveMessagesResult holds the claimed messages.
+type ReceiveMessagesResult struct {
+	Messages      []Message
+	NextVisibleAt time.Time
+}
+
+// DeleteMessagesRequest deletes by receipt handle.
+type DeleteMessagesRequest struct {
+	Name    string
+	Now     time.Time
+	Entries []DeleteEntry
+}
+
+// DeleteEntry is one receipt handle to delete.
+type DeleteEntry struct {
+	EntryID       string
+	ReceiptHandle string
+}
+
+// ChangeVisibilityRequest changes visibility deadlines.
+type ChangeVisibilityRequest struct {
+	Name    string
+	Now     time.Time
+	Entries []ChangeVisibilityEntry
+}
+
+// ChangeVisibilityEntry is one receipt handle and its new timeout.
+type ChangeVisibilityEntry struct {
+	EntryID           string
+	ReceiptHandle     string
+	VisibilityTimeout int32 // seconds from Now
+}
+
+// BatchResult has one entry per request entry, in order; Err nil means success.
+type BatchResult struct {
+	Entries []EntryResult
+}
+
+// EntryResult is the outcome of one batch entry.
+type EntryResult struct {
+	EntryID string
+	Err     *Error
+}
+
+// MoveMessagesRequest moves visible messages between queues.
+type MoveMessagesRequest struct {
+	Source      string
+	Destination string // empty: each message's DeadLetterSource
+	Now         time.Time
+	Limit       int
+}
+
+// MoveMessagesResult says how many moved and whether visible messages remain in Source.
+type MoveMessagesResult struct {
+	Moved int
+	More  bool
+}
+
+// SweepRequest bounds one retention pass.
+type SweepRequest struct {
+	Now   time.Time
+	Limit int
+}
+
+// SweepResult reports one retention pass.
+type SweepResult struct {
+	Deleted int
+	More    bool
+}
+
+// AwaitActivityRequest bounds one wait for cross-instance activity.
+type AwaitActivityRequest struct {
+	Timeout time.Duration
+}
+
+// AwaitActivityResult names queues that may have new visible messages. Supported false
+// means the driver has no cross-instance notification and the gateway need not call again.
+type AwaitActivityResult struct {
+	Queues    []string
+	Supported bool
+}

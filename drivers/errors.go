@@ -1,0 +1,89 @@
+package drivers
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Kind classifies driver errors. The gateway maps each kind to an SQS error code.
+type Kind int
+
+const (
+	KindUnknown Kind = iota
+	// KindNotFound: the named queue does not exist (SQS QueueDoesNotExist).
+	KindNotFound
+	// KindAlreadyExists: a queue of that name exists with other attributes.
+	KindAlreadyExists
+	// KindInvalidArgument: the request is malformed for this backend.
+	KindInvalidArgument
+	// KindUnsupported: the backend cannot do what was asked.
+	KindUnsupported
+	// KindFailedPrecondition: the queue is in a state that forbids the operation.
+	KindFailedPrecondition
+	// KindPurgeInProgress: a purge happened within the last 60 seconds.
+	KindPurgeInProgress
+	// KindInvalidReceiptHandle: the receipt handle is not one this driver issued, or expired.
+	KindInvalidReceiptHandle
+	// KindMessageNotInflight: the message is not in flight.
+	KindMessageNotInflight
+	// KindThrottled: the backend asked to slow down; the client may retry.
+	KindThrottled
+	// KindUnavailable: the backend cannot be reached; the outcome of a write is unknown and
+	// the client may retry.
+	KindUnavailable
+	// KindInternal: a bug or an unexpected backend answer.
+	KindInternal
+)
+
+var kindNames = [...]string{"Unknown", "NotFound", "AlreadyExists", "InvalidArgument", "Unsupported",
+	"FailedPrecondition", "PurgeInProgress", "InvalidReceiptHandle", "MessageNotInflight",
+	"Throttled", "Unavailable", "Internal"}
+
+func (k Kind) String() string {
+	if int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return fmt.Sprintf("Kind(%d)", int(k))
+}
+
+// Error is a driver error with a kind. Err, if set, is the native cause.
+type Error struct {
+	Kind    Kind
+	Message string
+	Err     error
+}
+
+func (e *Error) Error() string {
+	if e.Err != nil && e.Message != "" {
+		return e.Message + ": " + e.Err.Error()
+	}
+	if e.Err != nil {
+		return e.Err.Error()
+	}
+	return e.Message
+}
+
+// Unwrap returns the native cause.
+func (e *Error) Unwrap() error { return e.Err }
+
+// Errorf returns an *Error of kind k.
+func Errorf(k Kind, format string, args ...any) *Error {
+	return &Error{Kind: k, Message: fmt.Sprintf(format, args...)}
+}
+
+// Wrap wraps a native error once with a kind; a nil err returns nil.
+func Wrap(k Kind, err error, msg string) error {
+	if err == nil {
+		return nil
+	}
+	return &Error{Kind: k, Message: msg, Err: err}
+}
+
+// KindOf returns the kind of err, KindUnknown if it carries none.
+func KindOf(err error) Kind {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Kind
+	}
+	return KindUnknown
+}
