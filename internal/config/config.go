@@ -1,0 +1,194 @@
+// Package config loads the anysqs gateway configuration: a YAML file, then environment
+// overrides for the common keys. Unknown keys are errors that name the key, so a typo
+// never silently falls back to a default.
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// DefaultListen is where the gateway listens when nothing says otherwise. 9324 is the
+// port SQS emulators conventionally use, so existing local setups keep working.
+const DefaultListen = "127.0.0.1:9324"
+
+// Config is the whole gateway configuration.
+type Config struct {
+	// Listen is the HOST:PORT the HTTP listener binds.
+	Listen string `yaml:"listen"`
+	// PublicURL is the base of queue URLs handed to clients, e.g. "http://queues.internal:9324".
+	// Empty: derived from each request's Host header.
+	PublicURL string `yaml:"public_url"`
+	// AccountID appears in queue URLs and ARNs.
+	AccountID string `yaml:"account_id"`
+	// Region appears in ARNs.
+	Region string `yaml:"region"`
+	// LogLevel is debug, info, warn or error.
+	LogLevel string `yaml:"log_level"`
+	// Backend selects and configures the storage driver.
+	Backend Backend `yaml:"backend"`
+	// Policy says what to do with capabilities the backend only degrades.
+	Policy Policy `yaml:"policy"`
+}
+
+// Backend names a registered driver and carries its options, which the driver decodes
+// (and checks for unknown keys) itself.
+type Backend struct {
+	Name    string         `yaml:"name"`
+	Options map[string]any `yaml:"options"`
+}
+
+// Policy is the capability policy: Mode is "degrade" (default: degraded capabilities
+// work in their documented fallback form) or "strict" (they are rejected); Overrides
+// sets the mode per capability ID.
+type Policy struct {
+	Mode      string            `yaml:"mode"`
+	Overrides map[string]string `yaml:"overrides"`
+}
+
+// Default returns the configuration used when no file is given: the embedded backend
+// with its data under ./data.
+func Default() Config {
+	return Config{
+		Listen:    DefaultListen,
+		AccountID: "000000000000",
+		Region:    "us-east-1",
+		LogLevel:  "info",
+		Backend:   Backend{Name: "sqlite", Options: map[string]any{"data_dir": "./data"}},
+		Policy:    Policy{Mode: "degrade"},
+	}
+}
+
+// Load reads the file at path (none if path is empty) over the defaults, then applies
+// environment overrides from getenv, then validates.
+func Load(path string, getenv func(string) string) (Config, error) {
+	cfg := Default()
+	if path != "" {
+		f, err := os.Open(path)
+		if err != nil {
+			return Config{}, err
+		}
+		defer f.Close()
+		if err := decode(f, &cfg); err != nil {
+			return Config{}, fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	if err := applyEnv(&cfg, getenv); err != nil {
+		return Config{}, err
+	}
+	return cfg, cfg.Validate()
+}
+
+func decode(r io.Reader, cfg *Config) error {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return err
+	}
+	var fromFile Config
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true) // unknown keys fail with "field X not found in type ..."
+	if err := dec.Decode(&fromFile); err != nil && !errors.Is(err, io.EOF) {
+		return err
+	}
+	merge(cfg, fromFile)
+	return nil
+}
+
+// merge copies the keys the file set over the defaults. A backend section replaces the
+// default backend whole: options of one driver mean nothing to another.
+func merge(dst *Config, src Config) {
+	set := func(d *string, s string) {
+		if s != "" {
+			*d = s
+		}
+	}
+	set(&dst.Listen, src.Listen)
+	set(&dst.PublicURL, src.PublicURL)
+	set(&dst.AccountID, src.AccountID)
+	set(&dst.Region, src.Region)
+	set(&dst.LogLevel, src.LogLevel)
+	if src.Backend.Name != "" {
+		dst.Backend = src.Backend
+	}
+	set(&dst.Policy.Mode, src.Policy.Mode)
+	if src.Policy.Overrides != nil {
+		dst.Policy.Overrides = src.Policy.Overrides
+	}
+}
+
+// Env lists the environment variables Load honours, with the key each overrides.
+var Env = map[string]string{
+	"ANYSQS_LISTEN":      "listen",
+	"ANYSQS_PUBLIC_URL":  "public_url",
+	"ANYSQS_ACCOUNT_ID":  "account_id",
+	"ANYSQS_REGION":      "region",
+	"ANYSQS_LOG_LEVEL":   "log_level",
+	"ANYSQS_BACKEND":     "backend.name",
+	"ANYSQS_POLICY_MODE": "policy.mode",
+}
+
+func applyEnv(cfg *Config, getenv func(string) string) error {
+	if getenv == nil {
+		return nil
+	}
+	pairs := []struct {
+		env string
+		dst *string
+	}{
+		{"ANYSQS_LISTEN", &cfg.Listen},
+		{"ANYSQS_PUBLIC_URL", &cfg.PublicURL},
+		{"ANYSQS_ACCOUNT_ID", &cfg.AccountID},
+		{"ANYSQS_REGION", &cfg.Region},
+		{"ANYSQS_LOG_LEVEL", &cfg.LogLevel},
+		{"ANYSQS_POLICY_MODE", &cfg.Policy.Mode},
+	}
+	for _, p := range pairs {
+		if v := getenv(p.env); v != "" {
+			*p.dst = v
+		}
+	}
+	if v := getenv("ANYSQS_BACKEND"); v != "" && v != cfg.Backend.Name {
+		// Switching backend by environment drops the file's options for the other backend.
+		cfg.Backend = Backend{Name: v}
+	}
+	return nil
+}
+
+// Validate checks the values that do not depend on the driver.
+func (c Config) Validate() error {
+	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
+		return fmt.Errorf("listen: %q is not HOST:PORT: %w", c.Listen, err)
+	}
+	if len(c.AccountID) != 12 || strings.Trim(c.AccountID, "0123456789") != "" {
+		return fmt.Errorf("account_id: %q must be 12 digits", c.AccountID)
+	}
+	if c.Region == "" {
+		return errors.New("region: must not be empty")
+	}
+	switch c.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		return fmt.Errorf("log_level: %q is not one of debug, info, warn, error", c.LogLevel)
+	}
+	if c.Backend.Name == "" {
+		return errors.New("backend.name: must name a driver")
+	}
+	switch c.Policy.Mode {
+	case "strict", "degrade":
+	default:
+		return fmt.Errorf("policy.mode: %q is not strict or degrade", c.Policy.Mode)
+	}
+	for id, mode := range c.Policy.Overrides {
+		if mode != "strict" && mode != "degrade" {
+			return fmt.Errorf("policy.overrides.%s: %q is not strict or degrade", id, mode)
+		}
+	}
+	return nil
+}
