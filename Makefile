@@ -1,0 +1,36 @@
+# anysqs: `make help` lists the targets.
+GO      ?= go
+BACKEND ?= sqlite
+CONFIG  ?= configs/embedded.yaml
+
+.PHONY: help run build test lint conformance report bench fuzz load
+
+help: ## this list
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
+
+run: ## run the gateway on the embedded SQLite backend (127.0.0.1:9324, data in ./data)
+	$(GO) run ./cmd/anysqs serve --config $(CONFIG)
+
+build: ## build bin/anysqs
+	$(GO) build -o bin/anysqs ./cmd/anysqs
+
+test: ## set up test services, lint, run every test (what CI runs)
+	scripts/test.sh
+
+lint: ## gofmt, go vet and staticcheck
+	@test -z "$$(gofmt -l .)" || { gofmt -l .; echo "gofmt: files above need formatting"; exit 1; }
+	$(GO) vet ./...
+	scripts/staticcheck.sh ./...
+
+conformance: ## run the conformance suite on one backend: make conformance BACKEND=postgres
+	eval "$$(scripts/test-env.sh)"; ANYSQS_CONFORMANCE_BACKENDS=$(BACKEND) $(GO) test -count=1 -run 'TestConformance/$(BACKEND)/' ./conformance/ -v
+
+report: ## regenerate docs/compat from a fresh conformance run of every available backend
+	eval "$$(scripts/test-env.sh)"; $(GO) run ./cmd/anysqs report --out docs/compat
+
+bench: ## driver and gateway benchmarks
+	$(GO) test -run '^$$' -bench . -benchmem ./drivers/... ./gateway/...
+
+fuzz: ## fuzz each protocol decoder for 30 s
+	$(GO) test -run '^$$' -fuzz FuzzJSONDecode -fuzztime 30s ./gateway/
+	$(GO) test -run '^$$' -fuzz FuzzQueryDecode -fuzztime 30s ./gateway/
