@@ -48,6 +48,65 @@ const (
 	ValidationError              Code = "ValidationException"
 )
 
+// Specs is the wire rendering of every Code. HTTP statuses and Query codes follow the SQS
+// Smithy model (aws-sdk-go-v2 service/sqs schemas, botocore service-2.json); codes the model
+// leaves out (the AWS common errors) use the API reference's common-errors page.
+var Specs = map[Code]Spec{
+	AccessDenied:                 {AccessDenied, "AccessDenied", 403, true},
+	BatchEntryIdsNotDistinct:     {BatchEntryIdsNotDistinct, "AWS.SimpleQueueService.BatchEntryIdsNotDistinct", 400, true},
+	BatchRequestTooLong:          {BatchRequestTooLong, "AWS.SimpleQueueService.BatchRequestTooLong", 400, true},
+	EmptyBatchRequest:            {EmptyBatchRequest, "AWS.SimpleQueueService.EmptyBatchRequest", 400, true},
+	InternalError:                {InternalError, "InternalError", 500, false},
+	InvalidAction:                {InvalidAction, "InvalidAction", 400, true},
+	InvalidAddress:               {InvalidAddress, "InvalidAddress", 404, true},
+	InvalidAttributeName:         {InvalidAttributeName, "InvalidAttributeName", 400, true},
+	InvalidAttributeValue:        {InvalidAttributeValue, "InvalidAttributeValue", 400, true},
+	InvalidBatchEntryID:          {InvalidBatchEntryID, "AWS.SimpleQueueService.InvalidBatchEntryId", 400, true},
+	InvalidIDFormat:              {InvalidIDFormat, "InvalidIdFormat", 400, true},
+	InvalidMessageContents:       {InvalidMessageContents, "InvalidMessageContents", 400, true},
+	InvalidParameterValue:        {InvalidParameterValue, "InvalidParameterValue", 400, true},
+	InvalidSecurity:              {InvalidSecurity, "InvalidSecurity", 403, true},
+	MessageNotInflight:           {MessageNotInflight, "AWS.SimpleQueueService.MessageNotInflight", 400, true},
+	MissingParameter:             {MissingParameter, "MissingParameter", 400, true},
+	OverLimit:                    {OverLimit, "OverLimit", 403, true},
+	PurgeQueueInProgress:         {PurgeQueueInProgress, "AWS.SimpleQueueService.PurgeQueueInProgress", 403, true},
+	QueueDeletedRecently:         {QueueDeletedRecently, "AWS.SimpleQueueService.QueueDeletedRecently", 400, true},
+	QueueDoesNotExist:            {QueueDoesNotExist, "AWS.SimpleQueueService.NonExistentQueue", 400, true},
+	QueueNameExists:              {QueueNameExists, "QueueAlreadyExists", 400, true},
+	ReceiptHandleIsInvalid:       {ReceiptHandleIsInvalid, "ReceiptHandleIsInvalid", 404, true},
+	RequestThrottled:             {RequestThrottled, "RequestThrottled", 403, true},
+	ResourceNotFound:             {ResourceNotFound, "ResourceNotFoundException", 404, true},
+	ServiceUnavailable:           {ServiceUnavailable, "ServiceUnavailable", 503, false},
+	TooManyEntriesInBatchRequest: {TooManyEntriesInBatchRequest, "AWS.SimpleQueueService.TooManyEntriesInBatchRequest", 400, true},
+	UnsupportedOperation:         {UnsupportedOperation, "AWS.SimpleQueueService.UnsupportedOperation", 400, true},
+	ValidationError:              {ValidationError, "ValidationError", 400, true},
+}
+
+// AllCodes lists every Code constant, so tests can check Specs covers them.
+var AllCodes = []Code{AccessDenied, BatchEntryIdsNotDistinct, BatchRequestTooLong, EmptyBatchRequest,
+	InternalError, InvalidAction, InvalidAddress, InvalidAttributeName, InvalidAttributeValue,
+	InvalidBatchEntryID, InvalidIDFormat, InvalidMessageContents, InvalidParameterValue, InvalidSecurity,
+	MessageNotInflight, MissingParameter, OverLimit, PurgeQueueInProgress, QueueDeletedRecently,
+	QueueDoesNotExist, QueueNameExists, ReceiptHandleIsInvalid, RequestThrottled, ResourceNotFound,
+	ServiceUnavailable, TooManyEntriesInBatchRequest, UnsupportedOperation, ValidationError}
+
+// SpecOf returns the Spec of c; an unknown code renders as InternalError so that a
+// programming mistake never reaches the client as a malformed error.
+func SpecOf(c Code) Spec {
+	if s, ok := Specs[c]; ok {
+		return s
+	}
+	return Specs[InternalError]
+}
+
+// Fault is "Sender" or "Receiver", as both protocols spell it.
+func (s Spec) Fault() string {
+	if s.Sender {
+		return "Sender"
+	}
+	return "Receiver"
+}
+
 // Error is an SQS error returned by the gateway.
 type Error struct {
 	Code    Code
