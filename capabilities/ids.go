@@ -53,5 +53,6 @@ const (
 	AttrDedupScope        ID = "attribute.DeduplicationScope"
 	AttrThroughputLimit   ID = "attribute.FifoThroughputLimit"
 	AttrKMS               ID = "attribute.KmsMasterKeyId"
+	AttrKMSReuse          ID = "attribute.KmsDataKeyReusePeriodSeconds"
 	AttrSSE               ID = "attribute.SqsManagedSseEnabled"
 )
