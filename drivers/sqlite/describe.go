@@ -1,0 +1,90 @@
+package sqlite
+
+import (
+	"context"
+
+	"github.com/anysqs/anysqs/capabilities"
+	"github.com/anysqs/anysqs/drivers"
+)
+
+// Describe names the driver, the SQLite library version and the capability declarations.
+func (d *Driver) Describe(ctx context.Context) (drivers.Description, error) {
+	var v string
+	if err := d.rdb.QueryRowContext(ctx, `SELECT sqlite_version()`).Scan(&v); err != nil {
+		return drivers.Description{}, classify(err, "sqlite: version")
+	}
+	return drivers.Description{Name: "sqlite", Version: Version, ServiceVersion: v, Capabilities: declarations(d.memory)}, nil
+}
+
+func native(id capabilities.ID, note string, limits ...string) capabilities.Declaration {
+	decl := capabilities.Declaration{ID: id, Level: capabilities.Native, Note: note}
+	if len(limits) > 0 {
+		decl.Limits = map[string]string{}
+		for i := 0; i+1 < len(limits); i += 2 {
+			decl.Limits[limits[i]] = limits[i+1]
+		}
+	}
+	return decl
+}
+
+// declarations states one level per catalog capability. Everything SQS does with a
+// queue's storage is done here; the attributes SQS acts on outside storage (access
+// policy, encryption) are stored and returned, and their notes say what is not done.
+func declarations(memory bool) []capabilities.Declaration {
+	durable := native(capabilities.ReceiptDurable, "receipt handles are stored with the message and MAC-signed with a key kept in the database")
+	if memory {
+		durable = capabilities.Declaration{ID: capabilities.ReceiptDurable, Level: capabilities.Degraded,
+			Note: "data_dir \":memory:\" keeps nothing across a restart; use a directory for durability"}
+	}
+	return []capabilities.Declaration{
+		native(capabilities.QueueStandard, ""),
+		native(capabilities.QueueFIFO, ""),
+		native(capabilities.QueueCreate, ""),
+		native(capabilities.QueuePurge, "purge deletes at once, within the purge transaction"),
+		native(capabilities.QueueTags, "", "max_tags", "50"),
+		native(capabilities.FIFOOrdering, ""),
+		native(capabilities.FIFOGroupBatch, "", "max_messages", "10"),
+		native(capabilities.FIFODedupExplicit, "", "window_seconds", "300"),
+		native(capabilities.FIFODedupContent, "", "window_seconds", "300"),
+		native(capabilities.FIFODedupEcho, ""),
+		native(capabilities.FIFODedupScopeGroup, ""),
+		native(capabilities.FIFOSequenceNumber, "20-digit decimal, increasing per queue"),
+		native(capabilities.FIFOReceiveAttempt, "", "window_seconds", "300"),
+		native(capabilities.VisibilityTimeout, ""),
+		native(capabilities.VisibilityMax, "", "max_seconds", "43200"),
+		native(capabilities.VisibilityChange, ""),
+		native(capabilities.VisibilityRelease, ""),
+		durable,
+		native(capabilities.ReceiptStale, ""),
+		native(capabilities.DelayQueue, "", "max_seconds", "900"),
+		native(capabilities.DelayMessage, "", "max_seconds", "900"),
+		native(capabilities.RedriveDLQ, "moved inside the receive transaction", "max_receive_count", "1000"),
+		native(capabilities.RedriveAllow, "stored; the gateway enforces it"),
+		native(capabilities.RedriveMoveTasks, "the gateway paces MoveMessages", "max_messages_per_second", "500"),
+		native(capabilities.RetentionPeriod, "expired messages are never delivered; Sweep removes them",
+			"min_seconds", "60", "max_seconds", "1209600"),
+		native(capabilities.MessageMaxSize, "", "max_bytes", "1048576"),
+		native(capabilities.MessageAttrs, "", "max_count", "10"),
+		native(capabilities.MessageSystem, ""),
+		native(capabilities.LongPolling, "single process: the gateway wakes waiters on its own writes and at NextVisibleAt",
+			"mode", "native"),
+		native(capabilities.CountsApprox, "counts are exact", "accuracy", "exact"),
+		native(capabilities.AttrVisibilityTimeout, ""),
+		native(capabilities.AttrDelaySeconds, ""),
+		native(capabilities.AttrRetention, ""),
+		native(capabilities.AttrMaxMessageSize, ""),
+		native(capabilities.AttrReceiveWait, ""),
+		native(capabilities.AttrRedrivePolicy, ""),
+		native(capabilities.AttrRedriveAllow, ""),
+		native(capabilities.AttrPolicy, "stored and returned as sent; the gateway evaluates access"),
+		native(capabilities.AttrContentDedup, ""),
+		native(capabilities.AttrDedupScope, ""),
+		native(capabilities.AttrThroughputLimit, "stored; one SQLite writer has no per-group partitions to limit"),
+		{ID: capabilities.AttrKMS, Level: capabilities.Degraded,
+			Note: "stored and returned; messages are not encrypted with a KMS key (the database file is plain)"},
+		{ID: capabilities.AttrKMSReuse, Level: capabilities.Degraded,
+			Note: "stored and returned; no KMS data keys are used"},
+		{ID: capabilities.AttrSSE, Level: capabilities.Degraded,
+			Note: "stored and returned; the database file is not encrypted at rest (use disk encryption)"},
+	}
+}

@@ -1,0 +1,520 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/anysqs/anysqs/drivers"
+)
+
+// dedupWindow is how long SQS remembers a deduplication id or a receive attempt id.
+const dedupWindow = 5 * time.Minute
+
+// maxRedriveRounds bounds how many candidate rounds one receive makes when redrive
+// keeps moving the candidates away, so a receive cannot turn into an unbounded drain.
+const maxRedriveRounds = 10
+
+// msgRow is one stored message.
+type msgRow struct {
+	id              int64
+	messageID       string
+	body            string
+	attrs, sysAttrs string
+	senderID        string
+	sentAt          int64
+	enqueuedAt      int64
+	visibleAt       int64
+	receiveCount    int32
+	firstReceivedAt int64
+	token           sql.NullString
+	groupID         string
+	dedupID         string
+	seq             int64
+	dlqSource       string
+}
+
+const msgCols = `id, message_id, body, attrs, sys_attrs, sender_id, sent_at, enqueued_at, visible_at,
+	receive_count, first_received_at, token, group_id, dedup_id, seq, dlq_source`
+
+func scanMsg(sc interface{ Scan(...any) error }) (msgRow, error) {
+	var m msgRow
+	err := sc.Scan(&m.id, &m.messageID, &m.body, &m.attrs, &m.sysAttrs, &m.senderID, &m.sentAt, &m.enqueuedAt,
+		&m.visibleAt, &m.receiveCount, &m.firstReceivedAt, &m.token, &m.groupID, &m.dedupID, &m.seq, &m.dlqSource)
+	return m, err
+}
+
+// formatSeq renders a sequence number as SQS does: 20 decimal digits.
+func formatSeq(n int64) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%020d", n)
+}
+
+func encodeAttrs(a map[string]drivers.MessageAttribute) (string, error) {
+	if len(a) == 0 {
+		return "{}", nil
+	}
+	b, err := json.Marshal(a)
+	return string(b), err
+}
+
+func decodeAttrs(s string) (map[string]drivers.MessageAttribute, error) {
+	if s == "" || s == "{}" {
+		return nil, nil
+	}
+	var a map[string]drivers.MessageAttribute
+	err := json.Unmarshal([]byte(s), &a)
+	return a, err
+}
+
+func (d *Driver) toMessage(q queueRow, m msgRow) (drivers.Message, error) {
+	out := drivers.Message{
+		MessageID:              m.messageID,
+		Body:                   m.body,
+		SenderID:               m.senderID,
+		SentAt:                 fromNanos(m.sentAt),
+		FirstReceivedAt:        fromNanos(m.firstReceivedAt),
+		ReceiveCount:           m.receiveCount,
+		MessageGroupID:         m.groupID,
+		MessageDeduplicationID: m.dedupID,
+		SequenceNumber:         formatSeq(m.seq),
+		DeadLetterSource:       m.dlqSource,
+	}
+	if m.token.Valid {
+		out.ReceiptHandle = d.encodeHandle(receipt{queueID: q.id, rowID: m.id, token: m.token.String})
+	}
+	var err error
+	if out.Attributes, err = decodeAttrs(m.attrs); err != nil {
+		return out, drivers.Wrap(drivers.KindInternal, err, "sqlite: message "+m.messageID+": attributes")
+	}
+	if out.SystemAttributes, err = decodeAttrs(m.sysAttrs); err != nil {
+		return out, drivers.Wrap(drivers.KindInternal, err, "sqlite: message "+m.messageID+": system attributes")
+	}
+	return out, nil
+}
+
+func nextSeq(ctx context.Context, tx *sql.Tx, queueID int64) (int64, error) {
+	var n int64
+	err := tx.QueryRowContext(ctx, `UPDATE queues SET next_seq = next_seq + 1 WHERE id = ? RETURNING next_seq`, queueID).Scan(&n)
+	return n, err
+}
+
+// SendMessages stores the entries in one transaction; FIFO duplicates echo the original.
+func (d *Driver) SendMessages(ctx context.Context, req drivers.SendMessagesRequest) (drivers.SendMessagesResult, error) {
+	var res drivers.SendMessagesResult
+	now := toNanos(req.Now)
+	err := d.write(ctx, func(tx *sql.Tx) error {
+		res.Entries = make([]drivers.SendEntryResult, 0, len(req.Entries))
+		q, _, err := loadQueue(ctx, tx, req.Name)
+		if err != nil {
+			return err
+		}
+		for _, e := range req.Entries {
+			r, err := d.sendOne(ctx, tx, q, now, e)
+			if err != nil {
+				return err
+			}
+			res.Entries = append(res.Entries, r)
+		}
+		return nil
+	})
+	if err != nil {
+		return drivers.SendMessagesResult{}, err
+	}
+	return res, nil
+}
+
+func (d *Driver) sendOne(ctx context.Context, tx *sql.Tx, q queueRow, now int64, e drivers.SendEntry) (drivers.SendEntryResult, error) {
+	r := drivers.SendEntryResult{EntryID: e.EntryID, MessageID: e.MessageID}
+	attrs, err := encodeAttrs(e.Attributes)
+	if err != nil {
+		r.Err = drivers.Errorf(drivers.KindInvalidArgument, "message attributes: %v", err)
+		return r, nil
+	}
+	sys, err := encodeAttrs(e.SystemAttributes)
+	if err != nil {
+		r.Err = drivers.Errorf(drivers.KindInvalidArgument, "message system attributes: %v", err)
+		return r, nil
+	}
+	var seq int64
+	scope := ""
+	if q.fifo {
+		if q.attrs.DeduplicationScope == "messageGroup" {
+			scope = e.MessageGroupID
+		}
+		var origID string
+		var origSeq int64
+		err := tx.QueryRowContext(ctx, `SELECT message_id, seq FROM dedup
+			WHERE queue_id = ? AND scope = ? AND dedup_id = ? AND expires_at > ?`,
+			q.id, scope, e.MessageDeduplicationID, now).Scan(&origID, &origSeq)
+		if err == nil {
+			r.MessageID, r.SequenceNumber, r.Duplicate = origID, formatSeq(origSeq), true
+			return r, nil
+		}
+		if !errors.Is(err, sql.ErrNoRows) {
+			return r, err
+		}
+		if seq, err = nextSeq(ctx, tx, q.id); err != nil {
+			return r, err
+		}
+		r.SequenceNumber = formatSeq(seq)
+	}
+	visibleAt := now + int64(e.DelaySeconds)*int64(time.Second)
+	_, err = tx.ExecContext(ctx, `INSERT INTO messages(queue_id, message_id, body, attrs, sys_attrs, sender_id,
+		sent_at, enqueued_at, visible_at, group_id, dedup_id, seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		q.id, e.MessageID, e.Body, attrs, sys, e.SenderID, now, now, visibleAt, e.MessageGroupID, e.MessageDeduplicationID, seq)
+	if err != nil {
+		return r, err
+	}
+	if q.fifo {
+		_, err = tx.ExecContext(ctx, `INSERT OR REPLACE INTO dedup(queue_id, scope, dedup_id, message_id, seq, expires_at)
+			VALUES (?, ?, ?, ?, ?, ?)`, q.id, scope, e.MessageDeduplicationID, e.MessageID, seq, now+int64(dedupWindow))
+	}
+	return r, err
+}
+
+// claim is one message row and the token of the receive that claimed it, kept for
+// ReceiveRequestAttemptId replay.
+type claim struct {
+	Row   int64  `json:"r"`
+	Token string `json:"t"`
+}
+
+// ReceiveMessages claims up to MaxMessages visible messages in one transaction.
+func (d *Driver) ReceiveMessages(ctx context.Context, req drivers.ReceiveMessagesRequest) (drivers.ReceiveMessagesResult, error) {
+	var res drivers.ReceiveMessagesResult
+	err := d.write(ctx, func(tx *sql.Tx) error {
+		res = drivers.ReceiveMessagesResult{}
+		q, _, err := loadQueue(ctx, tx, req.Name)
+		if err != nil {
+			return err
+		}
+		now := toNanos(req.Now)
+		if q.fifo && req.ReceiveRequestAttemptID != "" {
+			msgs, ok, err := d.replayAttempt(ctx, tx, q, req.ReceiveRequestAttemptID, now)
+			if err != nil {
+				return err
+			}
+			if ok {
+				res.Messages = msgs
+				return nil
+			}
+		}
+		if res.Messages, err = d.claimMessages(ctx, tx, q, req, now); err != nil {
+			return err
+		}
+		var next sql.NullInt64
+		if err := tx.QueryRowContext(ctx, `SELECT MIN(visible_at) FROM messages WHERE queue_id = ? AND visible_at > ?`,
+			q.id, now).Scan(&next); err != nil {
+			return err
+		}
+		if next.Valid {
+			res.NextVisibleAt = fromNanos(next.Int64)
+		}
+		return nil
+	})
+	if err != nil {
+		return drivers.ReceiveMessagesResult{}, err
+	}
+	return res, nil
+}
+
+func (d *Driver) claimMessages(ctx context.Context, tx *sql.Tx, q queueRow, req drivers.ReceiveMessagesRequest, now int64) ([]drivers.Message, error) {
+	max := req.MaxMessages
+	if max <= 0 {
+		max = 1
+	}
+	dlq, maxCount, err := redriveTarget(ctx, tx, q)
+	if err != nil {
+		return nil, err
+	}
+	deadline := now + int64(req.VisibilityTimeout)*int64(time.Second)
+	var (
+		out    []drivers.Message
+		claims []claim
+	)
+	for round := 0; len(out) < max && round < maxRedriveRounds; round++ {
+		rows, err := candidates(ctx, tx, q, now, max-len(out))
+		if err != nil {
+			return nil, err
+		}
+		redriven := 0
+		for _, m := range rows {
+			if dlq != nil && m.receiveCount >= maxCount {
+				if err := moveMessage(ctx, tx, q, *dlq, m, now, true); err != nil {
+					return nil, err
+				}
+				redriven++
+				continue
+			}
+			tok, err := newToken()
+			if err != nil {
+				return nil, err
+			}
+			m.receiveCount++
+			if m.firstReceivedAt == 0 {
+				m.firstReceivedAt = now
+			}
+			m.visibleAt, m.token = deadline, sql.NullString{String: tok, Valid: true}
+			if _, err := tx.ExecContext(ctx, `UPDATE messages SET token = ?, visible_at = ?, receive_count = ?,
+				first_received_at = ? WHERE id = ?`, tok, deadline, m.receiveCount, m.firstReceivedAt, m.id); err != nil {
+				return nil, err
+			}
+			msg, err := d.toMessage(q, m)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, msg)
+			claims = append(claims, claim{Row: m.id, Token: tok})
+		}
+		if redriven == 0 {
+			break
+		}
+	}
+	// An empty receive is not recorded: a retry with the same attempt id should look again.
+	if q.fifo && req.ReceiveRequestAttemptID != "" && len(claims) > 0 {
+		b, err := json.Marshal(claims)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO receive_attempts(queue_id, attempt_id, claims, expires_at)
+			VALUES (?, ?, ?, ?)`, q.id, req.ReceiveRequestAttemptID, string(b), now+int64(dedupWindow)); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// redriveTarget returns the queue's dead-letter queue, or nil when it has none (or the
+// named queue no longer exists, in which case messages are delivered as usual).
+func redriveTarget(ctx context.Context, tx *sql.Tx, q queueRow) (*queueRow, int32, error) {
+	rp := q.attrs.RedrivePolicy
+	if rp == nil || rp.MaxReceiveCount <= 0 || rp.DeadLetterQueue == "" || rp.DeadLetterQueue == q.name {
+		return nil, 0, nil
+	}
+	dlq, _, err := loadQueue(ctx, tx, rp.DeadLetterQueue)
+	if drivers.KindOf(err) == drivers.KindNotFound {
+		return nil, 0, nil
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	return &dlq, rp.MaxReceiveCount, nil
+}
+
+// candidates returns up to n messages receivable at now, in delivery order. For FIFO
+// queues a message qualifies only if no message of its group is in flight and no
+// earlier message of its group is invisible (delayed or in flight).
+func candidates(ctx context.Context, tx *sql.Tx, q queueRow, now int64, n int) ([]msgRow, error) {
+	cutoff := now - retentionNanos(q.attrs) // expired messages wait for Sweep but are never delivered
+	var query string
+	if q.fifo {
+		query = `SELECT ` + msgCols + ` FROM messages m
+			WHERE m.queue_id = ?1 AND m.visible_at <= ?2 AND m.enqueued_at > ?3
+			AND NOT EXISTS (SELECT 1 FROM messages e WHERE e.queue_id = ?1 AND e.group_id = m.group_id
+				AND e.visible_at > ?2 AND (e.token IS NOT NULL OR e.seq < m.seq))
+			ORDER BY m.seq LIMIT ?4`
+	} else {
+		query = `SELECT ` + msgCols + ` FROM messages
+			WHERE queue_id = ?1 AND visible_at <= ?2 AND enqueued_at > ?3
+			ORDER BY visible_at, id LIMIT ?4`
+	}
+	rows, err := tx.QueryContext(ctx, query, q.id, now, cutoff, n)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []msgRow
+	for rows.Next() {
+		m, err := scanMsg(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+	}
+	return out, rows.Err()
+}
+
+// moveMessage moves m from src to dst. A redrive keeps the delivery history and records
+// the source queue; a move task gives the message fresh delivery state.
+func moveMessage(ctx context.Context, tx *sql.Tx, src, dst queueRow, m msgRow, now int64, redrive bool) error {
+	var seq int64
+	if dst.fifo {
+		var err error
+		if seq, err = nextSeq(ctx, tx, dst.id); err != nil {
+			return err
+		}
+	}
+	receiveCount, firstReceived, dlqSource := int32(0), int64(0), ""
+	if redrive {
+		receiveCount, firstReceived, dlqSource = m.receiveCount, m.firstReceivedAt, src.name
+	}
+	// Standard queues keep the original enqueue time for retention; SQS resets it for
+	// FIFO dead-letter queues.
+	enqueued := m.enqueuedAt
+	if dst.fifo {
+		enqueued = now
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO messages(queue_id, message_id, body, attrs, sys_attrs, sender_id,
+		sent_at, enqueued_at, visible_at, receive_count, first_received_at, group_id, dedup_id, seq, dlq_source)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		dst.id, m.messageID, m.body, m.attrs, m.sysAttrs, m.senderID, m.sentAt, enqueued, now,
+		receiveCount, firstReceived, m.groupID, m.dedupID, seq, dlqSource); err != nil {
+		return err
+	}
+	_, err := tx.ExecContext(ctx, `DELETE FROM messages WHERE id = ?`, m.id)
+	return err
+}
+
+// replayAttempt returns the messages of an earlier receive with the same attempt id if
+// that receive is recent and all its messages are still in flight under its handles.
+func (d *Driver) replayAttempt(ctx context.Context, tx *sql.Tx, q queueRow, attempt string, now int64) ([]drivers.Message, bool, error) {
+	var raw string
+	err := tx.QueryRowContext(ctx, `SELECT claims FROM receive_attempts WHERE queue_id = ? AND attempt_id = ? AND expires_at > ?`,
+		q.id, attempt, now).Scan(&raw)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	var claims []claim
+	if err := json.Unmarshal([]byte(raw), &claims); err != nil {
+		return nil, false, err
+	}
+	out := make([]drivers.Message, 0, len(claims))
+	for _, c := range claims {
+		m, err := scanMsg(tx.QueryRowContext(ctx, `SELECT `+msgCols+` FROM messages
+			WHERE id = ? AND queue_id = ? AND token = ? AND visible_at > ?`, c.Row, q.id, c.Token, now))
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, false, nil
+		}
+		if err != nil {
+			return nil, false, err
+		}
+		msg, err := d.toMessage(q, m)
+		if err != nil {
+			return nil, false, err
+		}
+		out = append(out, msg)
+	}
+	return out, true, nil
+}
+
+// handleState is what a receipt handle finds when it is looked up.
+type handleState int
+
+const (
+	handleForeign  handleState = iota // not issued by this driver for this queue
+	handleStale                       // issued, but the message is gone or was received again
+	handleExpired                     // current, but the visibility timeout has passed
+	handleInFlight                    // current and in flight
+)
+
+func (d *Driver) lookupHandle(ctx context.Context, tx *sql.Tx, q queueRow, h string, now int64) (receipt, handleState, error) {
+	r, ok := d.decodeHandle(h)
+	if !ok || r.queueID != q.id {
+		return r, handleForeign, nil
+	}
+	var (
+		token     sql.NullString
+		visibleAt int64
+	)
+	err := tx.QueryRowContext(ctx, `SELECT token, visible_at FROM messages WHERE id = ? AND queue_id = ?`, r.rowID, q.id).
+		Scan(&token, &visibleAt)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return r, handleStale, nil
+	case err != nil:
+		return r, handleForeign, err
+	case !token.Valid || token.String != r.token:
+		return r, handleStale, nil
+	case visibleAt <= now:
+		return r, handleExpired, nil
+	}
+	return r, handleInFlight, nil
+}
+
+func invalidHandle(reason string) *drivers.Error {
+	return drivers.Errorf(drivers.KindInvalidReceiptHandle, "the receipt handle is invalid: %s", reason)
+}
+
+// DeleteMessages deletes by receipt handle; see drivers.Driver for stale-handle rules.
+func (d *Driver) DeleteMessages(ctx context.Context, req drivers.DeleteMessagesRequest) (drivers.BatchResult, error) {
+	var res drivers.BatchResult
+	now := toNanos(req.Now)
+	err := d.write(ctx, func(tx *sql.Tx) error {
+		res.Entries = make([]drivers.EntryResult, 0, len(req.Entries))
+		q, _, err := loadQueue(ctx, tx, req.Name)
+		if err != nil {
+			return err
+		}
+		for _, e := range req.Entries {
+			out := drivers.EntryResult{EntryID: e.EntryID}
+			r, state, err := d.lookupHandle(ctx, tx, q, e.ReceiptHandle, now)
+			if err != nil {
+				return err
+			}
+			switch {
+			case state == handleForeign:
+				out.Err = invalidHandle("not issued for this queue")
+			case state == handleInFlight, state == handleExpired && !q.fifo:
+				if _, err := tx.ExecContext(ctx, `DELETE FROM messages WHERE id = ?`, r.rowID); err != nil {
+					return err
+				}
+			case q.fifo:
+				out.Err = invalidHandle("the receipt handle has expired")
+			}
+			res.Entries = append(res.Entries, out)
+		}
+		return nil
+	})
+	if err != nil {
+		return drivers.BatchResult{}, err
+	}
+	return res, nil
+}
+
+// ChangeVisibility moves the visibility deadline of in-flight messages.
+func (d *Driver) ChangeVisibility(ctx context.Context, req drivers.ChangeVisibilityRequest) (drivers.BatchResult, error) {
+	var res drivers.BatchResult
+	now := toNanos(req.Now)
+	err := d.write(ctx, func(tx *sql.Tx) error {
+		res.Entries = make([]drivers.EntryResult, 0, len(req.Entries))
+		q, _, err := loadQueue(ctx, tx, req.Name)
+		if err != nil {
+			return err
+		}
+		for _, e := range req.Entries {
+			out := drivers.EntryResult{EntryID: e.EntryID}
+			r, state, err := d.lookupHandle(ctx, tx, q, e.ReceiptHandle, now)
+			if err != nil {
+				return err
+			}
+			switch state {
+			case handleForeign:
+				out.Err = invalidHandle("not issued for this queue")
+			case handleStale:
+				out.Err = invalidHandle("the message was deleted or received again")
+			case handleExpired:
+				out.Err = drivers.Errorf(drivers.KindMessageNotInflight, "the message is not in flight")
+			case handleInFlight:
+				deadline := now + int64(e.VisibilityTimeout)*int64(time.Second)
+				if _, err := tx.ExecContext(ctx, `UPDATE messages SET visible_at = ? WHERE id = ?`, deadline, r.rowID); err != nil {
+					return err
+				}
+			}
+			res.Entries = append(res.Entries, out)
+		}
+		return nil
+	})
+	if err != nil {
+		return drivers.BatchResult{}, err
+	}
+	return res, nil
+}

@@ -1,0 +1,262 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/anysqs/anysqs/drivers"
+)
+
+// purgeCooldown is SQS's minimum time between two purges of one queue.
+const purgeCooldown = 60 * time.Second
+
+// queryer is what *sql.DB and *sql.Tx have in common.
+type queryer interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// queueRow is a queue as the message methods need it.
+type queueRow struct {
+	id        int64
+	name      string
+	fifo      bool
+	attrs     drivers.QueueAttributes
+	lastPurge sql.NullInt64
+}
+
+const queueCols = `id, name, fifo, attrs, tags, created_at, last_modified, last_purge`
+
+func scanQueue(sc interface{ Scan(...any) error }) (queueRow, drivers.Queue, error) {
+	var (
+		r              queueRow
+		attrs, tags    string
+		created, lastM int64
+	)
+	if err := sc.Scan(&r.id, &r.name, &r.fifo, &attrs, &tags, &created, &lastM, &r.lastPurge); err != nil {
+		return r, drivers.Queue{}, err
+	}
+	if err := json.Unmarshal([]byte(attrs), &r.attrs); err != nil {
+		return r, drivers.Queue{}, drivers.Wrap(drivers.KindInternal, err, "sqlite: queue "+r.name+": attributes")
+	}
+	q := drivers.Queue{Name: r.name, Attributes: r.attrs, CreatedAt: fromNanos(created), LastModified: fromNanos(lastM)}
+	if err := json.Unmarshal([]byte(tags), &q.Tags); err != nil {
+		return r, drivers.Queue{}, drivers.Wrap(drivers.KindInternal, err, "sqlite: queue "+r.name+": tags")
+	}
+	return r, q, nil
+}
+
+func loadQueue(ctx context.Context, db queryer, name string) (queueRow, drivers.Queue, error) {
+	r, q, err := scanQueue(db.QueryRowContext(ctx, `SELECT `+queueCols+` FROM queues WHERE name = ?`, name))
+	if errors.Is(err, sql.ErrNoRows) {
+		return r, q, drivers.Errorf(drivers.KindNotFound, "queue %q does not exist", name)
+	}
+	return r, q, err
+}
+
+func toNanos(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+func fromNanos(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n).UTC()
+}
+
+func retentionNanos(a drivers.QueueAttributes) int64 {
+	return int64(a.MessageRetentionPeriod) * int64(time.Second)
+}
+
+// CreateQueue creates the queue or returns the existing one with Existed set.
+func (d *Driver) CreateQueue(ctx context.Context, req drivers.CreateQueueRequest) (drivers.CreateQueueResult, error) {
+	var res drivers.CreateQueueResult
+	q := req.Queue
+	if q.Name == "" {
+		return res, drivers.Errorf(drivers.KindInvalidArgument, "queue name is empty")
+	}
+	attrs, err := json.Marshal(q.Attributes)
+	if err != nil {
+		return res, drivers.Wrap(drivers.KindInternal, err, "sqlite: encode attributes")
+	}
+	tags := q.Tags
+	if tags == nil {
+		tags = map[string]string{}
+	}
+	tagsJSON, err := json.Marshal(tags)
+	if err != nil {
+		return res, drivers.Wrap(drivers.KindInternal, err, "sqlite: encode tags")
+	}
+	err = d.write(ctx, func(tx *sql.Tx) error {
+		_, existing, err := loadQueue(ctx, tx, q.Name)
+		if err == nil {
+			res = drivers.CreateQueueResult{Queue: existing, Existed: true}
+			return nil
+		}
+		if drivers.KindOf(err) != drivers.KindNotFound {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO queues(name, fifo, attrs, tags, retention_ns, created_at, last_modified)
+			VALUES (?, ?, ?, ?, ?, ?, ?)`, q.Name, q.Attributes.FifoQueue, string(attrs), string(tagsJSON),
+			retentionNanos(q.Attributes), toNanos(q.CreatedAt), toNanos(q.LastModified))
+		if err != nil {
+			return err
+		}
+		_, res.Queue, err = loadQueue(ctx, tx, q.Name)
+		return err
+	})
+	return res, err
+}
+
+// GetQueue returns one queue or KindNotFound.
+func (d *Driver) GetQueue(ctx context.Context, req drivers.GetQueueRequest) (drivers.Queue, error) {
+	_, q, err := loadQueue(ctx, d.rdb, req.Name)
+	if err != nil {
+		return q, classify(err, "sqlite: get queue")
+	}
+	return q, nil
+}
+
+// ListQueues pages through queues by name.
+func (d *Driver) ListQueues(ctx context.Context, req drivers.ListQueuesRequest) (drivers.ListQueuesResult, error) {
+	var res drivers.ListQueuesResult
+	limit := -1
+	if req.Limit > 0 {
+		limit = req.Limit + 1 // one more tells whether More is true
+	}
+	rows, err := d.rdb.QueryContext(ctx, `SELECT `+queueCols+` FROM queues
+		WHERE substr(name, 1, ?) = ? AND name > ? ORDER BY name LIMIT ?`,
+		len(req.Prefix), req.Prefix, req.After, limit)
+	if err != nil {
+		return res, classify(err, "sqlite: list queues")
+	}
+	defer rows.Close()
+	for rows.Next() {
+		_, q, err := scanQueue(rows)
+		if err != nil {
+			return res, classify(err, "sqlite: list queues")
+		}
+		if req.Limit > 0 && len(res.Queues) == req.Limit {
+			res.More = true
+			break
+		}
+		res.Queues = append(res.Queues, q)
+	}
+	if err := rows.Err(); err != nil {
+		return res, classify(err, "sqlite: list queues")
+	}
+	return res, nil
+}
+
+// SetQueueAttributes replaces the queue's attributes.
+func (d *Driver) SetQueueAttributes(ctx context.Context, req drivers.SetQueueAttributesRequest) error {
+	attrs, err := json.Marshal(req.Attributes)
+	if err != nil {
+		return drivers.Wrap(drivers.KindInternal, err, "sqlite: encode attributes")
+	}
+	return d.write(ctx, func(tx *sql.Tx) error {
+		r, err := tx.ExecContext(ctx, `UPDATE queues SET attrs = ?, retention_ns = ?, last_modified = ? WHERE name = ?`,
+			string(attrs), retentionNanos(req.Attributes), toNanos(req.Now), req.Name)
+		if err != nil {
+			return err
+		}
+		return mustAffect(r, req.Name)
+	})
+}
+
+func mustAffect(r sql.Result, name string) error {
+	n, err := r.RowsAffected()
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return drivers.Errorf(drivers.KindNotFound, "queue %q does not exist", name)
+	}
+	return nil
+}
+
+// UpdateQueueTags sets and removes tags in one transaction.
+func (d *Driver) UpdateQueueTags(ctx context.Context, req drivers.UpdateQueueTagsRequest) error {
+	return d.write(ctx, func(tx *sql.Tx) error {
+		_, q, err := loadQueue(ctx, tx, req.Name)
+		if err != nil {
+			return err
+		}
+		tags := q.Tags
+		if tags == nil {
+			tags = map[string]string{}
+		}
+		for k, v := range req.Set {
+			tags[k] = v
+		}
+		for _, k := range req.Remove {
+			delete(tags, k)
+		}
+		b, err := json.Marshal(tags)
+		if err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE queues SET tags = ? WHERE name = ?`, string(b), req.Name)
+		return err
+	})
+}
+
+// DeleteQueue removes the queue; its messages and records go with it (ON DELETE CASCADE).
+func (d *Driver) DeleteQueue(ctx context.Context, req drivers.DeleteQueueRequest) error {
+	return d.write(ctx, func(tx *sql.Tx) error {
+		r, err := tx.ExecContext(ctx, `DELETE FROM queues WHERE name = ?`, req.Name)
+		if err != nil {
+			return err
+		}
+		return mustAffect(r, req.Name)
+	})
+}
+
+// PurgeQueue deletes every message sent up to req.Now, at most once per 60 seconds.
+func (d *Driver) PurgeQueue(ctx context.Context, req drivers.PurgeQueueRequest) error {
+	return d.write(ctx, func(tx *sql.Tx) error {
+		q, _, err := loadQueue(ctx, tx, req.Name)
+		if err != nil {
+			return err
+		}
+		now := toNanos(req.Now)
+		if q.lastPurge.Valid && now < q.lastPurge.Int64+int64(purgeCooldown) {
+			return drivers.Errorf(drivers.KindPurgeInProgress,
+				"queue %q was purged at %s; only one purge per 60 seconds is allowed",
+				req.Name, fromNanos(q.lastPurge.Int64).Format(time.RFC3339))
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM messages WHERE queue_id = ? AND sent_at <= ?`, q.id, now); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE queues SET last_purge = ? WHERE id = ?`, now, q.id)
+		return err
+	})
+}
+
+// QueueStats counts messages by state at req.Now. The counts are exact.
+func (d *Driver) QueueStats(ctx context.Context, req drivers.QueueStatsRequest) (drivers.QueueStats, error) {
+	var s drivers.QueueStats
+	q, _, err := loadQueue(ctx, d.rdb, req.Name)
+	if err != nil {
+		return s, classify(err, "sqlite: queue stats")
+	}
+	now := toNanos(req.Now)
+	cutoff := now - retentionNanos(q.attrs)
+	err = d.rdb.QueryRowContext(ctx, `SELECT
+			COALESCE(SUM(visible_at <= ?1), 0),
+			COALESCE(SUM(visible_at > ?1 AND token IS NOT NULL), 0),
+			COALESCE(SUM(visible_at > ?1 AND token IS NULL), 0)
+		FROM messages WHERE queue_id = ?2 AND enqueued_at > ?3`, now, q.id, cutoff).
+		Scan(&s.Visible, &s.NotVisible, &s.Delayed)
+	if err != nil {
+		return s, classify(err, "sqlite: queue stats")
+	}
+	return s, nil
+}

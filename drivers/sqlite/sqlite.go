@@ -1,0 +1,268 @@
+package sqlite
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	sqlitelib "modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/anysqs/anysqs/drivers"
+)
+
+// Version is this driver's version, reported by Describe.
+const Version = "0.1.0"
+
+// schemaVersion is the version of the tables below; Open refuses a newer database.
+const schemaVersion = 1
+
+// MemoryDataDir as Options.DataDir keeps everything in memory (tests only: nothing survives Close).
+const MemoryDataDir = ":memory:"
+
+// Options configure the driver. They are decoded from the backend section of the
+// gateway's configuration.
+type Options struct {
+	// DataDir is the directory holding anysqs.db and its WAL; ":memory:" keeps the
+	// database in memory.
+	DataDir string `json:"data_dir"`
+	// BusyTimeoutMS is how long a write waits for another process holding the database
+	// before failing with KindUnavailable. Zero means 5000.
+	BusyTimeoutMS int `json:"busy_timeout_ms"`
+}
+
+// Driver is the SQLite backend. It is safe for concurrent use.
+type Driver struct {
+	// wdb has a single connection: SQLite serialises writers anyway, and queueing them in
+	// the pool instead of in SQLite's busy handler keeps SQLITE_BUSY away from clients.
+	wdb *sql.DB
+	// rdb serves read-only queries from their own connections (WAL readers do not block
+	// the writer). In memory mode it is wdb, since every connection would get its own database.
+	rdb    *sql.DB
+	secret []byte // receipt handle MAC key, stored in the database so handles survive restarts
+	memory bool
+}
+
+func init() {
+	drivers.Register("sqlite", func(ctx context.Context, raw map[string]any) (drivers.Driver, error) {
+		var o Options
+		if err := drivers.DecodeOptions(raw, &o); err != nil {
+			return nil, err
+		}
+		return Open(ctx, o)
+	})
+}
+
+// Open opens (creating if needed) the database under o.DataDir and migrates its schema.
+func Open(ctx context.Context, o Options) (*Driver, error) {
+	if o.DataDir == "" {
+		return nil, errors.New("sqlite: data_dir is required (a directory, or \":memory:\")")
+	}
+	busy := o.BusyTimeoutMS
+	if busy <= 0 {
+		busy = 5000
+	}
+	d := &Driver{memory: o.DataDir == MemoryDataDir}
+	var err error
+	if d.memory {
+		d.wdb, err = sql.Open("sqlite", "file::memory:?"+dsnParams(busy, false))
+		if err != nil {
+			return nil, err
+		}
+		d.wdb.SetMaxOpenConns(1)
+		d.wdb.SetMaxIdleConns(1)
+		d.wdb.SetConnMaxLifetime(0)
+		d.wdb.SetConnMaxIdleTime(0)
+		d.rdb = d.wdb
+	} else {
+		if err := os.MkdirAll(o.DataDir, 0o750); err != nil {
+			return nil, fmt.Errorf("sqlite: data_dir: %w", err)
+		}
+		path := filepath.Join(o.DataDir, "anysqs.db")
+		base := (&url.URL{Scheme: "file", Opaque: path}).String() + "?"
+		d.wdb, err = sql.Open("sqlite", base+dsnParams(busy, true))
+		if err != nil {
+			return nil, err
+		}
+		d.wdb.SetMaxOpenConns(1)
+		d.wdb.SetMaxIdleConns(1)
+		d.wdb.SetConnMaxIdleTime(0)
+		d.rdb, err = sql.Open("sqlite", base+dsnParams(busy, true)+"&_query_only=1")
+		if err != nil {
+			d.wdb.Close()
+			return nil, err
+		}
+		d.rdb.SetMaxOpenConns(4)
+	}
+	if err := d.migrate(ctx); err != nil {
+		d.Close()
+		return nil, err
+	}
+	return d, nil
+}
+
+// dsnParams are the connection settings. WAL lets readers run beside the writer.
+// synchronous=FULL makes SQLite fsync the WAL on every commit: NORMAL would survive a
+// process crash but may lose the last commits on power loss, and the contract says
+// success means durable. _txlock=immediate makes every transaction take the write lock at
+// BEGIN, so a read-then-write transaction can never fail with SQLITE_BUSY half way.
+func dsnParams(busyMS int, wal bool) string {
+	v := url.Values{}
+	v.Set("_busy_timeout", strconv.Itoa(busyMS))
+	v.Set("_txlock", "immediate")
+	v.Set("_foreign_keys", "1")
+	if wal {
+		v.Set("_journal_mode", "WAL")
+		v.Set("_synchronous", "FULL")
+	}
+	return v.Encode()
+}
+
+var schema = []string{
+	`CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)`,
+	// AUTOINCREMENT so that ids of deleted queues and messages are never reused: a stale
+	// receipt handle must not name a newer row.
+	`CREATE TABLE IF NOT EXISTS queues (
+		id INTEGER PRIMARY KEY AUTOINCREMENT,
+		name TEXT NOT NULL UNIQUE,
+		fifo INTEGER NOT NULL,
+		attrs TEXT NOT NULL,
+		tags TEXT NOT NULL,
+		retention_ns INTEGER NOT NULL,
+		created_at INTEGER NOT NULL,
+		last_modified INTEGER NOT NULL,
+		last_purge INTEGER,
+		next_seq INTEGER NOT NULL DEFAULT 0)`,
+	`CREATE TABLE IF NOT EXISTS messages (
+		id INTEGER PRIMARY KEY AUTOINCREMENT,
+		queue_id INTEGER NOT NULL REFERENCES queues(id) ON DELETE CASCADE,
+		message_id TEXT NOT NULL,
+		body TEXT NOT NULL,
+		attrs TEXT NOT NULL,
+		sys_attrs TEXT NOT NULL,
+		sender_id TEXT NOT NULL,
+		sent_at INTEGER NOT NULL,
+		enqueued_at INTEGER NOT NULL,
+		visible_at INTEGER NOT NULL,
+		receive_count INTEGER NOT NULL DEFAULT 0,
+		first_received_at INTEGER NOT NULL DEFAULT 0,
+		token TEXT,
+		group_id TEXT NOT NULL DEFAULT '',
+		dedup_id TEXT NOT NULL DEFAULT '',
+		seq INTEGER NOT NULL DEFAULT 0,
+		dlq_source TEXT NOT NULL DEFAULT '')`,
+	`CREATE INDEX IF NOT EXISTS messages_visible ON messages(queue_id, visible_at)`,
+	`CREATE INDEX IF NOT EXISTS messages_group ON messages(queue_id, group_id, seq)`,
+	`CREATE INDEX IF NOT EXISTS messages_seq ON messages(queue_id, seq)`,
+	`CREATE INDEX IF NOT EXISTS messages_enqueued ON messages(queue_id, enqueued_at)`,
+	`CREATE TABLE IF NOT EXISTS dedup (
+		queue_id INTEGER NOT NULL REFERENCES queues(id) ON DELETE CASCADE,
+		scope TEXT NOT NULL,
+		dedup_id TEXT NOT NULL,
+		message_id TEXT NOT NULL,
+		seq INTEGER NOT NULL,
+		expires_at INTEGER NOT NULL,
+		PRIMARY KEY (queue_id, scope, dedup_id))`,
+	`CREATE INDEX IF NOT EXISTS dedup_expiry ON dedup(expires_at)`,
+	`CREATE TABLE IF NOT EXISTS receive_attempts (
+		queue_id INTEGER NOT NULL REFERENCES queues(id) ON DELETE CASCADE,
+		attempt_id TEXT NOT NULL,
+		claims TEXT NOT NULL,
+		expires_at INTEGER NOT NULL,
+		PRIMARY KEY (queue_id, attempt_id))`,
+	`CREATE INDEX IF NOT EXISTS receive_attempts_expiry ON receive_attempts(expires_at)`,
+}
+
+func (d *Driver) migrate(ctx context.Context) error {
+	return d.write(ctx, func(tx *sql.Tx) error {
+		for _, s := range schema {
+			if _, err := tx.ExecContext(ctx, s); err != nil {
+				return err
+			}
+		}
+		var v string
+		err := tx.QueryRowContext(ctx, `SELECT value FROM meta WHERE key='schema_version'`).Scan(&v)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			d.secret = make([]byte, 32)
+			if _, err := rand.Read(d.secret); err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO meta(key, value) VALUES ('schema_version', ?), ('receipt_secret', ?)`,
+				strconv.Itoa(schemaVersion), hex.EncodeToString(d.secret)); err != nil {
+				return err
+			}
+			return nil
+		case err != nil:
+			return err
+		}
+		if n, _ := strconv.Atoi(v); n != schemaVersion {
+			return drivers.Errorf(drivers.KindFailedPrecondition,
+				"sqlite: database schema version %s, this driver supports %d", v, schemaVersion)
+		}
+		var sec string
+		if err := tx.QueryRowContext(ctx, `SELECT value FROM meta WHERE key='receipt_secret'`).Scan(&sec); err != nil {
+			return err
+		}
+		d.secret, err = hex.DecodeString(sec)
+		return err
+	})
+}
+
+// Close closes the database.
+func (d *Driver) Close() error {
+	var err error
+	if d.rdb != nil && d.rdb != d.wdb {
+		err = d.rdb.Close()
+	}
+	if d.wdb != nil {
+		err = errors.Join(err, d.wdb.Close())
+	}
+	return err
+}
+
+// write runs fn in one IMMEDIATE transaction and commits it.
+func (d *Driver) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := d.wdb.BeginTx(ctx, nil)
+	if err != nil {
+		return classify(err, "sqlite: begin")
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		return classify(err, "sqlite")
+	}
+	if err := tx.Commit(); err != nil {
+		// The outcome of a failed commit is unknown to the client: it must retry.
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return drivers.Wrap(drivers.KindUnavailable, err, "sqlite: commit")
+	}
+	return nil
+}
+
+// classify wraps a native error once with a kind; driver errors and context errors pass.
+func classify(err error, msg string) error {
+	var de *drivers.Error
+	if errors.As(err, &de) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	var se *sqlitelib.Error
+	if errors.As(err, &se) {
+		switch se.Code() & 0xff {
+		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED, sqlite3.SQLITE_IOERR, sqlite3.SQLITE_FULL,
+			sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_INTERRUPT, sqlite3.SQLITE_READONLY:
+			return drivers.Wrap(drivers.KindUnavailable, err, msg)
+		}
+	}
+	return drivers.Wrap(drivers.KindInternal, err, msg)
+}
+
+var _ drivers.Driver = (*Driver)(nil)
