@@ -1,0 +1,51 @@
+// Package gateway is the SQS wire gateway: one http.Handler that speaks both SQS
+// protocols and runs every SQS action against a drivers.Driver.
+//
+// # Request flow
+//
+//  1. Protocol. A request with an X-Amz-Target header ("AmazonSQS.<Action>") is AWS JSON
+//     1.0; anything else is the Query protocol (form parameters in a POST body or a GET
+//     query string, sent to "/" or to a queue URL, whose path then names the queue).
+//  2. Normalisation. Both protocols become one representation, the AWS JSON 1.0 request
+//     body: JSON is taken as it is, Query parameters are rebuilt into the same JSON by
+//     query.go (flattened "Attribute.N.Name" lists and maps become JSON maps and arrays,
+//     numeric members become numbers). Each action therefore decodes and validates once,
+//     into the input structs of types.go.
+//  3. Action. Validation of queue attributes comes from gateway/queueattr, of messages
+//     (body, attributes, ids, sizes, MD5s) from gateway/message; the action applies the
+//     rules that span queues or need the queue's type (FIFO group and deduplication ids,
+//     per-message delay, dead-letter targets) and calls the driver with times read from
+//     Config.Clock.
+//  4. Rendering. The output struct is written as JSON, or as the Query XML document
+//     <Action>Response/<Action>Result in the 2012-11-05 namespace (xml.go). Errors are
+//     *sqserr.Error values; gateway/sqserr's table gives the JSON __type, the Query code,
+//     the HTTP status and the fault, sent as the JSON body plus the x-amzn-query-error
+//     header that query-compatible SDKs read, or as a Query <ErrorResponse>.
+//
+// # Long polling
+//
+// ReceiveMessage with a wait (WaitTimeSeconds, or the queue's
+// ReceiveMessageWaitTimeSeconds) registers a waiter on the queue before each receive
+// attempt. Sends, visibility releases and move tasks through this gateway wake the
+// waiters of their queue; the driver's AwaitActivity (when it reports Supported) wakes
+// them for writes through other gateway instances; timers on the gateway clock wake them
+// at the driver's NextVisibleAt and at the deadline. There is no polling loop, so a fake
+// clock drives long polls in tests.
+//
+// # Background work
+//
+// New starts a retention sweep (driver.Sweep every Config.SweepInterval of clock time)
+// and the AwaitActivity relay; Close stops both and any running move tasks.
+//
+// # Message move tasks
+//
+// StartMessageMoveTask runs in the gateway, calling driver.MoveMessages once per second
+// of clock time, at most MaxNumberOfMessagesPerSecond messages each. Task state is kept
+// in memory: a restarted gateway forgets its tasks (moved messages stay moved), and a
+// gateway instance lists and cancels only the tasks it started.
+//
+// # Not enforced
+//
+// Authentication (SigV4 headers are accepted and ignored) and queue policies:
+// AddPermission and RemovePermission fail with UnsupportedOperation.
+package gateway

@@ -1,0 +1,189 @@
+package gateway
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/anysqs/anysqs/drivers"
+)
+
+// waiters holds the long polls waiting on each queue. A waiter is a channel with room for
+// one wake-up, so a notification that arrives between two receive attempts is kept, and a
+// notifier never blocks.
+type waiters struct {
+	mu sync.Mutex
+	m  map[string]map[chan struct{}]struct{}
+}
+
+func newWaiters() *waiters { return &waiters{m: map[string]map[chan struct{}]struct{}{}} }
+
+func (w *waiters) add(queue string) chan struct{} {
+	ch := make(chan struct{}, 1)
+	w.mu.Lock()
+	if w.m[queue] == nil {
+		w.m[queue] = map[chan struct{}]struct{}{}
+	}
+	w.m[queue][ch] = struct{}{}
+	w.mu.Unlock()
+	return ch
+}
+
+func (w *waiters) remove(queue string, ch chan struct{}) {
+	w.mu.Lock()
+	delete(w.m[queue], ch)
+	if len(w.m[queue]) == 0 {
+		delete(w.m, queue)
+	}
+	w.mu.Unlock()
+}
+
+// notify wakes every long poll on queue.
+func (w *waiters) notify(queue string) {
+	w.mu.Lock()
+	for ch := range w.m[queue] {
+		wake(ch)
+	}
+	w.mu.Unlock()
+}
+
+// notifyAll wakes every long poll, for changes whose queues are not known (a move task
+// sending messages back to their sources).
+func (w *waiters) notifyAll() {
+	w.mu.Lock()
+	for _, set := range w.m {
+		for ch := range set {
+			wake(ch)
+		}
+	}
+	w.mu.Unlock()
+}
+
+func wake(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}
+
+// longPoll receives from req.Name, waiting up to wait for a message. It registers its
+// waiter before each receive attempt, so a send that lands between an empty receive and
+// the wait still wakes it. Besides sends through this gateway it wakes when the driver's
+// NextVisibleAt arrives (a delay or visibility timeout ending) and at the deadline, both
+// as timers on the gateway clock, and returns empty when the client goes away.
+func (s *Server) longPoll(ctx context.Context, req drivers.ReceiveMessagesRequest, wait time.Duration) ([]drivers.Message, error) {
+	receive := func() (drivers.ReceiveMessagesResult, error) {
+		req.Now = s.clock.Now()
+		res, err := s.driver.ReceiveMessages(ctx, req)
+		if err != nil {
+			return res, driverError(err, req.Name)
+		}
+		return res, nil
+	}
+	if wait <= 0 {
+		res, err := receive()
+		return res.Messages, err
+	}
+	ch := s.waiters.add(req.Name)
+	defer s.waiters.remove(req.Name, ch)
+	deadline := s.clock.Now().Add(wait)
+	deadlineTimer := s.clock.AfterFunc(wait, func() { wake(ch) })
+	defer deadlineTimer.Stop()
+	for {
+		select { // drop a stale wake-up; the receive below sees its cause
+		case <-ch:
+		default:
+		}
+		res, err := receive()
+		if err != nil || len(res.Messages) > 0 {
+			return res.Messages, err
+		}
+		now := s.clock.Now()
+		if !now.Before(deadline) {
+			return nil, nil
+		}
+		var visibleTimer interface{ Stop() bool }
+		if nv := res.NextVisibleAt; !nv.IsZero() && nv.Before(deadline) {
+			visibleTimer = s.clock.AfterFunc(nv.Sub(now), func() { wake(ch) })
+		}
+		if s.onWait != nil {
+			s.onWait(req.Name)
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			if visibleTimer != nil {
+				visibleTimer.Stop()
+			}
+			return nil, nil
+		case <-s.ctx.Done():
+			if visibleTimer != nil {
+				visibleTimer.Stop()
+			}
+			return nil, nil
+		}
+		if visibleTimer != nil {
+			visibleTimer.Stop()
+		}
+	}
+}
+
+// awaitActivityLoop relays the driver's cross-instance notifications to local long polls,
+// for as long as the driver supports them.
+func (s *Server) awaitActivityLoop() {
+	defer s.bg.Done()
+	for s.ctx.Err() == nil {
+		res, err := s.driver.AwaitActivity(s.ctx, drivers.AwaitActivityRequest{Timeout: 20 * time.Second})
+		if err != nil {
+			if s.ctx.Err() != nil {
+				return
+			}
+			s.log.Warn("await activity failed; cross-instance wake-ups stop", "err", err)
+			return
+		}
+		if !res.Supported {
+			return
+		}
+		for _, q := range res.Queues {
+			s.waiters.notify(q)
+		}
+	}
+}
+
+// sweepBatch bounds one driver.Sweep call.
+const sweepBatch = 1000
+
+// scheduleSweep arms the next retention sweep on the gateway clock.
+func (s *Server) scheduleSweep() {
+	s.sweepMu.Lock()
+	defer s.sweepMu.Unlock()
+	if s.closed {
+		return
+	}
+	s.sweepTimer = s.clock.AfterFunc(s.cfg.SweepInterval, s.sweep)
+}
+
+// sweep runs driver.Sweep until it reports no more, then schedules the next pass.
+func (s *Server) sweep() {
+	s.sweepMu.Lock()
+	if s.closed {
+		s.sweepMu.Unlock()
+		return
+	}
+	s.bg.Add(1)
+	s.sweepMu.Unlock()
+	defer s.bg.Done()
+	for s.ctx.Err() == nil {
+		res, err := s.driver.Sweep(s.ctx, drivers.SweepRequest{Now: s.clock.Now(), Limit: sweepBatch})
+		if err != nil {
+			if s.ctx.Err() == nil {
+				s.log.Warn("retention sweep failed", "err", err)
+			}
+			break
+		}
+		if !res.More {
+			break
+		}
+	}
+	s.scheduleSweep()
+}

@@ -1,0 +1,546 @@
+package gateway
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/anysqs/anysqs/drivers"
+	"github.com/anysqs/anysqs/gateway/message"
+	"github.com/anysqs/anysqs/gateway/sqserr"
+)
+
+const (
+	maxDelaySeconds      = 900
+	maxVisibilityTimeout = 43200 // 12 hours
+	maxWaitTimeSeconds   = 20
+	maxReceiveMessages   = 10
+)
+
+func fromWire(in map[string]messageAttributeValue) map[string]drivers.MessageAttribute {
+	if len(in) == 0 {
+		return nil
+	}
+	out := make(map[string]drivers.MessageAttribute, len(in))
+	for k, v := range in {
+		a := drivers.MessageAttribute{DataType: v.DataType, BinaryValue: v.BinaryValue}
+		if v.StringValue != nil {
+			a.StringValue = *v.StringValue
+		}
+		out[k] = a
+	}
+	return out
+}
+
+func toWire(a drivers.MessageAttribute) messageAttributeValue {
+	v := messageAttributeValue{DataType: a.DataType}
+	if strings.HasPrefix(a.DataType, "Binary") {
+		v.BinaryValue = a.BinaryValue
+		if v.BinaryValue == nil {
+			v.BinaryValue = []byte{}
+		}
+	} else {
+		sv := a.StringValue
+		v.StringValue = &sv
+	}
+	return v
+}
+
+func checkRange(param string, v *int32, lo, hi int32) error {
+	if v != nil && (*v < lo || *v > hi) {
+		return sqserr.New(sqserr.InvalidParameterValue, "Value %d for parameter %s is invalid. Reason: Must be between %d and %d, if provided.", *v, param, lo, hi)
+	}
+	return nil
+}
+
+// prepareSend validates one message for queue q and resolves its defaults: the queue's
+// delay, the content-based deduplication id, a fresh message id. It returns the entry and
+// the size counted against the queue's MaximumMessageSize.
+func (s *Server) prepareSend(q drivers.Queue, entryID string, f sendFields) (drivers.SendEntry, int, error) {
+	var e drivers.SendEntry
+	if f.MessageBody == nil {
+		return e, 0, sqserr.New(sqserr.MissingParameter, "The request must contain the parameter MessageBody.")
+	}
+	body := *f.MessageBody
+	if err := message.ValidateBody(body); err != nil {
+		return e, 0, err
+	}
+	attrs := fromWire(f.MessageAttributes)
+	if err := message.ValidateAttributes(attrs); err != nil {
+		return e, 0, err
+	}
+	sys := fromWire(f.MessageSystemAttributes)
+	if err := message.ValidateSystemAttributes(sys); err != nil {
+		return e, 0, err
+	}
+	size := message.Size(body, attrs)
+	if err := message.CheckSize(size, q.Attributes.MaximumMessageSize); err != nil {
+		return e, 0, err
+	}
+	if err := checkRange("DelaySeconds", f.DelaySeconds, 0, maxDelaySeconds); err != nil {
+		return e, 0, err
+	}
+	delay := q.Attributes.DelaySeconds
+	if f.DelaySeconds != nil {
+		delay = *f.DelaySeconds
+	}
+	if f.MessageGroupId != "" {
+		if err := message.ValidateGroupID(f.MessageGroupId); err != nil {
+			return e, 0, err
+		}
+	}
+	dedup := f.MessageDeduplicationId
+	if q.Attributes.FifoQueue {
+		if f.DelaySeconds != nil && *f.DelaySeconds != 0 {
+			// A per-message delay would let a later message of the group overtake this one.
+			return e, 0, sqserr.New(sqserr.InvalidParameterValue, "Value %d for parameter DelaySeconds is invalid. Reason: The request include parameter that is not valid for this queue type (FIFO queue %s).", *f.DelaySeconds, q.Name)
+		}
+		if f.MessageGroupId == "" {
+			return e, 0, sqserr.New(sqserr.MissingParameter, "The request must contain the parameter MessageGroupId (FIFO queue %s).", q.Name)
+		}
+		if dedup == "" {
+			if !q.Attributes.ContentBasedDeduplication {
+				return e, 0, sqserr.New(sqserr.InvalidParameterValue, "The queue %s should either have ContentBasedDeduplication enabled or MessageDeduplicationId provided explicitly", q.Name)
+			}
+			dedup = message.ContentDedupID(body)
+		} else if err := message.ValidateDedupID(dedup); err != nil {
+			return e, 0, err
+		}
+	} else if dedup != "" {
+		return e, 0, sqserr.New(sqserr.InvalidParameterValue, "The request include parameter MessageDeduplicationId that is not valid for this queue type (standard queue %s).", q.Name)
+	}
+	return drivers.SendEntry{
+		EntryID: entryID, MessageID: uuid.NewString(), Body: body,
+		Attributes: attrs, SystemAttributes: sys, DelaySeconds: delay,
+		MessageGroupID: f.MessageGroupId, MessageDeduplicationID: dedup, SenderID: s.cfg.AccountID,
+	}, size, nil
+}
+
+func sendResult(e drivers.SendEntry, r drivers.SendEntryResult) sendMessageOutput {
+	return sendMessageOutput{
+		MD5OfMessageBody:             message.MD5OfBody(e.Body),
+		MD5OfMessageAttributes:       message.MD5OfAttributes(e.Attributes),
+		MD5OfMessageSystemAttributes: message.MD5OfAttributes(e.SystemAttributes),
+		MessageId:                    r.MessageID,
+		SequenceNumber:               r.SequenceNumber,
+	}
+}
+
+// sent wakes the long polls a send may satisfy: now, or when the delay ends.
+func (s *Server) sent(queue string, entries []drivers.SendEntry) {
+	var delays = map[int32]bool{}
+	for _, e := range entries {
+		delays[e.DelaySeconds] = true
+	}
+	for d := range delays {
+		if d == 0 {
+			s.waiters.notify(queue)
+		} else {
+			s.clock.AfterFunc(time.Duration(d)*time.Second, func() { s.waiters.notify(queue) })
+		}
+	}
+}
+
+func (s *Server) sendMessage(ctx context.Context, c *call) (any, error) {
+	var in sendMessageInput
+	if err := c.decode(&in); err != nil {
+		return nil, err
+	}
+	q, err := s.getQueue(ctx, in.QueueUrl)
+	if err != nil {
+		return nil, err
+	}
+	e, _, err := s.prepareSend(q, "", in.sendFields)
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.driver.SendMessages(ctx, drivers.SendMessagesRequest{Name: q.Name, Now: s.clock.Now(), Entries: []drivers.SendEntry{e}})
+	if err != nil {
+		return nil, driverError(err, q.Name)
+	}
+	if len(res.Entries) != 1 {
+		return nil, sqserr.New(sqserr.InternalError, "driver returned %d results for 1 message (queue %s)", len(res.Entries), q.Name)
+	}
+	if r := res.Entries[0]; r.Err != nil {
+		return nil, kindError(r.Err.Kind, r.Err.Error(), q.Name)
+	}
+	s.sent(q.Name, []drivers.SendEntry{e})
+	return sendResult(e, res.Entries[0]), nil
+}
+
+func (s *Server) sendMessageBatch(ctx context.Context, c *call) (any, error) {
+	var in sendMessageBatchInput
+	if err := c.decode(&in); err != nil {
+		return nil, err
+	}
+	q, err := s.getQueue(ctx, in.QueueUrl)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, len(in.Entries))
+	for i, e := range in.Entries {
+		ids[i] = e.Id
+	}
+	if err := message.ValidateBatchIDsFor(c.action, ids); err != nil {
+		return nil, err
+	}
+	out := sendMessageBatchOutput{Successful: []sendBatchResultEntry{}, Failed: []batchErrorEntry{}}
+	var entries []drivers.SendEntry
+	total := 0
+	for _, we := range in.Entries {
+		e, size, err := s.prepareSend(q, we.Id, we.sendFields)
+		if err != nil {
+			out.Failed = append(out.Failed, errorEntry(we.Id, toSQSError(err)))
+			continue
+		}
+		total += size
+		entries = append(entries, e)
+	}
+	if err := message.CheckBatchSize(total); err != nil {
+		return nil, err
+	}
+	if len(entries) == 0 {
+		return out, nil
+	}
+	res, err := s.driver.SendMessages(ctx, drivers.SendMessagesRequest{Name: q.Name, Now: s.clock.Now(), Entries: entries})
+	if err != nil {
+		return nil, driverError(err, q.Name)
+	}
+	if len(res.Entries) != len(entries) {
+		return nil, sqserr.New(sqserr.InternalError, "driver returned %d results for %d messages (queue %s)", len(res.Entries), len(entries), q.Name)
+	}
+	var stored []drivers.SendEntry
+	for i, r := range res.Entries {
+		if r.Err != nil {
+			out.Failed = append(out.Failed, entryError(entries[i].EntryID, r.Err, q.Name))
+			continue
+		}
+		stored = append(stored, entries[i])
+		out.Successful = append(out.Successful, sendBatchResultEntry{Id: entries[i].EntryID, sendMessageOutput: sendResult(entries[i], r)})
+	}
+	s.sent(q.Name, stored)
+	return out, nil
+}
+
+func (s *Server) receiveMessage(ctx context.Context, c *call) (any, error) {
+	var in receiveMessageInput
+	if err := c.decode(&in); err != nil {
+		return nil, err
+	}
+	q, err := s.getQueue(ctx, in.QueueUrl)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkRange("MaxNumberOfMessages", in.MaxNumberOfMessages, 1, maxReceiveMessages); err != nil {
+		return nil, err
+	}
+	if err := checkRange("VisibilityTimeout", in.VisibilityTimeout, 0, maxVisibilityTimeout); err != nil {
+		return nil, err
+	}
+	if err := checkRange("WaitTimeSeconds", in.WaitTimeSeconds, 0, maxWaitTimeSeconds); err != nil {
+		return nil, err
+	}
+	req := drivers.ReceiveMessagesRequest{Name: q.Name, MaxMessages: 1, VisibilityTimeout: q.Attributes.VisibilityTimeout}
+	if in.MaxNumberOfMessages != nil {
+		req.MaxMessages = int(*in.MaxNumberOfMessages)
+	}
+	if in.VisibilityTimeout != nil {
+		req.VisibilityTimeout = *in.VisibilityTimeout
+	}
+	if q.Attributes.FifoQueue && in.ReceiveRequestAttemptId != "" {
+		// Standard queues ignore the attempt id, as SQS does.
+		if err := message.ValidateReceiveAttemptID(in.ReceiveRequestAttemptId); err != nil {
+			return nil, err
+		}
+		req.ReceiveRequestAttemptID = in.ReceiveRequestAttemptId
+	}
+	wait := q.Attributes.ReceiveMessageWaitTimeSeconds
+	if in.WaitTimeSeconds != nil {
+		wait = *in.WaitTimeSeconds
+	}
+	msgs, err := s.longPoll(ctx, req, time.Duration(wait)*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	sel := newAttributeSelection(append(in.AttributeNames, in.MessageSystemAttributeNames...), in.MessageAttributeNames)
+	out := receiveMessageOutput{Messages: []messageOutput{}}
+	for _, m := range msgs {
+		out.Messages = append(out.Messages, s.renderMessage(m, sel))
+	}
+	return out, nil
+}
+
+// attributeSelection is what ReceiveMessage asked to see of each message.
+type attributeSelection struct {
+	system      map[string]bool
+	allSystem   bool
+	names       map[string]bool
+	prefixes    []string
+	allMessages bool
+}
+
+func newAttributeSelection(system, msgAttrs []string) attributeSelection {
+	sel := attributeSelection{system: map[string]bool{}, names: map[string]bool{}}
+	for _, n := range system {
+		if n == "All" {
+			sel.allSystem = true
+		}
+		sel.system[n] = true
+	}
+	for _, n := range msgAttrs {
+		switch {
+		case n == "All" || n == ".*":
+			sel.allMessages = true
+		case strings.HasSuffix(n, ".*"):
+			sel.prefixes = append(sel.prefixes, strings.TrimSuffix(n, "*"))
+		default:
+			sel.names[n] = true
+		}
+	}
+	return sel
+}
+
+func (sel attributeSelection) wantSystem(n string) bool { return sel.allSystem || sel.system[n] }
+
+func (sel attributeSelection) wantAttribute(n string) bool {
+	if sel.allMessages || sel.names[n] {
+		return true
+	}
+	for _, p := range sel.prefixes {
+		if strings.HasPrefix(n, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func millis(t time.Time) string { return strconv.FormatInt(t.UnixMilli(), 10) }
+
+func (s *Server) renderMessage(m drivers.Message, sel attributeSelection) messageOutput {
+	out := messageOutput{MessageId: m.MessageID, ReceiptHandle: m.ReceiptHandle, Body: m.Body, MD5OfBody: message.MD5OfBody(m.Body)}
+	sys := map[string]string{}
+	add := func(name, v string) {
+		if v != "" && sel.wantSystem(name) {
+			sys[name] = v
+		}
+	}
+	add("SenderId", m.SenderID)
+	add("SentTimestamp", millis(m.SentAt))
+	add("ApproximateReceiveCount", strconv.Itoa(int(m.ReceiveCount)))
+	if !m.FirstReceivedAt.IsZero() {
+		add("ApproximateFirstReceiveTimestamp", millis(m.FirstReceivedAt))
+	}
+	add("SequenceNumber", m.SequenceNumber)
+	add("MessageGroupId", m.MessageGroupID)
+	add("MessageDeduplicationId", m.MessageDeduplicationID)
+	if m.DeadLetterSource != "" {
+		add("DeadLetterQueueSourceArn", s.arn(m.DeadLetterSource))
+	}
+	if th, ok := m.SystemAttributes[message.AWSTraceHeader]; ok {
+		add(message.AWSTraceHeader, th.StringValue)
+	}
+	if len(sys) > 0 {
+		out.Attributes = sys
+	}
+	picked := map[string]drivers.MessageAttribute{}
+	for n, a := range m.Attributes {
+		if sel.wantAttribute(n) {
+			picked[n] = a
+		}
+	}
+	if len(picked) > 0 {
+		// The digest covers the attributes returned, which is what the SDKs recompute.
+		out.MD5OfMessageAttributes = message.MD5OfAttributes(picked)
+		out.MessageAttributes = make(map[string]messageAttributeValue, len(picked))
+		for n, a := range picked {
+			out.MessageAttributes[n] = toWire(a)
+		}
+	}
+	return out
+}
+
+func (s *Server) deleteMessage(ctx context.Context, c *call) (any, error) {
+	var in deleteMessageInput
+	if err := c.decode(&in); err != nil {
+		return nil, err
+	}
+	name, err := s.queueNameFromURL(in.QueueUrl)
+	if err != nil {
+		return nil, err
+	}
+	if in.ReceiptHandle == "" {
+		return nil, sqserr.New(sqserr.MissingParameter, "The request must contain the parameter ReceiptHandle.")
+	}
+	res, err := s.driver.DeleteMessages(ctx, drivers.DeleteMessagesRequest{Name: name, Now: s.clock.Now(),
+		Entries: []drivers.DeleteEntry{{ReceiptHandle: in.ReceiptHandle}}})
+	if err := singleResult(res, err, name); err != nil {
+		return nil, err
+	}
+	return emptyOutput{}, nil
+}
+
+// singleResult turns the result of a one-entry driver batch into the action's error.
+func singleResult(res drivers.BatchResult, err error, queue string) error {
+	if err != nil {
+		return driverError(err, queue)
+	}
+	if len(res.Entries) != 1 {
+		return sqserr.New(sqserr.InternalError, "driver returned %d results for 1 entry (queue %s)", len(res.Entries), queue)
+	}
+	if e := res.Entries[0].Err; e != nil {
+		return kindError(e.Kind, e.Error(), queue)
+	}
+	return nil
+}
+
+// batchResult splits a driver batch result into Successful and Failed entries.
+func batchResult(res drivers.BatchResult, ids []string, queue string) ([]idEntry, []batchErrorEntry, error) {
+	if len(res.Entries) != len(ids) {
+		return nil, nil, sqserr.New(sqserr.InternalError, "driver returned %d results for %d entries (queue %s)", len(res.Entries), len(ids), queue)
+	}
+	ok, failed := []idEntry{}, []batchErrorEntry{}
+	for i, r := range res.Entries {
+		if r.Err != nil {
+			failed = append(failed, entryError(ids[i], r.Err, queue))
+		} else {
+			ok = append(ok, idEntry{Id: ids[i]})
+		}
+	}
+	return ok, failed, nil
+}
+
+func (s *Server) deleteMessageBatch(ctx context.Context, c *call) (any, error) {
+	var in deleteMessageBatchInput
+	if err := c.decode(&in); err != nil {
+		return nil, err
+	}
+	name, err := s.queueNameFromURL(in.QueueUrl)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, len(in.Entries))
+	for i, e := range in.Entries {
+		ids[i] = e.Id
+	}
+	if err := message.ValidateBatchIDsFor(c.action, ids); err != nil {
+		return nil, err
+	}
+	out := deleteMessageBatchOutput{Successful: []idEntry{}, Failed: []batchErrorEntry{}}
+	var entries []drivers.DeleteEntry
+	var sent []string
+	for _, e := range in.Entries {
+		if e.ReceiptHandle == "" {
+			out.Failed = append(out.Failed, errorEntry(e.Id, sqserr.New(sqserr.MissingParameter, "The request must contain the parameter ReceiptHandle (entry %s).", e.Id)))
+			continue
+		}
+		entries = append(entries, drivers.DeleteEntry{EntryID: e.Id, ReceiptHandle: e.ReceiptHandle})
+		sent = append(sent, e.Id)
+	}
+	if len(entries) > 0 {
+		res, err := s.driver.DeleteMessages(ctx, drivers.DeleteMessagesRequest{Name: name, Now: s.clock.Now(), Entries: entries})
+		if err != nil {
+			return nil, driverError(err, name)
+		}
+		ok, failed, err := batchResult(res, sent, name)
+		if err != nil {
+			return nil, err
+		}
+		out.Successful = append(out.Successful, ok...)
+		out.Failed = append(out.Failed, failed...)
+	}
+	return out, nil
+}
+
+func (s *Server) changeMessageVisibility(ctx context.Context, c *call) (any, error) {
+	var in changeVisibilityInput
+	if err := c.decode(&in); err != nil {
+		return nil, err
+	}
+	name, err := s.queueNameFromURL(in.QueueUrl)
+	if err != nil {
+		return nil, err
+	}
+	e, err := visibilityEntry("", in.ReceiptHandle, in.VisibilityTimeout)
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.driver.ChangeVisibility(ctx, drivers.ChangeVisibilityRequest{Name: name, Now: s.clock.Now(), Entries: []drivers.ChangeVisibilityEntry{e}})
+	if err := singleResult(res, err, name); err != nil {
+		return nil, err
+	}
+	s.visibilityChanged(name, []drivers.ChangeVisibilityEntry{e})
+	return emptyOutput{}, nil
+}
+
+// visibilityEntry validates one visibility change. The 12-hour limit counts from the
+// receive; the driver does not know it, so the gateway enforces the per-request bound and
+// the driver the handle.
+func visibilityEntry(id, handle string, timeout *int32) (drivers.ChangeVisibilityEntry, error) {
+	if handle == "" {
+		return drivers.ChangeVisibilityEntry{}, sqserr.New(sqserr.MissingParameter, "The request must contain the parameter ReceiptHandle.")
+	}
+	if timeout == nil {
+		return drivers.ChangeVisibilityEntry{}, sqserr.New(sqserr.MissingParameter, "The request must contain the parameter VisibilityTimeout.")
+	}
+	if err := checkRange("VisibilityTimeout", timeout, 0, maxVisibilityTimeout); err != nil {
+		return drivers.ChangeVisibilityEntry{}, err
+	}
+	return drivers.ChangeVisibilityEntry{EntryID: id, ReceiptHandle: handle, VisibilityTimeout: *timeout}, nil
+}
+
+// visibilityChanged wakes long polls when a message becomes visible again.
+func (s *Server) visibilityChanged(queue string, entries []drivers.ChangeVisibilityEntry) {
+	for _, e := range entries {
+		if e.VisibilityTimeout == 0 {
+			s.waiters.notify(queue)
+			return
+		}
+	}
+}
+
+func (s *Server) changeMessageVisibilityBatch(ctx context.Context, c *call) (any, error) {
+	var in changeVisibilityBatchInput
+	if err := c.decode(&in); err != nil {
+		return nil, err
+	}
+	name, err := s.queueNameFromURL(in.QueueUrl)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, len(in.Entries))
+	for i, e := range in.Entries {
+		ids[i] = e.Id
+	}
+	if err := message.ValidateBatchIDsFor(c.action, ids); err != nil {
+		return nil, err
+	}
+	out := changeVisibilityBatchOutput{Successful: []idEntry{}, Failed: []batchErrorEntry{}}
+	var entries []drivers.ChangeVisibilityEntry
+	var sent []string
+	for _, we := range in.Entries {
+		e, err := visibilityEntry(we.Id, we.ReceiptHandle, we.VisibilityTimeout)
+		if err != nil {
+			out.Failed = append(out.Failed, errorEntry(we.Id, toSQSError(err)))
+			continue
+		}
+		entries = append(entries, e)
+		sent = append(sent, we.Id)
+	}
+	if len(entries) > 0 {
+		res, err := s.driver.ChangeVisibility(ctx, drivers.ChangeVisibilityRequest{Name: name, Now: s.clock.Now(), Entries: entries})
+		if err != nil {
+			return nil, driverError(err, name)
+		}
+		ok, failed, err := batchResult(res, sent, name)
+		if err != nil {
+			return nil, err
+		}
+		out.Successful = append(out.Successful, ok...)
+		out.Failed = append(out.Failed, failed...)
+		s.visibilityChanged(name, entries)
+	}
+	return out, nil
+}

@@ -1,0 +1,372 @@
+package gateway
+
+import (
+	"context"
+	"encoding/base64"
+	"strings"
+
+	"github.com/anysqs/anysqs/drivers"
+	"github.com/anysqs/anysqs/gateway/queueattr"
+	"github.com/anysqs/anysqs/gateway/sqserr"
+)
+
+const (
+	maxListResults = 1000
+	maxTags        = 50
+)
+
+func (s *Server) createQueue(ctx context.Context, c *call) (any, error) {
+	var in createQueueInput
+	if err := c.decode(&in); err != nil {
+		return nil, err
+	}
+	if in.QueueName == "" {
+		return nil, sqserr.New(sqserr.MissingParameter, "The request must contain the parameter QueueName.")
+	}
+	attrs, err := queueattr.ForCreate(in.QueueName, in.Attributes, s.parseARN)
+	if err != nil {
+		return nil, err
+	}
+	if err := validateTags(in.Tags); err != nil {
+		return nil, err
+	}
+	if err := s.checkRedriveTarget(ctx, in.QueueName, attrs); err != nil {
+		return nil, err
+	}
+	now := s.clock.Now()
+	res, err := s.driver.CreateQueue(ctx, drivers.CreateQueueRequest{Queue: drivers.Queue{
+		Name: in.QueueName, Attributes: attrs, Tags: in.Tags, CreatedAt: now, LastModified: now,
+	}})
+	if err != nil {
+		return nil, driverError(err, in.QueueName)
+	}
+	if res.Existed {
+		if n := queueattr.FirstMismatch(res.Queue.Attributes, in.Attributes, s.parseARN); n != "" {
+			return nil, sqserr.New(sqserr.QueueNameExists, "A queue already exists with the same name and a different value for attribute %s", n)
+		}
+	}
+	return queueURLOutput{QueueUrl: s.queueURL(c.base, in.QueueName)}, nil
+}
+
+// checkRedriveTarget checks what queueattr cannot see: that the dead-letter queue of
+// attrs exists, is of the same type, and that its RedriveAllowPolicy admits queue.
+func (s *Server) checkRedriveTarget(ctx context.Context, queue string, attrs drivers.QueueAttributes) error {
+	rp := attrs.RedrivePolicy
+	if rp == nil {
+		return nil
+	}
+	dlq, err := s.driver.GetQueue(ctx, drivers.GetQueueRequest{Name: rp.DeadLetterQueue})
+	if drivers.KindOf(err) == drivers.KindNotFound {
+		return sqserr.New(sqserr.InvalidParameterValue, "Value %s for parameter RedrivePolicy is invalid. Reason: Dead letter target does not exist.", s.arn(rp.DeadLetterQueue))
+	}
+	if err != nil {
+		return driverError(err, rp.DeadLetterQueue)
+	}
+	if dlq.Attributes.FifoQueue != attrs.FifoQueue {
+		return sqserr.New(sqserr.InvalidParameterValue, "Value %s for parameter RedrivePolicy is invalid. Reason: Dead-letter queue %s must be the same type of queue (standard or FIFO) as the source queue %s.", s.arn(rp.DeadLetterQueue), rp.DeadLetterQueue, queue)
+	}
+	if !queueattr.RedriveAllowPolicyAdmits(dlq.Attributes.RedriveAllowPolicy, s.arn(queue)) {
+		return sqserr.New(sqserr.InvalidParameterValue, "Value %s for parameter RedrivePolicy is invalid. Reason: The RedriveAllowPolicy of dead-letter queue %s does not allow %s as a source queue.", s.arn(rp.DeadLetterQueue), rp.DeadLetterQueue, queue)
+	}
+	return nil
+}
+
+func validateTags(tags map[string]string) error {
+	if len(tags) > maxTags {
+		return sqserr.New(sqserr.InvalidParameterValue, "Too many tags: %d (a queue has at most %d).", len(tags), maxTags)
+	}
+	for k, v := range tags {
+		if k == "" || len(k) > 128 {
+			return sqserr.New(sqserr.InvalidParameterValue, "Tag key %q is invalid: 1 to 128 characters.", k)
+		}
+		if strings.HasPrefix(strings.ToLower(k), "aws:") {
+			return sqserr.New(sqserr.InvalidParameterValue, "Tag key %q is invalid: the aws: prefix is reserved.", k)
+		}
+		if len(v) > 256 {
+			return sqserr.New(sqserr.InvalidParameterValue, "The value of tag %q is longer than 256 characters.", k)
+		}
+	}
+	return nil
+}
+
+// getQueue resolves a queue URL to the stored queue.
+func (s *Server) getQueue(ctx context.Context, queueURL string) (drivers.Queue, error) {
+	name, err := s.queueNameFromURL(queueURL)
+	if err != nil {
+		return drivers.Queue{}, err
+	}
+	q, err := s.driver.GetQueue(ctx, drivers.GetQueueRequest{Name: name})
+	if err != nil {
+		return drivers.Queue{}, driverError(err, name)
+	}
+	return q, nil
+}
+
+func (s *Server) getQueueURL(ctx context.Context, c *call) (any, error) {
+	var in getQueueURLInput
+	if err := c.decode(&in); err != nil {
+		return nil, err
+	}
+	if in.QueueName == "" {
+		return nil, sqserr.New(sqserr.MissingParameter, "The request must contain the parameter QueueName.")
+	}
+	if in.QueueOwnerAWSAccountId != "" && in.QueueOwnerAWSAccountId != s.cfg.AccountID {
+		return nil, sqserr.New(sqserr.QueueDoesNotExist, "The specified queue %s does not exist for account %s.", in.QueueName, in.QueueOwnerAWSAccountId)
+	}
+	if _, err := s.driver.GetQueue(ctx, drivers.GetQueueRequest{Name: in.QueueName}); err != nil {
+		return nil, driverError(err, in.QueueName)
+	}
+	return queueURLOutput{QueueUrl: s.queueURL(c.base, in.QueueName)}, nil
+}
+
+// pageLimit validates MaxResults; it is required with NextToken, as SQS requires.
+func pageLimit(max *int32, token string) (int, error) {
+	if max == nil {
+		if token != "" {
+			return 0, sqserr.New(sqserr.InvalidParameterValue, "Value for parameter MaxResults is missing. Reason: MaxResults is required when NextToken is given.")
+		}
+		return maxListResults, nil
+	}
+	if *max < 1 || *max > maxListResults {
+		return 0, sqserr.New(sqserr.InvalidParameterValue, "Value %d for parameter MaxResults is invalid. Reason: must be between 1 and %d.", *max, maxListResults)
+	}
+	return int(*max), nil
+}
+
+// Page tokens are the base64 of the last name returned; the driver pages by name.
+func encodeToken(after string) string { return base64.RawURLEncoding.EncodeToString([]byte(after)) }
+
+func decodeToken(tok string) (string, error) {
+	if tok == "" {
+		return "", nil
+	}
+	b, err := base64.RawURLEncoding.DecodeString(tok)
+	if err != nil {
+		return "", sqserr.New(sqserr.InvalidParameterValue, "Value %s for parameter NextToken is invalid.", tok)
+	}
+	return string(b), nil
+}
+
+func (s *Server) listQueues(ctx context.Context, c *call) (any, error) {
+	var in listQueuesInput
+	if err := c.decode(&in); err != nil {
+		return nil, err
+	}
+	limit, err := pageLimit(in.MaxResults, in.NextToken)
+	if err != nil {
+		return nil, err
+	}
+	after, err := decodeToken(in.NextToken)
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.driver.ListQueues(ctx, drivers.ListQueuesRequest{Prefix: in.QueueNamePrefix, After: after, Limit: limit})
+	if err != nil {
+		return nil, driverError(err, in.QueueNamePrefix+"*")
+	}
+	out := listQueuesOutput{QueueUrls: []string{}}
+	for _, q := range res.Queues {
+		out.QueueUrls = append(out.QueueUrls, s.queueURL(c.base, q.Name))
+	}
+	if res.More && in.MaxResults != nil && len(res.Queues) > 0 {
+		out.NextToken = encodeToken(res.Queues[len(res.Queues)-1].Name)
+	}
+	return out, nil
+}
+
+func (s *Server) listDeadLetterSourceQueues(ctx context.Context, c *call) (any, error) {
+	var in listDLQSourcesInput
+	if err := c.decode(&in); err != nil {
+		return nil, err
+	}
+	dlq, err := s.getQueue(ctx, in.QueueUrl)
+	if err != nil {
+		return nil, err
+	}
+	limit, err := pageLimit(in.MaxResults, in.NextToken)
+	if err != nil {
+		return nil, err
+	}
+	after, err := decodeToken(in.NextToken)
+	if err != nil {
+		return nil, err
+	}
+	sources, more, err := s.deadLetterSources(ctx, dlq.Name, after, limit)
+	if err != nil {
+		return nil, err
+	}
+	out := listDLQSourcesOutput{QueueUrls: []string{}}
+	for _, n := range sources {
+		out.QueueUrls = append(out.QueueUrls, s.queueURL(c.base, n))
+	}
+	if more && in.MaxResults != nil && len(sources) > 0 {
+		out.NextToken = encodeToken(sources[len(sources)-1])
+	}
+	return out, nil
+}
+
+// deadLetterSources lists, in name order after after, the queues whose RedrivePolicy names
+// dlq. The driver has no index for it, so this scans the queue list page by page.
+func (s *Server) deadLetterSources(ctx context.Context, dlq, after string, limit int) ([]string, bool, error) {
+	var out []string
+	for {
+		res, err := s.driver.ListQueues(ctx, drivers.ListQueuesRequest{After: after, Limit: 1000})
+		if err != nil {
+			return nil, false, driverError(err, dlq)
+		}
+		for _, q := range res.Queues {
+			after = q.Name
+			if rp := q.Attributes.RedrivePolicy; rp != nil && rp.DeadLetterQueue == dlq {
+				if len(out) == limit {
+					return out, true, nil
+				}
+				out = append(out, q.Name)
+			}
+		}
+		if !res.More || len(res.Queues) == 0 {
+			return out, false, nil
+		}
+	}
+}
+
+func (s *Server) deleteQueue(ctx context.Context, c *call) (any, error) {
+	var in queueURLInput
+	if err := c.decode(&in); err != nil {
+		return nil, err
+	}
+	name, err := s.queueNameFromURL(in.QueueUrl)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.driver.DeleteQueue(ctx, drivers.DeleteQueueRequest{Name: name}); err != nil {
+		return nil, driverError(err, name)
+	}
+	// Long polls on the queue end now rather than at their deadline.
+	s.waiters.notify(name)
+	return emptyOutput{}, nil
+}
+
+func (s *Server) getQueueAttributes(ctx context.Context, c *call) (any, error) {
+	var in getQueueAttributesInput
+	if err := c.decode(&in); err != nil {
+		return nil, err
+	}
+	q, err := s.getQueue(ctx, in.QueueUrl)
+	if err != nil {
+		return nil, err
+	}
+	var stats *drivers.QueueStats
+	if queueattr.NeedsStats(in.AttributeNames) {
+		st, err := s.driver.QueueStats(ctx, drivers.QueueStatsRequest{Name: q.Name, Now: s.clock.Now()})
+		if err != nil {
+			return nil, driverError(err, q.Name)
+		}
+		stats = &st
+	}
+	attrs, err := queueattr.Render(q, stats, in.AttributeNames, s.arn)
+	if err != nil {
+		return nil, err
+	}
+	return attributesOutput{Attributes: attrs}, nil
+}
+
+func (s *Server) setQueueAttributes(ctx context.Context, c *call) (any, error) {
+	var in setQueueAttributesInput
+	if err := c.decode(&in); err != nil {
+		return nil, err
+	}
+	q, err := s.getQueue(ctx, in.QueueUrl)
+	if err != nil {
+		return nil, err
+	}
+	if len(in.Attributes) == 0 {
+		return nil, sqserr.New(sqserr.MissingParameter, "The request must contain the parameter Attribute.N.Name (queue %s).", q.Name)
+	}
+	attrs, err := queueattr.Apply(q.Attributes, in.Attributes, s.parseARN)
+	if err != nil {
+		return nil, err
+	}
+	if _, changed := in.Attributes[queueattr.RedrivePolicy]; changed {
+		if err := s.checkRedriveTarget(ctx, q.Name, attrs); err != nil {
+			return nil, err
+		}
+	}
+	err = s.driver.SetQueueAttributes(ctx, drivers.SetQueueAttributesRequest{Name: q.Name, Attributes: attrs, Now: s.clock.Now()})
+	if err != nil {
+		return nil, driverError(err, q.Name)
+	}
+	return emptyOutput{}, nil
+}
+
+func (s *Server) purgeQueue(ctx context.Context, c *call) (any, error) {
+	var in queueURLInput
+	if err := c.decode(&in); err != nil {
+		return nil, err
+	}
+	name, err := s.queueNameFromURL(in.QueueUrl)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.driver.PurgeQueue(ctx, drivers.PurgeQueueRequest{Name: name, Now: s.clock.Now()}); err != nil {
+		return nil, driverError(err, name)
+	}
+	return emptyOutput{}, nil
+}
+
+func (s *Server) tagQueue(ctx context.Context, c *call) (any, error) {
+	var in tagQueueInput
+	if err := c.decode(&in); err != nil {
+		return nil, err
+	}
+	q, err := s.getQueue(ctx, in.QueueUrl)
+	if err != nil {
+		return nil, err
+	}
+	if len(in.Tags) == 0 {
+		return nil, sqserr.New(sqserr.MissingParameter, "The request must contain the parameter Tags (queue %s).", q.Name)
+	}
+	merged := make(map[string]string, len(q.Tags)+len(in.Tags))
+	for k, v := range q.Tags {
+		merged[k] = v
+	}
+	for k, v := range in.Tags {
+		merged[k] = v
+	}
+	if err := validateTags(merged); err != nil {
+		return nil, err
+	}
+	if err := s.driver.UpdateQueueTags(ctx, drivers.UpdateQueueTagsRequest{Name: q.Name, Set: in.Tags}); err != nil {
+		return nil, driverError(err, q.Name)
+	}
+	return emptyOutput{}, nil
+}
+
+func (s *Server) untagQueue(ctx context.Context, c *call) (any, error) {
+	var in untagQueueInput
+	if err := c.decode(&in); err != nil {
+		return nil, err
+	}
+	name, err := s.queueNameFromURL(in.QueueUrl)
+	if err != nil {
+		return nil, err
+	}
+	if len(in.TagKeys) == 0 {
+		return nil, sqserr.New(sqserr.MissingParameter, "The request must contain the parameter TagKeys (queue %s).", name)
+	}
+	if err := s.driver.UpdateQueueTags(ctx, drivers.UpdateQueueTagsRequest{Name: name, Remove: in.TagKeys}); err != nil {
+		return nil, driverError(err, name)
+	}
+	return emptyOutput{}, nil
+}
+
+func (s *Server) listQueueTags(ctx context.Context, c *call) (any, error) {
+	var in queueURLInput
+	if err := c.decode(&in); err != nil {
+		return nil, err
+	}
+	q, err := s.getQueue(ctx, in.QueueUrl)
+	if err != nil {
+		return nil, err
+	}
+	return tagsOutput{Tags: q.Tags}, nil
+}

@@ -1,0 +1,328 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"reflect"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/anysqs/anysqs/drivers"
+	"github.com/anysqs/anysqs/gateway/sqserr"
+	"github.com/anysqs/anysqs/internal/clock"
+)
+
+// Config configures a Server.
+type Config struct {
+	Driver    drivers.Driver
+	Clock     clock.Clock // nil: clock.Real{}
+	AccountID string      // default "000000000000"
+	Region    string      // default "us-east-1"
+	// PublicURL is the base of queue URLs, e.g. "http://127.0.0.1:9324"; empty: built from
+	// each request's Host header.
+	PublicURL string
+	Logger    *slog.Logger // nil: discard
+	// SweepInterval is the retention sweep period on Clock; default 30s.
+	SweepInterval time.Duration
+}
+
+// Server is the SQS gateway: an http.Handler speaking both SQS wire protocols.
+type Server struct {
+	cfg     Config
+	driver  drivers.Driver
+	clock   clock.Clock
+	log     *slog.Logger
+	actions map[string]action
+	waiters *waiters
+	moves   *moveTasks
+
+	ctx    context.Context // cancelled by Close; parent of background work
+	cancel context.CancelFunc
+	bg     sync.WaitGroup
+
+	sweepMu    sync.Mutex
+	sweepTimer clock.Timer
+	closed     bool
+
+	// onWait, when set (tests), is called each time a long poll starts waiting.
+	onWait func(queue string)
+}
+
+// action runs one SQS action on a decoded request.
+type action func(ctx context.Context, c *call) (any, error)
+
+// call is one request on its way through an action.
+type call struct {
+	action string
+	body   []byte // the request as AWS JSON 1.0
+	base   string // scheme://host of queue URLs for this request
+}
+
+// decode unmarshals the request body into in. A body of the wrong shape is the client's
+// fault, so the error is a 400 naming the member concerned.
+func (c *call) decode(in any) error {
+	if len(bytes.TrimSpace(c.body)) == 0 {
+		return nil
+	}
+	if err := json.Unmarshal(c.body, in); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return sqserr.New(sqserr.InvalidParameterValue, "Value for parameter %s is invalid. Reason: expected %s, got JSON %s.", te.Field, te.Type, te.Value)
+		}
+		return sqserr.New(sqserr.InvalidParameterValue, "The request body is not valid JSON for %s: %v", c.action, err)
+	}
+	return nil
+}
+
+// maxRequestBytes bounds a request body: a 1 MiB batch, base64 or percent-encoded, fits.
+const maxRequestBytes = 8 << 20
+
+// New builds a Server around cfg.Driver and starts its background loops (retention sweep,
+// cross-instance activity). Close stops them; it does not close the driver.
+func New(ctx context.Context, cfg Config) (*Server, error) {
+	if cfg.Driver == nil {
+		return nil, errors.New("gateway: Config.Driver is required")
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.Real{}
+	}
+	if cfg.AccountID == "" {
+		cfg.AccountID = "000000000000"
+	}
+	if cfg.Region == "" {
+		cfg.Region = "us-east-1"
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if cfg.SweepInterval <= 0 {
+		cfg.SweepInterval = 30 * time.Second
+	}
+	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
+	if _, err := cfg.Driver.Describe(ctx); err != nil {
+		return nil, fmt.Errorf("gateway: describe driver: %w", err)
+	}
+	bg, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	s := &Server{
+		cfg: cfg, driver: cfg.Driver, clock: cfg.Clock, log: cfg.Logger,
+		waiters: newWaiters(), ctx: bg, cancel: cancel,
+	}
+	s.moves = newMoveTasks(s)
+	s.actions = s.actionTable()
+	s.scheduleSweep()
+	s.bg.Add(1)
+	go s.awaitActivityLoop()
+	return s, nil
+}
+
+// Close stops the background loops and running move tasks and waits for them.
+func (s *Server) Close() error {
+	s.sweepMu.Lock()
+	s.closed = true
+	if s.sweepTimer != nil {
+		s.sweepTimer.Stop()
+	}
+	s.sweepMu.Unlock()
+	s.cancel()
+	s.moves.stopAll()
+	s.bg.Wait()
+	return nil
+}
+
+func (s *Server) actionTable() map[string]action {
+	return map[string]action{
+		"CreateQueue":                  s.createQueue,
+		"GetQueueUrl":                  s.getQueueURL,
+		"ListQueues":                   s.listQueues,
+		"DeleteQueue":                  s.deleteQueue,
+		"GetQueueAttributes":           s.getQueueAttributes,
+		"SetQueueAttributes":           s.setQueueAttributes,
+		"PurgeQueue":                   s.purgeQueue,
+		"TagQueue":                     s.tagQueue,
+		"UntagQueue":                   s.untagQueue,
+		"ListQueueTags":                s.listQueueTags,
+		"ListDeadLetterSourceQueues":   s.listDeadLetterSourceQueues,
+		"SendMessage":                  s.sendMessage,
+		"SendMessageBatch":             s.sendMessageBatch,
+		"ReceiveMessage":               s.receiveMessage,
+		"DeleteMessage":                s.deleteMessage,
+		"DeleteMessageBatch":           s.deleteMessageBatch,
+		"ChangeMessageVisibility":      s.changeMessageVisibility,
+		"ChangeMessageVisibilityBatch": s.changeMessageVisibilityBatch,
+		"StartMessageMoveTask":         s.startMessageMoveTask,
+		"ListMessageMoveTasks":         s.listMessageMoveTasks,
+		"CancelMessageMoveTask":        s.cancelMessageMoveTask,
+		"AddPermission":                s.permissionsUnsupported,
+		"RemovePermission":             s.permissionsUnsupported,
+	}
+}
+
+// protocol is the wire protocol of one request.
+type protocol int
+
+const (
+	protoQuery protocol = iota
+	protoJSON
+)
+
+// ServeHTTP decodes one request in either protocol, runs its action and renders the result
+// or error in the same protocol.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	reqID := uuid.NewString()
+	proto := protoQuery
+	if target := r.Header.Get("X-Amz-Target"); target != "" {
+		proto = protoJSON
+	}
+	name, c, err := s.decodeRequest(w, r, proto)
+	var out any
+	if err == nil {
+		act, ok := s.actions[name]
+		if !ok {
+			err = sqserr.New(sqserr.InvalidAction, "The action %s is not valid for this endpoint.", name)
+		} else {
+			out, err = act(r.Context(), c)
+		}
+	}
+	if err != nil {
+		s.writeError(w, proto, reqID, name, err)
+		return
+	}
+	s.writeResult(w, proto, reqID, name, out)
+}
+
+// decodeRequest returns the action name and the request normalised to AWS JSON 1.0.
+func (s *Server) decodeRequest(w http.ResponseWriter, r *http.Request, proto protocol) (string, *call, error) {
+	c := &call{base: s.baseURL(r)}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxRequestBytes))
+	if err != nil {
+		return "", nil, sqserr.New(sqserr.InvalidParameterValue, "request body unreadable or larger than %d bytes: %v", maxRequestBytes, err)
+	}
+	if proto == protoJSON {
+		target := r.Header.Get("X-Amz-Target")
+		name, ok := strings.CutPrefix(target, "AmazonSQS.")
+		if !ok {
+			return target, nil, sqserr.New(sqserr.InvalidAction, "X-Amz-Target %q does not name an AmazonSQS action.", target)
+		}
+		c.action, c.body = name, body
+		if len(bytes.TrimSpace(body)) > 0 && !json.Valid(body) {
+			return name, nil, sqserr.New(sqserr.InvalidParameterValue, "The request body of %s is not valid JSON.", name)
+		}
+		return name, c, nil
+	}
+	form, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		return "", nil, sqserr.New(sqserr.InvalidParameterValue, "malformed query string: %v", err)
+	}
+	if r.Method == http.MethodPost {
+		bodyForm, err := url.ParseQuery(string(body))
+		if err != nil {
+			return "", nil, sqserr.New(sqserr.InvalidParameterValue, "malformed form body: %v", err)
+		}
+		for k, v := range bodyForm {
+			form[k] = append(form[k], v...)
+		}
+	}
+	name := form.Get("Action")
+	if name == "" {
+		return "", nil, sqserr.New(sqserr.MissingParameter, "The request must contain the parameter Action.")
+	}
+	// A request sent to the queue URL names its queue by path.
+	if r.URL.Path != "/" && r.URL.Path != "" && form.Get("QueueUrl") == "" {
+		form.Set("QueueUrl", r.URL.Path)
+	}
+	c.action = name
+	if c.body, err = queryToJSON(name, form); err != nil {
+		return name, nil, err
+	}
+	return name, c, nil
+}
+
+// baseURL is scheme://host of the queue URLs returned to this request.
+func (s *Server) baseURL(r *http.Request) string {
+	if s.cfg.PublicURL != "" {
+		return s.cfg.PublicURL
+	}
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	if p := r.Header.Get("X-Forwarded-Proto"); p == "https" || p == "http" {
+		scheme = p
+	}
+	host := r.Host
+	if host == "" {
+		host = "localhost"
+	}
+	return scheme + "://" + host
+}
+
+func (s *Server) writeResult(w http.ResponseWriter, proto protocol, reqID, name string, out any) {
+	w.Header().Set("x-amzn-RequestId", reqID)
+	if proto == protoJSON {
+		body, err := json.Marshal(out)
+		if err != nil {
+			s.writeError(w, proto, reqID, name, err)
+			return
+		}
+		w.Header().Set("Content-Type", "application/x-amz-json-1.0")
+		_, _ = w.Write(body)
+		return
+	}
+	var b bytes.Buffer
+	b.WriteString(xml.Header)
+	b.WriteString(`<` + name + `Response xmlns="` + xmlNamespace + `">`)
+	if _, empty := out.(emptyOutput); !empty {
+		b.WriteString("<" + name + "Result>")
+		renderXML(&b, reflect.Indirect(reflect.ValueOf(out)))
+		b.WriteString("</" + name + "Result>")
+	}
+	b.WriteString("<ResponseMetadata><RequestId>" + reqID + "</RequestId></ResponseMetadata>")
+	b.WriteString("</" + name + "Response>")
+	w.Header().Set("Content-Type", "text/xml")
+	_, _ = w.Write(b.Bytes())
+}
+
+func (s *Server) writeError(w http.ResponseWriter, proto protocol, reqID, name string, err error) {
+	e := toSQSError(err)
+	spec := sqserr.SpecOf(e.Code)
+	if !spec.Sender {
+		s.log.Error("request failed", "action", name, "request_id", reqID, "err", err)
+	}
+	w.Header().Set("x-amzn-RequestId", reqID)
+	if proto == protoJSON {
+		w.Header().Set("Content-Type", "application/x-amz-json-1.0")
+		w.Header().Set("x-amzn-query-error", spec.QueryCode+";"+spec.Fault())
+		body, _ := json.Marshal(map[string]string{
+			"__type":  "com.amazonaws.sqs#" + string(spec.Code),
+			"message": e.Message,
+		})
+		w.WriteHeader(spec.Status)
+		_, _ = w.Write(body)
+		return
+	}
+	var b bytes.Buffer
+	b.WriteString(xml.Header)
+	b.WriteString(`<ErrorResponse xmlns="` + xmlNamespace + `"><Error><Type>` + spec.Fault() + `</Type><Code>`)
+	escape(&b, spec.QueryCode)
+	b.WriteString("</Code><Message>")
+	escape(&b, e.Message)
+	b.WriteString("</Message><Detail/></Error><RequestId>" + reqID + "</RequestId></ErrorResponse>")
+	w.Header().Set("Content-Type", "text/xml")
+	w.WriteHeader(spec.Status)
+	_, _ = w.Write(b.Bytes())
+}
+
+func (s *Server) permissionsUnsupported(_ context.Context, c *call) (any, error) {
+	return nil, sqserr.New(sqserr.UnsupportedOperation, "%s is not supported by anysqs: queue policies are not enforced.", c.action)
+}
