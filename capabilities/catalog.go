@@ -111,7 +111,7 @@ var catalog = []Entry{
 		RejectCode: codeUnsupportedOperation},
 	{ID: QueueCreate, Title: "Runtime queue creation and deletion",
 		Reference:  "CreateQueue creates a queue at once and is idempotent for identical attributes; DeleteQueue removes it.",
-		Native:     "CreateQueue returns a usable URL, repeating it with the same attributes returns the same URL, with different ones fails with QueueNameExists (QueueAlreadyExists)",
+		Native:     "CreateQueue returns a usable URL, repeating it with the same attributes returns the same URL, with different ones fails with QueueNameExists",
 		Degraded:   "queues must exist in the backend beforehand",
 		RejectCode: codeUnsupportedOperation},
 	{ID: QueuePurge, Title: "PurgeQueue",
