@@ -68,18 +68,21 @@ func validateAttributeName(name string) error {
 	if len(name) > MaxAttributeNameLength {
 		return invalidParam("Message (user) attribute name %s is invalid. Reason: it must be at most %d characters long.", name, MaxAttributeNameLength)
 	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
-			return invalidParam("Message (user) attribute name %s is invalid. Reason: it can only contain letters, digits, periods, hyphens and underscores.", name)
+	for _, r := range name {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.') {
+			return invalidParam("Invalid non-alphanumeric character '#x%X' was found in the message attribute name. Can only include alphanumeric characters, hyphens, underscores, or dots.", r)
 		}
 	}
 	lower := strings.ToLower(name)
-	if strings.HasPrefix(lower, "aws.") || strings.HasPrefix(lower, "amazon.") {
+	switch {
+	case strings.HasPrefix(lower, "aws.") || strings.HasPrefix(lower, "amazon."):
 		return invalidParam("You can't use message attribute names beginning with 'AWS.' or 'Amazon.'. These strings are reserved for internal use.")
-	}
-	if name[0] == '.' || name[len(name)-1] == '.' || strings.Contains(name, "..") {
-		return invalidParam("Message (user) attribute name %s is invalid. Reason: it must not start or end with a period or contain consecutive periods.", name)
+	case name[0] == '.':
+		return invalidParam("Invalid message attribute name starting with character '.' was found.")
+	case name[len(name)-1] == '.':
+		return invalidParam("Invalid message attribute name ending with character '.' was found.")
+	case strings.Contains(name, ".."):
+		return invalidParam("Message attribute name '%s' has periods in a sequence, which is not allowed.", name)
 	}
 	return nil
 }

@@ -98,6 +98,24 @@ func TestValidateAttributesNames(t *testing.T) {
 	}
 }
 
+func TestValidateAttributesNameMessages(t *testing.T) {
+	t.Parallel()
+	for name, want := range map[string]string{
+		"a^b":   "Invalid non-alphanumeric character '#x5E' was found in the message attribute name.",
+		".a":    "Invalid message attribute name starting with character '.' was found.",
+		"a.":    "Invalid message attribute name ending with character '.' was found.",
+		"Aws.x": "You can't use message attribute names beginning with 'AWS.' or 'Amazon.'.",
+		"x..y":  "periods in a sequence",
+		"ü":     "'#xFC'",
+		"\xff":  "'#xFFFD'", // not UTF-8
+	} {
+		err := message.ValidateAttributes(map[string]drivers.MessageAttribute{name: str("v")})
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("name %q: %v, want %q", name, err, want)
+		}
+	}
+}
+
 func TestValidateAttributesCount(t *testing.T) {
 	t.Parallel()
 	attrs := map[string]drivers.MessageAttribute{}

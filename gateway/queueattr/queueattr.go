@@ -220,8 +220,8 @@ func checkCombination(a *drivers.QueueAttributes, in map[string]string) error {
 	if a.KmsMasterKeyID != "" && a.SqsManagedSseEnabled {
 		switch {
 		case setKey && setSSE:
-			return sqserr.New(sqserr.InvalidAttributeValue,
-				"Invalid value for the parameter SqsManagedSseEnabled. Reason: You can use one type of server-side encryption (SSE) at one time. You can either enable KMS SSE or SQS SSE.")
+			return sqserr.New(sqserr.InvalidAttributeName,
+				"You can use one type of server-side encryption (SSE) at one time. You can either enable KMS SSE or SQS SSE.")
 		case setKey:
 			// Choosing a KMS key switches the queue from SSE-SQS to SSE-KMS.
 			a.SqsManagedSseEnabled = false

@@ -341,9 +341,25 @@ func TestSSE(t *testing.T) {
 		t.Errorf("KMS key must switch off SSE-SQS: %+v", a)
 	}
 	_, err = queueattr.ForCreate("q", map[string]string{"KmsMasterKeyId": "k", "SqsManagedSseEnabled": "true"}, parseARN)
-	if got := code(t, err); got != sqserr.InvalidAttributeValue {
-		t.Errorf("both SSE kinds: code %q", got)
+	if got := code(t, err); got != sqserr.InvalidAttributeName || !strings.Contains(err.Error(), "You can use one type of server-side encryption (SSE) at one time.") {
+		t.Errorf("both SSE kinds: %v", err)
 	}
+	// Setting a key on a queue that has SSE-SQS switches it, as SQS does.
+	a, err = queueattr.Apply(queueattr.Defaults(false), map[string]string{"KmsMasterKeyId": "k", "KmsDataKeyReusePeriodSeconds": "6000"}, parseARN)
+	if err != nil || a.SqsManagedSseEnabled || a.KmsMasterKeyID != "k" || a.KmsDataKeyReusePeriodSeconds != 6000 {
+		t.Errorf("key on an SSE-SQS queue: %v %+v", err, a)
+	}
+	// Back to the defaults: the key goes, SSE-SQS stays off, and neither KMS attribute renders.
+	a, err = queueattr.Apply(a, map[string]string{"KmsMasterKeyId": "", "KmsDataKeyReusePeriodSeconds": "300"}, parseARN)
+	if err != nil || a.SqsManagedSseEnabled || a.KmsMasterKeyID != "" {
+		t.Errorf("KMS back to defaults: %v %+v", err, a)
+	}
+	got, err := queueattr.Render(drivers.Queue{Name: "q", Attributes: a}, nil,
+		[]string{"KmsMasterKeyId", "KmsDataKeyReusePeriodSeconds", "SqsManagedSseEnabled"}, arnOf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertMap(t, "KMS back to defaults", got, map[string]string{"SqsManagedSseEnabled": "false"})
 	a, err = queueattr.ForCreate("q", map[string]string{"KmsMasterKeyId": "k", "SqsManagedSseEnabled": "false"}, parseARN)
 	if err != nil || a.SqsManagedSseEnabled || a.KmsMasterKeyID != "k" {
 		t.Errorf("KMS with SSE-SQS off: %v %+v", err, a)
