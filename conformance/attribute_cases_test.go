@@ -1,0 +1,241 @@
+package conformance_test
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/anysqs/anysqs/capabilities"
+)
+
+// attrRange is one settable attribute with its valid range (from the API reference).
+type attrRange struct {
+	cap      capabilities.ID
+	name     string
+	min, max int
+}
+
+var attrRanges = []attrRange{
+	{capabilities.AttrVisibilityTimeout, "VisibilityTimeout", 0, 43200},
+	{capabilities.AttrDelaySeconds, "DelaySeconds", 0, 900},
+	{capabilities.AttrRetention, "MessageRetentionPeriod", 60, 1209600},
+	{capabilities.AttrMaxMessageSize, "MaximumMessageSize", 1024, 1048576},
+	{capabilities.AttrReceiveWait, "ReceiveMessageWaitTimeSeconds", 0, 20},
+}
+
+// Queue attributes: defaults, ranges, errors, round trips.
+func attributeCases() []tc {
+	cases := []tc{
+		{caps: []capabilities.ID{capabilities.QueueStandard}, name: "default-attributes", run: func(h *H) {
+			name := h.Name("defaults")
+			url := h.CreateQueue(name, nil)
+			a := h.Attrs(url, types.QueueAttributeNameAll)
+			want := map[string]string{"VisibilityTimeout": "30", "DelaySeconds": "0",
+				"MessageRetentionPeriod": "345600", "ReceiveMessageWaitTimeSeconds": "0",
+				"ApproximateNumberOfMessages": "0", "ApproximateNumberOfMessagesNotVisible": "0",
+				"ApproximateNumberOfMessagesDelayed": "0",
+				"QueueArn":                           "arn:aws:sqs:" + testRegion + ":" + testAccount + ":" + name}
+			for k, v := range want {
+				if a[k] != v {
+					h.T.Errorf("attribute %s = %q, want %q", k, a[k], v)
+				}
+			}
+			// The default maximum size was 256 KiB and is 1 MiB since 2025; either is SQS.
+			if m := a["MaximumMessageSize"]; m != "262144" && m != "1048576" {
+				h.T.Errorf("MaximumMessageSize = %q, want 262144 or 1048576", m)
+			}
+			for _, k := range []string{"CreatedTimestamp", "LastModifiedTimestamp"} {
+				h.wantEpochNear(a[k], k, h.Clock.Now())
+			}
+			if _, fifo := a["FifoQueue"]; fifo {
+				h.T.Errorf("standard queue reports FifoQueue")
+			}
+		}},
+		{caps: []capabilities.ID{capabilities.QueueStandard}, name: "get-selected-attributes-only", run: func(h *H) {
+			url := h.Queue()
+			a := h.Attrs(url, types.QueueAttributeNameVisibilityTimeout)
+			if len(a) != 1 || a["VisibilityTimeout"] != "30" {
+				h.T.Fatalf("GetQueueAttributes(VisibilityTimeout) = %v, want only VisibilityTimeout=30", a)
+			}
+		}},
+		{caps: []capabilities.ID{capabilities.QueueStandard}, name: "unknown-attribute-name", run: func(h *H) {
+			url := h.Queue()
+			_, err := h.SQS.SetQueueAttributes(h.Ctx, &sqs.SetQueueAttributesInput{QueueUrl: aws.String(url),
+				Attributes: map[string]string{"NoSuchAttribute": "1"}})
+			h.WantErr(err, "SetQueueAttributes NoSuchAttribute", "InvalidAttributeName")
+			_, err = h.SQS.CreateQueue(h.Ctx, &sqs.CreateQueueInput{QueueName: aws.String(h.Name("unk")),
+				Attributes: map[string]string{"NoSuchAttribute": "1"}})
+			h.WantErr(err, "CreateQueue NoSuchAttribute", "InvalidAttributeName")
+		}},
+		{caps: []capabilities.ID{capabilities.QueueStandard}, name: "get-unknown-attribute-name", run: func(h *H) {
+			url := h.Queue()
+			_, err := h.SQS.GetQueueAttributes(h.Ctx, &sqs.GetQueueAttributesInput{QueueUrl: aws.String(url),
+				AttributeNames: []types.QueueAttributeName{"NoSuchAttribute"}})
+			h.WantErr(err, "GetQueueAttributes NoSuchAttribute", "InvalidAttributeName")
+		}},
+		{caps: []capabilities.ID{capabilities.QueueStandard}, name: "last-modified-advances", run: func(h *H) {
+			url := h.Queue()
+			h.Clock.Advance(10 * time.Minute)
+			h.SetAttrs(url, "DelaySeconds", "3")
+			a := h.Attrs(url, types.QueueAttributeNameAll)
+			h.wantEpochNear(a["LastModifiedTimestamp"], "LastModifiedTimestamp", h.Clock.Now())
+			h.wantEpochNear(a["CreatedTimestamp"], "CreatedTimestamp", h.Clock.Now().Add(-10*time.Minute))
+		}},
+		{caps: []capabilities.ID{capabilities.AttrPolicy}, name: "policy-round-trip", run: func(h *H) {
+			url := h.Queue()
+			arn := h.Arn(url)
+			pol := `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":"*","Action":"sqs:SendMessage","Resource":"` + arn + `"}]}`
+			h.SetAttrs(url, "Policy", pol)
+			h.wantSameJSON(h.Attr(url, types.QueueAttributeNamePolicy), pol, "Policy")
+		}},
+		{caps: []capabilities.ID{capabilities.AttrRedrivePolicy, capabilities.RedriveDLQ}, name: "redrive-policy-round-trip", run: func(h *H) {
+			dlq := h.Queue()
+			src := h.Queue()
+			pol := `{"deadLetterTargetArn":"` + h.Arn(dlq) + `","maxReceiveCount":3}`
+			h.SetAttrs(src, "RedrivePolicy", pol)
+			var got struct {
+				DeadLetterTargetArn string `json:"deadLetterTargetArn"`
+				MaxReceiveCount     any    `json:"maxReceiveCount"`
+			}
+			raw := h.Attr(src, types.QueueAttributeNameRedrivePolicy)
+			if err := json.Unmarshal([]byte(raw), &got); err != nil {
+				h.T.Fatalf("RedrivePolicy %q: %v", raw, err)
+			}
+			if got.DeadLetterTargetArn != h.Arn(dlq) || toInt(got.MaxReceiveCount) != 3 {
+				h.T.Fatalf("RedrivePolicy = %s, want target %s and maxReceiveCount 3", raw, h.Arn(dlq))
+			}
+		}},
+		{caps: []capabilities.ID{capabilities.AttrRedrivePolicy}, name: "redrive-policy-missing-target", run: func(h *H) {
+			src := h.Queue()
+			missing := "arn:aws:sqs:" + testRegion + ":" + testAccount + ":" + h.Name("nodlq")
+			_, err := h.SQS.SetQueueAttributes(h.Ctx, &sqs.SetQueueAttributesInput{QueueUrl: aws.String(src),
+				Attributes: map[string]string{"RedrivePolicy": `{"deadLetterTargetArn":"` + missing + `","maxReceiveCount":3}`}})
+			h.WantErr(err, "RedrivePolicy to a missing queue", "InvalidParameterValue", "InvalidAttributeValue")
+		}},
+		{caps: []capabilities.ID{capabilities.AttrRedrivePolicy}, name: "redrive-policy-bad-max-receive-count", run: func(h *H) {
+			dlq, src := h.Queue(), h.Queue()
+			_, err := h.SQS.SetQueueAttributes(h.Ctx, &sqs.SetQueueAttributesInput{QueueUrl: aws.String(src),
+				Attributes: map[string]string{"RedrivePolicy": `{"deadLetterTargetArn":"` + h.Arn(dlq) + `","maxReceiveCount":0}`}})
+			h.WantErr(err, "RedrivePolicy maxReceiveCount 0", "InvalidParameterValue", "InvalidAttributeValue")
+		}},
+		{caps: []capabilities.ID{capabilities.AttrContentDedup}, name: "content-dedup-rejected-on-standard", run: func(h *H) {
+			_, err := h.SQS.CreateQueue(h.Ctx, &sqs.CreateQueueInput{QueueName: aws.String(h.Name("cbd")),
+				Attributes: map[string]string{"ContentBasedDeduplication": "true"}})
+			h.WantErr(err, "ContentBasedDeduplication on a standard queue", "InvalidAttributeName", "InvalidAttributeValue", "InvalidParameterValue")
+		}},
+		{caps: []capabilities.ID{capabilities.AttrContentDedup, capabilities.QueueFIFO}, name: "content-dedup-settable-on-fifo", run: func(h *H) {
+			url := h.FifoQueue()
+			h.SetAttrs(url, "ContentBasedDeduplication", "true")
+			if got := h.Attr(url, types.QueueAttributeNameContentBasedDeduplication); got != "true" {
+				h.T.Fatalf("ContentBasedDeduplication = %q, want true", got)
+			}
+		}},
+		{caps: []capabilities.ID{capabilities.QueueFIFO}, name: "fifo-attribute-immutable", run: func(h *H) {
+			url := h.FifoQueue()
+			_, err := h.SQS.SetQueueAttributes(h.Ctx, &sqs.SetQueueAttributesInput{QueueUrl: aws.String(url),
+				Attributes: map[string]string{"FifoQueue": "false"}})
+			h.WantErr(err, "SetQueueAttributes FifoQueue", "InvalidAttributeName", "InvalidAttributeValue")
+		}},
+		{caps: []capabilities.ID{capabilities.AttrDedupScope, capabilities.AttrThroughputLimit}, name: "high-throughput-fifo-attributes", run: func(h *H) {
+			url := h.FifoQueue("DeduplicationScope", "messageGroup", "FifoThroughputLimit", "perMessageGroupId")
+			a := h.Attrs(url, types.QueueAttributeNameAll)
+			if a["DeduplicationScope"] != "messageGroup" || a["FifoThroughputLimit"] != "perMessageGroupId" {
+				h.T.Fatalf("attributes %v: want DeduplicationScope=messageGroup FifoThroughputLimit=perMessageGroupId", a)
+			}
+		}},
+		{caps: []capabilities.ID{capabilities.AttrDedupScope}, name: "dedup-scope-invalid-value", run: func(h *H) {
+			_, err := h.SQS.CreateQueue(h.Ctx, &sqs.CreateQueueInput{QueueName: aws.String(h.FifoName("scope")),
+				Attributes: map[string]string{"FifoQueue": "true", "DeduplicationScope": "everywhere"}})
+			h.WantErr(err, "DeduplicationScope=everywhere", "InvalidAttributeValue", "InvalidParameterValue")
+		}},
+		{caps: []capabilities.ID{capabilities.AttrSSE}, name: "sqs-managed-sse-round-trip", run: func(h *H) {
+			url := h.Queue("SqsManagedSseEnabled", "true")
+			if got := h.Attr(url, types.QueueAttributeNameSqsManagedSseEnabled); got != "true" {
+				h.T.Fatalf("SqsManagedSseEnabled = %q, want true", got)
+			}
+		}},
+		{caps: []capabilities.ID{capabilities.AttrRedriveAllow}, name: "redrive-allow-policy-round-trip", run: func(h *H) {
+			url := h.Queue()
+			pol := `{"redrivePermission":"denyAll"}`
+			h.SetAttrs(url, "RedriveAllowPolicy", pol)
+			h.wantSameJSON(h.Attr(url, types.QueueAttributeNameRedriveAllowPolicy), pol, "RedriveAllowPolicy")
+		}},
+	}
+	for _, r := range attrRanges {
+		cases = append(cases,
+			tc{caps: []capabilities.ID{r.cap}, name: "range-bounds-accepted", run: func(h *H) {
+				for _, v := range []int{r.min, r.max} {
+					url := h.Queue(r.name, strconv.Itoa(v))
+					if got := h.Attr(url, types.QueueAttributeName(r.name)); got != strconv.Itoa(v) {
+						h.T.Fatalf("%s created as %d reads back %q", r.name, v, got)
+					}
+					h.SetAttrs(url, r.name, strconv.Itoa(r.min+r.max-v))
+					if got := h.Attr(url, types.QueueAttributeName(r.name)); got != strconv.Itoa(r.min+r.max-v) {
+						h.T.Fatalf("%s set to %d reads back %q", r.name, r.min+r.max-v, got)
+					}
+				}
+			}},
+			tc{caps: []capabilities.ID{r.cap}, name: "range-out-of-bounds-rejected", run: func(h *H) {
+				url := h.Queue()
+				before := h.Attr(url, types.QueueAttributeName(r.name))
+				for _, v := range []string{strconv.Itoa(r.min - 1), strconv.Itoa(r.max + 1), "abc"} {
+					_, err := h.SQS.SetQueueAttributes(h.Ctx, &sqs.SetQueueAttributesInput{QueueUrl: aws.String(url),
+						Attributes: map[string]string{r.name: v}})
+					h.WantErr(err, "SetQueueAttributes "+r.name+"="+v, "InvalidAttributeValue")
+					_, err = h.SQS.CreateQueue(h.Ctx, &sqs.CreateQueueInput{QueueName: aws.String(h.Name("oob")),
+						Attributes: map[string]string{r.name: v}})
+					h.WantErr(err, "CreateQueue "+r.name+"="+v, "InvalidAttributeValue")
+				}
+				if after := h.Attr(url, types.QueueAttributeName(r.name)); after != before {
+					h.T.Fatalf("%s changed from %s to %s by rejected requests", r.name, before, after)
+				}
+			}},
+		)
+	}
+	return cases
+}
+
+// wantEpochNear checks an epoch-seconds attribute is within 2 s of want.
+func (h *H) wantEpochNear(s, name string, want time.Time) {
+	h.T.Helper()
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		h.T.Errorf("%s = %q: not epoch seconds", name, s)
+		return
+	}
+	if d := time.Unix(n, 0).Sub(want); d < -2*time.Second || d > 2*time.Second {
+		h.T.Errorf("%s = %s (%v), want about %v (the gateway's clock)", name, s, time.Unix(n, 0).UTC(), want.UTC())
+	}
+}
+
+// wantSameJSON compares two JSON documents by value.
+func (h *H) wantSameJSON(got, want, what string) {
+	h.T.Helper()
+	var g, w any
+	if err := json.Unmarshal([]byte(got), &g); err != nil {
+		h.T.Fatalf("%s = %q: not JSON: %v", what, got, err)
+	}
+	_ = json.Unmarshal([]byte(want), &w)
+	gb, _ := json.Marshal(g)
+	wb, _ := json.Marshal(w)
+	if string(gb) != string(wb) {
+		h.T.Fatalf("%s = %s, want %s", what, got, want)
+	}
+}
+
+// toInt reads a JSON number or numeric string.
+func toInt(v any) int {
+	switch x := v.(type) {
+	case float64:
+		return int(x)
+	case string:
+		n, _ := strconv.Atoi(strings.TrimSpace(x))
+		return n
+	}
+	return -1
+}

@@ -1,0 +1,181 @@
+package conformance_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/anysqs/anysqs/capabilities"
+	"github.com/anysqs/anysqs/capabilities/report"
+	"github.com/anysqs/anysqs/drivers"
+)
+
+// tc is one conformance case.
+type tc struct {
+	// caps are the capability IDs the case exercises; joined by "+" they name the subtest.
+	caps []capabilities.ID
+	name string
+	// run asserts the SQS behaviour (Native or Emulated).
+	run func(h *H)
+	// degraded, if set, asserts the documented fallback when one of caps is Degraded.
+	degraded func(h *H, d capabilities.Declaration)
+	// unsupported, if set, asserts the explicit error and absence of side effects when one
+	// of caps is Unsupported; otherwise the capability's generic probe does.
+	unsupported func(h *H, id capabilities.ID)
+}
+
+// allCases gathers the cases of every area.
+func allCases() []tc {
+	var all []tc
+	for _, area := range [][]tc{
+		queueCases(), attributeCases(), messageCases(), batchCases(), visibilityCases(),
+		delayCases(), redriveCases(), retentionCases(), longPollCases(), fifoCases(),
+		purgeTagCases(), concurrencyCases(), restartCases(),
+	} {
+		all = append(all, area...)
+	}
+	return all
+}
+
+// selectBackends keeps the rows named in ANYSQS_CONFORMANCE_BACKENDS (comma-separated),
+// or all of them when it is unset; `make conformance BACKEND=x` sets it.
+func selectBackends(all ...backend) []backend {
+	want := os.Getenv("ANYSQS_CONFORMANCE_BACKENDS")
+	if want == "" {
+		return all
+	}
+	var out []backend
+	for _, b := range all {
+		for _, w := range strings.Split(want, ",") {
+			if strings.TrimSpace(w) == b.name {
+				out = append(out, b)
+			}
+		}
+	}
+	return out
+}
+
+// TestConformance runs every case on every backend:
+// TestConformance/<backend>/<capabilityID>/<case>.
+func TestConformance(t *testing.T) {
+	cases := allCases()
+	checkCaseNames(t, cases)
+	for _, b := range backends() {
+		t.Run(b.name, func(t *testing.T) {
+			rec := &runRecord{backend: b.name, started: time.Now().UTC()}
+			t.Cleanup(func() { rec.write(t) })
+			for _, c := range cases {
+				t.Run(capSegment(c.caps)+"/"+c.name, func(t *testing.T) {
+					if b.parallel {
+						t.Parallel()
+					}
+					runCase(t, b, c, rec)
+				})
+			}
+		})
+	}
+}
+
+// runCase starts a harness and dispatches on the declared levels of the case's capabilities.
+func runCase(t *testing.T, b backend, c tc, rec *runRecord) {
+	h := newHarness(t, b)
+	rec.describe(h)
+	levels := map[capabilities.ID]capabilities.Level{}
+	for _, id := range c.caps {
+		levels[id] = h.Level(id)
+	}
+	for _, id := range c.caps {
+		if levels[id] != capabilities.Unsupported {
+			continue
+		}
+		if c.unsupported != nil {
+			c.unsupported(h, id)
+			return
+		}
+		probe, ok := unsupportedProbes()[id]
+		if !ok {
+			t.Fatalf("%s declares %s unsupported, and this suite has no probe for its rejection yet", b.name, id)
+		}
+		probe(h)
+		return
+	}
+	for _, id := range c.caps {
+		if levels[id] != capabilities.Degraded {
+			continue
+		}
+		d, _ := h.declaration(id)
+		if c.degraded != nil {
+			c.degraded(h, d)
+			return
+		}
+		t.Logf("%s declares %s degraded (%q); asserting the SQS behaviour anyway", b.name, id, d.Note)
+	}
+	c.run(h)
+}
+
+// checkCaseNames makes sure subtest names are unique and every case has capabilities.
+func checkCaseNames(t *testing.T, cases []tc) {
+	seen := map[string]bool{}
+	for _, c := range cases {
+		if len(c.caps) == 0 || c.run == nil {
+			t.Fatalf("case %q: needs capabilities and a run function", c.name)
+		}
+		k := capSegment(c.caps) + "/" + c.name
+		if seen[k] {
+			t.Fatalf("duplicate case %s", k)
+		}
+		seen[k] = true
+	}
+}
+
+// runRecord collects, for the compatibility report, what one backend declared; the
+// cases' outcomes come from go test -json.
+type runRecord struct {
+	mu      sync.Mutex
+	backend string
+	started time.Time
+	desc    *drivers.Description
+}
+
+func (r *runRecord) describe(h *H) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.desc == nil {
+		d := h.Desc
+		r.desc = &d
+	}
+}
+
+// write saves <dir>/<backend>.declarations.json with the report package's writer; dir is
+// ANYSQS_CONFORMANCE_OUT, or a directory under the system temp dir (logged).
+func (r *runRecord) write(t *testing.T) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.desc == nil {
+		return // nothing ran (service unavailable)
+	}
+	dir := os.Getenv("ANYSQS_CONFORMANCE_OUT")
+	if dir == "" {
+		dir = filepath.Join(os.TempDir(), "anysqs-conformance")
+	}
+	d := report.NewDeclarations(r.backend, r.desc.Version, r.desc.ServiceVersion, r.desc.Capabilities,
+		r.started, report.GitCommit(".."))
+	if err := report.WriteDeclarations(dir, d); err != nil {
+		t.Errorf("declarations record: %v", err)
+		return
+	}
+	t.Logf("declarations written to %s", filepath.Join(dir, r.backend+".declarations.json"))
+}
+
+// capSegment is the capability part of a subtest name: the case's IDs joined by "+",
+// each of which the report counts the case as evidence for.
+func capSegment(ids []capabilities.ID) string {
+	s := make([]string, len(ids))
+	for i, id := range ids {
+		s[i] = string(id)
+	}
+	return strings.Join(s, "+")
+}

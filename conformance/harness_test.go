@@ -1,0 +1,266 @@
+package conformance_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/anysqs/anysqs/capabilities"
+	"github.com/anysqs/anysqs/drivers"
+	"github.com/anysqs/anysqs/gateway"
+	"github.com/anysqs/anysqs/internal/clock"
+)
+
+const (
+	testAccount = "123456789012"
+	testRegion  = "us-east-1"
+)
+
+// underCI reports whether a missing service or client must fail rather than skip.
+func underCI() bool { return os.Getenv("CI") == "true" }
+
+// skipUnavailable skips (or, under CI, fails) because something the test needs is not here.
+func skipUnavailable(t testing.TB, format string, args ...any) {
+	t.Helper()
+	msg := "service not available here: " + fmt.Sprintf(format, args...)
+	if underCI() {
+		t.Fatal(msg + " (CI=true: not skipping)")
+	}
+	t.Skip(msg)
+}
+
+// storage is one case's private backend storage. open (re)opens a driver on it; calling
+// open again after closing the previous driver is how a restart is simulated.
+type storage struct {
+	open func(ctx context.Context) (drivers.Driver, error)
+}
+
+// backend is one row of the backend table.
+type backend struct {
+	name string
+	// prepare creates a fresh, isolated storage for one case, or skips the test when the
+	// backend's service is not reachable. Cleanup is registered on t.
+	prepare func(t *testing.T) storage
+	// parallel says cases may run concurrently: false for backends whose server is shared
+	// with the rest of the machine and would only be slowed down.
+	parallel bool
+}
+
+// backends is THE table: every case runs once per row.
+func backends() []backend {
+	return selectBackends(sqliteBackend())
+}
+
+// H is the harness of one case: a gateway over one backend with a fake clock, and an
+// aws-sdk-go-v2 SQS client pointed at it.
+type H struct {
+	T     *testing.T
+	Ctx   context.Context
+	Clock *clock.Fake
+	SQS   *sqs.Client
+	URL   string // the gateway's base URL
+	Desc  drivers.Description
+
+	backend string
+	st      storage
+	srv     *httptest.Server
+	handler atomic.Pointer[http.Handler]
+	gw      *gateway.Server
+	drv     *observedDriver
+	prefix  string
+	seq     atomic.Int64
+}
+
+// newHarness starts a gateway for backend b on fresh storage.
+func newHarness(t *testing.T, b backend) *H {
+	t.Helper()
+	st := b.prepare(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	h := &H{T: t, Ctx: ctx, backend: b.name, st: st,
+		Clock:  clock.NewFake(time.Now()),
+		prefix: "c" + randomHex(4) + "-",
+	}
+	h.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if p := h.handler.Load(); p != nil {
+			(*p).ServeHTTP(w, r)
+			return
+		}
+		http.Error(w, "gateway stopped", http.StatusServiceUnavailable)
+	}))
+	h.URL = h.srv.URL
+	t.Cleanup(func() {
+		h.stop()
+		h.srv.Close()
+	})
+	h.start()
+	h.SQS = h.newClient()
+	return h
+}
+
+// start opens the driver on the case's storage and starts a gateway over it.
+func (h *H) start() {
+	h.T.Helper()
+	d, err := h.st.open(h.Ctx)
+	if err != nil {
+		h.T.Fatalf("open %s driver: %v", h.backend, err)
+	}
+	h.drv = &observedDriver{Driver: d}
+	h.Desc, err = d.Describe(h.Ctx)
+	if err != nil {
+		d.Close()
+		h.T.Fatalf("describe %s driver: %v", h.backend, err)
+	}
+	gw, err := gateway.New(h.Ctx, gateway.Config{
+		Driver:        h.drv,
+		Clock:         h.Clock,
+		AccountID:     testAccount,
+		Region:        testRegion,
+		PublicURL:     h.srv.URL,
+		Logger:        slog.New(slog.NewTextHandler(io.Discard, nil)),
+		SweepInterval: time.Minute,
+	})
+	if err != nil {
+		d.Close()
+		h.T.Fatalf("start gateway over %s: %v", h.backend, err)
+	}
+	h.gw = gw
+	var hd http.Handler = gw
+	h.handler.Store(&hd)
+}
+
+// stop closes the gateway and its driver; the listener stays, answering 503 meanwhile.
+func (h *H) stop() {
+	h.handler.Store(nil)
+	if h.gw != nil {
+		h.gw.Close()
+		h.gw = nil
+	}
+	if h.drv != nil {
+		h.drv.Close()
+		h.drv = nil
+	}
+}
+
+// Restart stops the gateway and the driver and starts both again on the same storage,
+// keeping the listener so that queue URLs stay valid.
+func (h *H) Restart() {
+	h.T.Helper()
+	h.stop()
+	h.start()
+}
+
+// newClient returns an aws-sdk-go-v2 client for the gateway: static credentials, region
+// us-east-1, message checksum validation left on, and no retries so that every error
+// the gateway returns reaches the test.
+func (h *H) newClient() *sqs.Client {
+	return sqs.New(sqs.Options{
+		Region:       testRegion,
+		Credentials:  credentials.NewStaticCredentialsProvider("AKIDCONFORMANCE", "conformance-secret", ""),
+		BaseEndpoint: aws.String(h.URL),
+		Retryer:      aws.NopRetryer{},
+	})
+}
+
+// Name returns a queue name unique to this case (backends may share a namespace).
+func (h *H) Name(base string) string {
+	n := fmt.Sprintf("%s%s%d", h.prefix, base, h.seq.Add(1))
+	return n
+}
+
+// FifoName returns a unique FIFO queue name.
+func (h *H) FifoName(base string) string { return h.Name(base) + ".fifo" }
+
+// Level returns the backend's declared level for id; a missing declaration fails the case,
+// because every driver declares every catalog ID.
+func (h *H) Level(id capabilities.ID) capabilities.Level {
+	h.T.Helper()
+	d, ok := h.declaration(id)
+	if !ok {
+		h.T.Fatalf("backend %s declares no level for capability %s", h.backend, id)
+	}
+	return d.Level
+}
+
+func (h *H) declaration(id capabilities.ID) (capabilities.Declaration, bool) {
+	for _, d := range h.Desc.Capabilities {
+		if d.ID == id {
+			return d, true
+		}
+	}
+	return capabilities.Declaration{}, false
+}
+
+// NextEmptyReceive returns a channel closed after the driver next answers a receive with
+// no message. A long poll calls the driver, finds nothing, then waits: once this fires
+// the gateway has started waiting (or is about to), so a later send must wake it.
+func (h *H) NextEmptyReceive() <-chan struct{} { return h.drv.nextEmptyReceive() }
+
+// Eventually calls cond until it is true, advancing the fake clock by step between calls
+// (step 0: no advance). It is for work the gateway does in the background (message move
+// tasks, sweeps), which a black-box client cannot wait on; it asserts no timing, only
+// that the condition becomes true within a generous number of rounds.
+func (h *H) Eventually(what string, step time.Duration, cond func() bool) {
+	h.T.Helper()
+	for i := 0; i < 2000; i++ {
+		if cond() {
+			return
+		}
+		if step > 0 {
+			h.Clock.Advance(step)
+		}
+		time.Sleep(5 * time.Millisecond) // give the gateway's goroutines a turn
+	}
+	h.T.Fatalf("%s: never happened", what)
+}
+
+// observedDriver passes everything to the backend's driver and lets the harness see when a
+// receive came back empty. It changes no behaviour.
+type observedDriver struct {
+	drivers.Driver
+	mu      sync.Mutex
+	waiters []chan struct{}
+}
+
+func (d *observedDriver) ReceiveMessages(ctx context.Context, req drivers.ReceiveMessagesRequest) (drivers.ReceiveMessagesResult, error) {
+	res, err := d.Driver.ReceiveMessages(ctx, req)
+	if err == nil && len(res.Messages) == 0 {
+		d.mu.Lock()
+		for _, w := range d.waiters {
+			close(w)
+		}
+		d.waiters = nil
+		d.mu.Unlock()
+	}
+	return res, err
+}
+
+func (d *observedDriver) nextEmptyReceive() <-chan struct{} {
+	c := make(chan struct{})
+	d.mu.Lock()
+	d.waiters = append(d.waiters, c)
+	d.mu.Unlock()
+	return c
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		panic(err) // crypto/rand does not fail on supported platforms
+	}
+	return hex.EncodeToString(b)
+}

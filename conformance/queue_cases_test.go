@@ -1,0 +1,204 @@
+package conformance_test
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/anysqs/anysqs/capabilities"
+)
+
+// Queue lifecycle: create, get URL, list, delete, and the errors around them.
+func queueCases() []tc {
+	std := []capabilities.ID{capabilities.QueueCreate, capabilities.QueueStandard}
+	return []tc{
+		{caps: std, name: "create-returns-queue-url", run: func(h *H) {
+			name := h.Name("url")
+			url := h.CreateQueue(name, nil)
+			if want := h.URL + "/" + testAccount + "/" + name; url != want {
+				h.T.Fatalf("QueueUrl = %q, want %q", url, want)
+			}
+		}},
+		{caps: std, name: "create-idempotent-same-attributes", run: func(h *H) {
+			name := h.Name("idem")
+			a := map[string]string{"VisibilityTimeout": "45", "DelaySeconds": "5"}
+			u1 := h.CreateQueue(name, a)
+			u2 := h.CreateQueue(name, a)
+			if u1 != u2 {
+				h.T.Fatalf("second CreateQueue returned %q, first %q", u2, u1)
+			}
+		}},
+		{caps: std, name: "create-conflict-different-attributes", run: func(h *H) {
+			name := h.Name("conflict")
+			h.CreateQueue(name, map[string]string{"VisibilityTimeout": "45"})
+			_, err := h.SQS.CreateQueue(h.Ctx, &sqs.CreateQueueInput{QueueName: aws.String(name),
+				Attributes: map[string]string{"VisibilityTimeout": "46"}})
+			h.WantErr(err, "CreateQueue with other attributes", "QueueNameExists")
+			if got := h.Attr(h.urlOf(name), types.QueueAttributeNameVisibilityTimeout); got != "45" {
+				h.T.Fatalf("VisibilityTimeout after conflicting create = %s, want 45", got)
+			}
+		}},
+		{caps: std, name: "get-queue-url", run: func(h *H) {
+			name := h.Name("get")
+			url := h.CreateQueue(name, nil)
+			if got := h.urlOf(name); got != url {
+				h.T.Fatalf("GetQueueUrl = %q, want %q", got, url)
+			}
+		}},
+		{caps: std, name: "get-queue-url-nonexistent", run: func(h *H) {
+			_, err := h.SQS.GetQueueUrl(h.Ctx, &sqs.GetQueueUrlInput{QueueName: aws.String(h.Name("missing"))})
+			h.WantErr(err, "GetQueueUrl of a missing queue", "QueueDoesNotExist")
+		}},
+		{caps: std, name: "list-queues-prefix", run: func(h *H) {
+			pa, pb := h.Name("alpha"), h.Name("beta")
+			var want []string
+			for i := 0; i < 3; i++ {
+				want = append(want, h.CreateQueue(fmt.Sprintf("%s-%d", pa, i), nil))
+			}
+			h.CreateQueue(pb+"-0", nil)
+			got := h.listAll(pa, 0)
+			sort.Strings(want)
+			sort.Strings(got)
+			if strings.Join(got, ",") != strings.Join(want, ",") {
+				h.T.Fatalf("ListQueues(prefix %s) = %v, want %v", pa, got, want)
+			}
+		}},
+		{caps: std, name: "list-queues-paging", run: func(h *H) {
+			p := h.Name("page")
+			want := map[string]bool{}
+			for i := 0; i < 5; i++ {
+				want[h.CreateQueue(fmt.Sprintf("%s-%d", p, i), nil)] = true
+			}
+			got := h.listAll(p, 2)
+			if len(got) != 5 {
+				h.T.Fatalf("paged ListQueues returned %d urls %v, want 5", len(got), got)
+			}
+			for _, u := range got {
+				if !want[u] {
+					h.T.Fatalf("paged ListQueues returned %q twice or unexpectedly", u)
+				}
+				delete(want, u)
+			}
+		}},
+		{caps: std, name: "list-queues-max-results-range", run: func(h *H) {
+			_, err := h.SQS.ListQueues(h.Ctx, &sqs.ListQueuesInput{MaxResults: aws.Int32(1001)})
+			h.WantErr(err, "ListQueues MaxResults=1001", "InvalidParameterValue")
+		}},
+		{caps: std, name: "delete-queue", run: func(h *H) {
+			name := h.Name("del")
+			url := h.CreateQueue(name, nil)
+			h.Send(url, "x")
+			_, err := h.SQS.DeleteQueue(h.Ctx, &sqs.DeleteQueueInput{QueueUrl: aws.String(url)})
+			h.Must(err, "DeleteQueue")
+			_, err = h.SQS.GetQueueUrl(h.Ctx, &sqs.GetQueueUrlInput{QueueName: aws.String(name)})
+			h.WantErr(err, "GetQueueUrl after delete", "QueueDoesNotExist")
+			if got := h.listAll(name, 0); len(got) != 0 {
+				h.T.Fatalf("deleted queue still listed: %v", got)
+			}
+		}},
+		{caps: std, name: "delete-queue-nonexistent", run: func(h *H) {
+			_, err := h.SQS.DeleteQueue(h.Ctx, &sqs.DeleteQueueInput{QueueUrl: aws.String(h.missingURL())})
+			h.WantErr(err, "DeleteQueue of a missing queue", "QueueDoesNotExist")
+		}},
+		{caps: std, name: "nonexistent-queue-send-receive-attributes", run: func(h *H) {
+			url := h.missingURL()
+			_, err := h.SQS.SendMessage(h.Ctx, &sqs.SendMessageInput{QueueUrl: aws.String(url), MessageBody: aws.String("x")})
+			h.WantErr(err, "SendMessage to a missing queue", "QueueDoesNotExist")
+			_, err = h.SQS.ReceiveMessage(h.Ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(url)})
+			h.WantErr(err, "ReceiveMessage from a missing queue", "QueueDoesNotExist")
+			_, err = h.SQS.GetQueueAttributes(h.Ctx, &sqs.GetQueueAttributesInput{QueueUrl: aws.String(url)})
+			h.WantErr(err, "GetQueueAttributes of a missing queue", "QueueDoesNotExist")
+			_, err = h.SQS.SetQueueAttributes(h.Ctx, &sqs.SetQueueAttributesInput{QueueUrl: aws.String(url),
+				Attributes: map[string]string{"DelaySeconds": "1"}})
+			h.WantErr(err, "SetQueueAttributes of a missing queue", "QueueDoesNotExist")
+			_, err = h.SQS.PurgeQueue(h.Ctx, &sqs.PurgeQueueInput{QueueUrl: aws.String(url)})
+			h.WantErr(err, "PurgeQueue of a missing queue", "QueueDoesNotExist")
+		}},
+		{caps: std, name: "queue-name-invalid-characters", run: func(h *H) {
+			_, err := h.SQS.CreateQueue(h.Ctx, &sqs.CreateQueueInput{QueueName: aws.String(h.Name("bad!name"))})
+			h.WantErr(err, "CreateQueue bad!name", "InvalidParameterValue")
+		}},
+		{caps: std, name: "queue-name-length", run: func(h *H) {
+			name := h.Name("len")
+			ok := name + strings.Repeat("a", 80-len(name))
+			h.CreateQueue(ok, nil)
+			_, err := h.SQS.CreateQueue(h.Ctx, &sqs.CreateQueueInput{QueueName: aws.String(ok + "a")})
+			h.WantErr(err, "CreateQueue with an 81-character name", "InvalidParameterValue")
+		}},
+		{caps: std, name: "queue-url-forms-accepted", run: func(h *H) {
+			// SDKs address queues by the URL CreateQueue returned; some rewrite the host.
+			name := h.Name("form")
+			h.CreateQueue(name, nil)
+			alt := strings.Replace(h.URL, "127.0.0.1", "localhost", 1) + "/" + testAccount + "/" + name
+			_, err := h.SQS.SendMessage(h.Ctx, &sqs.SendMessageInput{QueueUrl: aws.String(alt), MessageBody: aws.String("x")})
+			h.Must(err, "SendMessage via "+alt)
+		}},
+		{caps: []capabilities.ID{capabilities.QueueFIFO, capabilities.QueueCreate}, name: "fifo-create-and-attributes", run: func(h *H) {
+			url := h.FifoQueue()
+			a := h.Attrs(url, types.QueueAttributeNameAll)
+			if a["FifoQueue"] != "true" || a["ContentBasedDeduplication"] != "false" {
+				h.T.Fatalf("FIFO queue attributes %v: want FifoQueue=true ContentBasedDeduplication=false", a)
+			}
+		}},
+		{caps: []capabilities.ID{capabilities.QueueFIFO}, name: "fifo-attribute-needs-fifo-suffix", run: func(h *H) {
+			_, err := h.SQS.CreateQueue(h.Ctx, &sqs.CreateQueueInput{QueueName: aws.String(h.Name("nosuffix")),
+				Attributes: map[string]string{"FifoQueue": "true"}})
+			h.WantErr(err, "CreateQueue FifoQueue=true without .fifo", "InvalidParameterValue", "InvalidAttributeValue")
+		}},
+		{caps: []capabilities.ID{capabilities.QueueFIFO}, name: "fifo-suffix-needs-fifo-attribute", run: func(h *H) {
+			_, err := h.SQS.CreateQueue(h.Ctx, &sqs.CreateQueueInput{QueueName: aws.String(h.FifoName("noattr"))})
+			h.WantErr(err, "CreateQueue x.fifo without FifoQueue", "InvalidParameterValue", "InvalidAttributeValue")
+		}},
+		{caps: std, name: "add-permission-unsupported", run: func(h *H) {
+			url := h.Queue()
+			_, err := h.SQS.AddPermission(h.Ctx, &sqs.AddPermissionInput{QueueUrl: aws.String(url), Label: aws.String("l"),
+				AWSAccountIds: []string{testAccount}, Actions: []string{"SendMessage"}})
+			if err == nil {
+				h.T.Fatalf("AddPermission succeeded; anysqs documents it as unsupported")
+			}
+			if c := codeOf(err); c == "" || c == "InternalError" {
+				h.T.Fatalf("AddPermission: error %v, want an explicit SQS error code", err)
+			}
+		}},
+	}
+}
+
+// urlOf returns GetQueueUrl(name).
+func (h *H) urlOf(name string) string {
+	h.T.Helper()
+	out, err := h.SQS.GetQueueUrl(h.Ctx, &sqs.GetQueueUrlInput{QueueName: aws.String(name)})
+	h.Must(err, "GetQueueUrl "+name)
+	return aws.ToString(out.QueueUrl)
+}
+
+// listAll pages through ListQueues with prefix, pageSize results at a time (0: one call).
+func (h *H) listAll(prefix string, pageSize int32) []string {
+	h.T.Helper()
+	var urls []string
+	in := &sqs.ListQueuesInput{QueueNamePrefix: aws.String(prefix)}
+	if pageSize > 0 {
+		in.MaxResults = aws.Int32(pageSize)
+	}
+	for i := 0; ; i++ {
+		out, err := h.SQS.ListQueues(h.Ctx, in)
+		h.Must(err, "ListQueues")
+		if pageSize > 0 && int32(len(out.QueueUrls)) > pageSize {
+			h.T.Fatalf("ListQueues page of %d > MaxResults %d", len(out.QueueUrls), pageSize)
+		}
+		urls = append(urls, out.QueueUrls...)
+		if out.NextToken == nil || *out.NextToken == "" {
+			return urls
+		}
+		if i > 100 {
+			h.T.Fatalf("ListQueues paging does not end")
+		}
+		in.NextToken = out.NextToken
+	}
+}
+
+// missingURL is the URL a queue would have if it existed.
+func (h *H) missingURL() string { return h.URL + "/" + testAccount + "/" + h.Name("missing") }

@@ -1,0 +1,212 @@
+package conformance_test
+
+import (
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/anysqs/anysqs/capabilities"
+)
+
+// Visibility timeout: default, override, expiry, extension, release, the 12 h maximum.
+func visibilityCases() []tc {
+	vt := []capabilities.ID{capabilities.VisibilityTimeout}
+	change := []capabilities.ID{capabilities.VisibilityChange}
+	return []tc{
+		{caps: vt, name: "hidden-while-in-flight-then-redelivered", run: func(h *H) {
+			url := h.Queue()
+			h.Send(url, "v")
+			first := h.ReceiveOne(url, 0) // queue default: 30 s
+			h.Clock.Advance(29 * time.Second)
+			h.ReceiveNone(url, "29 s into a 30 s visibility timeout")
+			h.WantCounts(url, 0, 1, 0)
+			h.Clock.Advance(2 * time.Second)
+			again := h.ReceiveOne(url, 0)
+			if aws.ToString(again.MessageId) != aws.ToString(first.MessageId) || h.ReceiveCount(again) != 2 {
+				h.T.Fatalf("redelivered %s with receive count %d, want %s with 2", aws.ToString(again.MessageId), h.ReceiveCount(again), aws.ToString(first.MessageId))
+			}
+		}},
+		{caps: vt, name: "per-receive-override", run: func(h *H) {
+			url := h.Queue("VisibilityTimeout", "300")
+			h.Send(url, "v")
+			h.ReceiveOne(url, 5)
+			h.Clock.Advance(6 * time.Second)
+			h.ReceiveOne(url, 5)
+		}},
+		{caps: []capabilities.ID{capabilities.VisibilityTimeout, capabilities.AttrVisibilityTimeout}, name: "queue-default-changed", run: func(h *H) {
+			url := h.Queue()
+			h.SetAttrs(url, "VisibilityTimeout", "10")
+			h.Send(url, "v")
+			h.ReceiveOne(url, 0)
+			h.Clock.Advance(9 * time.Second)
+			h.ReceiveNone(url, "9 s into a 10 s queue visibility timeout")
+			h.Clock.Advance(2 * time.Second)
+			h.ReceiveOne(url, 0)
+		}},
+		{caps: change, name: "extend-in-flight", run: func(h *H) {
+			url := h.Queue()
+			h.Send(url, "v")
+			m := h.ReceiveOne(url, 10)
+			_, err := h.SQS.ChangeMessageVisibility(h.Ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(url), ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: 120})
+			h.Must(err, "ChangeMessageVisibility 120")
+			h.Clock.Advance(60 * time.Second)
+			h.ReceiveNone(url, "60 s into an extended 120 s timeout")
+			h.Clock.Advance(61 * time.Second)
+			h.ReceiveOne(url, 0)
+		}},
+		{caps: change, name: "shorten-in-flight", run: func(h *H) {
+			url := h.Queue()
+			h.Send(url, "v")
+			m := h.ReceiveOne(url, 600)
+			_, err := h.SQS.ChangeMessageVisibility(h.Ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(url), ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: 5})
+			h.Must(err, "ChangeMessageVisibility 5")
+			h.Clock.Advance(6 * time.Second)
+			h.ReceiveOne(url, 0)
+		}},
+		{caps: change, name: "handle-still-valid-after-change", run: func(h *H) {
+			url := h.Queue()
+			h.Send(url, "v")
+			m := h.ReceiveOne(url, 10)
+			_, err := h.SQS.ChangeMessageVisibility(h.Ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(url), ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: 60})
+			h.Must(err, "ChangeMessageVisibility")
+			h.Delete(url, m)
+			h.Clock.Advance(61 * time.Second)
+			h.ReceiveNone(url, "after delete")
+		}},
+		{caps: change, name: "change-after-expiry-not-in-flight", run: func(h *H) {
+			url := h.Queue()
+			h.Send(url, "v")
+			m := h.ReceiveOne(url, 10)
+			h.Clock.Advance(11 * time.Second)
+			_, err := h.SQS.ChangeMessageVisibility(h.Ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(url), ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: 60})
+			h.WantErr(err, "ChangeMessageVisibility after the timeout expired", "MessageNotInflight")
+			h.ReceiveOne(url, 0) // still visible: the failed change did nothing
+		}},
+		{caps: change, name: "change-garbage-handle", run: func(h *H) {
+			url := h.Queue()
+			_, err := h.SQS.ChangeMessageVisibility(h.Ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(url), ReceiptHandle: aws.String("garbage"), VisibilityTimeout: 60})
+			h.WantErr(err, "ChangeMessageVisibility with a garbage handle", "ReceiptHandleIsInvalid")
+		}},
+		{caps: []capabilities.ID{capabilities.VisibilityRelease}, name: "zero-releases-at-once", run: func(h *H) {
+			url := h.Queue()
+			h.Send(url, "v")
+			m := h.ReceiveOne(url, 600)
+			_, err := h.SQS.ChangeMessageVisibility(h.Ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(url), ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: 0})
+			h.Must(err, "ChangeMessageVisibility 0")
+			again := h.ReceiveOne(url, 0) // no clock advance
+			if aws.ToString(again.MessageId) != aws.ToString(m.MessageId) {
+				h.T.Fatalf("released message not redelivered")
+			}
+		}},
+		{caps: []capabilities.ID{capabilities.VisibilityMax}, name: "twelve-hours-accepted", run: func(h *H) {
+			url := h.Queue("VisibilityTimeout", "43200")
+			h.Send(url, "v")
+			m := h.ReceiveOne(url, 0)
+			_, err := h.SQS.ChangeMessageVisibility(h.Ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(url), ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: 43200})
+			h.Must(err, "ChangeMessageVisibility 43200")
+			h.Clock.Advance(12*time.Hour - time.Minute)
+			h.ReceiveNone(url, "a minute before 12 h")
+			h.Clock.Advance(2 * time.Minute)
+			h.ReceiveOne(url, 0)
+		}},
+		{caps: []capabilities.ID{capabilities.VisibilityMax}, name: "over-twelve-hours-rejected", run: func(h *H) {
+			url := h.Queue()
+			h.Send(url, "v")
+			_, err := h.SQS.ReceiveMessage(h.Ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(url), VisibilityTimeout: 43201})
+			h.WantErr(err, "ReceiveMessage VisibilityTimeout=43201", "InvalidParameterValue")
+			m := h.ReceiveOne(url, 30)
+			_, err = h.SQS.ChangeMessageVisibility(h.Ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(url), ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: 43201})
+			h.WantErr(err, "ChangeMessageVisibility 43201", "InvalidParameterValue")
+			h.Clock.Advance(31 * time.Second)
+			h.ReceiveOne(url, 0) // the rejected change left the 30 s timeout alone
+		}},
+	}
+}
+
+// Delay: queue delay, per-message delay, limits.
+func delayCases() []tc {
+	return []tc{
+		{caps: []capabilities.ID{capabilities.DelayQueue}, name: "queue-delay", run: func(h *H) {
+			url := h.Queue("DelaySeconds", "30")
+			h.Send(url, "d")
+			h.ReceiveNone(url, "right after send to a 30 s delay queue")
+			h.WantCounts(url, 0, 0, 1)
+			h.Clock.Advance(29 * time.Second)
+			h.ReceiveNone(url, "29 s into a 30 s delay")
+			h.Clock.Advance(2 * time.Second)
+			h.WantCounts(url, 1, 0, 0)
+			h.ReceiveOne(url, 0)
+		}},
+		{caps: []capabilities.ID{capabilities.DelayQueue, capabilities.AttrDelaySeconds}, name: "queue-delay-changed-applies-to-new-messages", run: func(h *H) {
+			url := h.Queue()
+			h.Send(url, "before")
+			h.SetAttrs(url, "DelaySeconds", "60")
+			h.Send(url, "after")
+			if got := h.drain(url, 2); len(got) != 1 || got[0] != "before" {
+				h.T.Fatalf("right after the change received %v, want [before]", got)
+			}
+			h.Clock.Advance(61 * time.Second)
+			if got := h.drain(url, 2); len(got) != 1 || got[0] != "after" {
+				h.T.Fatalf("after 61 s received %v, want [after]", got)
+			}
+		}},
+		{caps: []capabilities.ID{capabilities.DelayMessage}, name: "per-message-delay", run: func(h *H) {
+			url := h.Queue()
+			_, err := h.SQS.SendMessage(h.Ctx, &sqs.SendMessageInput{QueueUrl: aws.String(url), MessageBody: aws.String("late"), DelaySeconds: 10})
+			h.Must(err, "SendMessage DelaySeconds=10")
+			h.Send(url, "now")
+			if got := h.drain(url, 2); len(got) != 1 || got[0] != "now" {
+				h.T.Fatalf("before the delay received %v, want [now]", got)
+			}
+			h.Clock.Advance(11 * time.Second)
+			if got := h.drain(url, 2); len(got) != 1 || got[0] != "late" {
+				h.T.Fatalf("after the delay received %v, want [late]", got)
+			}
+		}},
+		{caps: []capabilities.ID{capabilities.DelayMessage, capabilities.DelayQueue}, name: "per-message-delay-overrides-queue", run: func(h *H) {
+			url := h.Queue("DelaySeconds", "600")
+			_, err := h.SQS.SendMessage(h.Ctx, &sqs.SendMessageInput{QueueUrl: aws.String(url), MessageBody: aws.String("m"), DelaySeconds: 5})
+			h.Must(err, "SendMessage DelaySeconds=5")
+			h.Clock.Advance(6 * time.Second)
+			h.ReceiveOne(url, 0)
+		}},
+		{caps: []capabilities.ID{capabilities.DelayMessage}, name: "per-message-delay-range", run: func(h *H) {
+			url := h.Queue()
+			_, err := h.SQS.SendMessage(h.Ctx, &sqs.SendMessageInput{QueueUrl: aws.String(url), MessageBody: aws.String("m"), DelaySeconds: 901})
+			h.WantErr(err, "SendMessage DelaySeconds=901", "InvalidParameterValue")
+			_, err = h.SQS.SendMessage(h.Ctx, &sqs.SendMessageInput{QueueUrl: aws.String(url), MessageBody: aws.String("m"), DelaySeconds: 900})
+			h.Must(err, "SendMessage DelaySeconds=900")
+			h.WantCounts(url, 0, 0, 1)
+		}},
+		{caps: []capabilities.ID{capabilities.DelayMessage, capabilities.QueueFIFO}, name: "per-message-delay-rejected-on-fifo", run: func(h *H) {
+			url := h.FifoQueue("ContentBasedDeduplication", "true")
+			_, err := h.SQS.SendMessage(h.Ctx, &sqs.SendMessageInput{QueueUrl: aws.String(url), MessageBody: aws.String("m"), MessageGroupId: aws.String("g"), DelaySeconds: 5})
+			h.WantErr(err, "FIFO SendMessage DelaySeconds=5", "InvalidParameterValue")
+			h.ReceiveNone(url, "after the rejected send")
+		}},
+		{caps: []capabilities.ID{capabilities.DelayQueue, capabilities.QueueFIFO}, name: "queue-delay-on-fifo", run: func(h *H) {
+			url := h.FifoQueue("ContentBasedDeduplication", "true", "DelaySeconds", "20")
+			h.SendFifo(url, "g", "", "m")
+			h.ReceiveNone(url, "inside the FIFO queue delay")
+			h.Clock.Advance(21 * time.Second)
+			h.ReceiveOne(url, 0)
+		}},
+		{caps: []capabilities.ID{capabilities.DelayMessage}, name: "send-batch-per-entry-delay", run: func(h *H) {
+			url := h.Queue()
+			_, err := h.SQS.SendMessageBatch(h.Ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(url), Entries: []types.SendMessageBatchRequestEntry{
+				{Id: aws.String("a"), MessageBody: aws.String("a")},
+				{Id: aws.String("b"), MessageBody: aws.String("b"), DelaySeconds: 30},
+			}})
+			h.Must(err, "SendMessageBatch")
+			if got := h.drain(url, 2); len(got) != 1 || got[0] != "a" {
+				h.T.Fatalf("received %v, want [a]", got)
+			}
+			h.Clock.Advance(31 * time.Second)
+			if got := h.drain(url, 2); len(got) != 1 || got[0] != "b" {
+				h.T.Fatalf("received %v, want [b]", got)
+			}
+		}},
+	}
+}
