@@ -201,3 +201,12 @@ func sortedKeys[V any](m map[string]V) []string {
 	sort.Strings(keys)
 	return keys
 }
+
+// String is the progress line of a finished case, e.g. "pass  TestConformance/sqlite/fifo.ordering/three_groups".
+func (c CaseResult) String() string {
+	s := fmt.Sprintf("%-7s %s", c.Status, c.Test)
+	if c.Status != Pass && len(c.Reason) > 0 {
+		s += ": " + c.Reason[len(c.Reason)-1]
+	}
+	return s
+}

@@ -217,3 +217,10 @@ func TestEmptyRunFails(t *testing.T) {
 		t.Fatalf("Generate on a failed build = %v", err)
 	}
 }
+
+func TestProgressLine(t *testing.T) {
+	c := report.CaseResult{Test: "TestConformance/x/queue.purge/twice", Status: report.Fail, Reason: []string{"a", "boom"}}
+	if got, want := c.String(), "fail    TestConformance/x/queue.purge/twice: boom"; got != want {
+		t.Fatalf("String() = %q, want %q", got, want)
+	}
+}
