@@ -1,0 +1,188 @@
+package drivertest
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"time"
+
+	"github.com/anysqs/anysqs/capabilities"
+	"github.com/anysqs/anysqs/drivers"
+)
+
+var seqPattern = regexp.MustCompile(`^[0-9]{20}$`)
+
+var fifoCases = []testCase{
+	{string(capabilities.FIFOOrdering), "group-order", func(e *env) {
+		q := e.fifo("q")
+		e.send(q, 0, fifoMsg("A", "a1"), fifoMsg("B", "b1"), fifoMsg("A", "a2"))
+		e.send(q, time.Second, fifoMsg("B", "b2"), fifoMsg("A", "a3"))
+		got := e.receive(q, 2*time.Second, 10, 30)
+		var a, b []string
+		for _, m := range got.Messages {
+			if m.MessageGroupID == "A" {
+				a = append(a, m.Body)
+			} else {
+				b = append(b, m.Body)
+			}
+		}
+		if fmtList(a) != fmtList([]string{"a1", "a2", "a3"}) || fmtList(b) != fmtList([]string{"b1", "b2"}) {
+			e.t.Fatalf("per-group order: A %v, B %v", a, b)
+		}
+	}},
+	{string(capabilities.FIFOOrdering), "inflight-blocks-group", func(e *env) {
+		q := e.fifo("q")
+		e.send(q, 0, fifoMsg("A", "a1"), fifoMsg("A", "a2"), fifoMsg("B", "b1"), fifoMsg("B", "b2"))
+		first := e.receive(q, 0, 1, 30)
+		e.expectBodies("first receive", first.Messages, "a1")
+		second := e.receive(q, 0, 1, 30)
+		e.expectBodies("second receive: group A is blocked by a1", second.Messages, "b1")
+		e.expectBodies("third receive: both groups blocked", e.receive(q, time.Second, 10, 30).Messages)
+		e.mustDelete(q, 2*time.Second, first.Messages[0].ReceiptHandle)
+		e.expectBodies("after deleting a1", e.receive(q, 2*time.Second, 10, 30).Messages, "a2")
+		// b1's visibility expires: b1 comes back before b2.
+		e.expectBodies("after b1's timeout", e.receive(q, 30*time.Second, 1, 30).Messages, "b1")
+	}},
+	{string(capabilities.FIFOOrdering), "later-inflight-blocks-released-earlier", func(e *env) {
+		q := e.fifo("q")
+		e.send(q, 0, fifoMsg("A", "a1"), fifoMsg("A", "a2"), fifoMsg("A", "a3"))
+		got := e.receive(q, 0, 2, 30)
+		e.expectBodies("receive two", got.Messages, "a1", "a2")
+		if err := e.change(q, time.Second, got.Messages[0].ReceiptHandle, 0); err != nil {
+			e.t.Fatalf("release a1: %v", err)
+		}
+		e.expectBodies("a2 is still in flight: the group stays blocked", e.receive(q, time.Second, 10, 30).Messages)
+		e.mustDelete(q, 2*time.Second, got.Messages[1].ReceiptHandle)
+		e.expectBodies("group free again", e.receive(q, 2*time.Second, 10, 30).Messages, "a1", "a3")
+	}},
+	{string(capabilities.FIFOGroupBatch), "several-of-one-group", func(e *env) {
+		q := e.fifo("q")
+		var entries []drivers.SendEntry
+		for i := range 5 {
+			entries = append(entries, fifoMsg("G", fmt.Sprintf("g%d", i)))
+		}
+		e.send(q, 0, entries...)
+		e.expectBodies("one receive", e.receive(q, 0, 10, 30).Messages, "g0", "g1", "g2", "g3", "g4")
+	}},
+	{string(capabilities.FIFOSequenceNumber), "increasing-20-digits", func(e *env) {
+		q := e.fifo("q")
+		res := e.send(q, 0, fifoMsg("A", "1"), fifoMsg("B", "2"))
+		res = append(res, e.send(q, time.Second, fifoMsg("A", "3"))...)
+		var last uint64
+		for i, r := range res {
+			if !seqPattern.MatchString(r.SequenceNumber) {
+				e.t.Fatalf("entry %d: sequence number %q is not 20 decimal digits", i, r.SequenceNumber)
+			}
+			n, _ := strconv.ParseUint(r.SequenceNumber, 10, 64)
+			if n <= last {
+				e.t.Fatalf("entry %d: sequence number %s does not increase", i, r.SequenceNumber)
+			}
+			last = n
+		}
+		got := e.receive(q, 2*time.Second, 10, 30)
+		for _, m := range got.Messages {
+			for _, r := range res {
+				if r.MessageID == m.MessageID && r.SequenceNumber != m.SequenceNumber {
+					e.t.Fatalf("received %s with sequence number %s, sent with %s", m.MessageID, m.SequenceNumber, r.SequenceNumber)
+				}
+			}
+		}
+	}},
+	{string(capabilities.FIFODedupEcho), "duplicate-returns-original", func(e *env) {
+		q := e.fifo("q")
+		orig := e.send(q, 0, fifoMsg("g", "x"))[0]
+		dup := fifoMsg("g", "x")
+		res := e.send(q, 4*time.Minute, dup)[0]
+		if !res.Duplicate || res.MessageID != orig.MessageID || res.SequenceNumber != orig.SequenceNumber {
+			e.t.Fatalf("duplicate send: %+v, want Duplicate with MessageID %s SequenceNumber %s", res, orig.MessageID, orig.SequenceNumber)
+		}
+		e.expectStats(q, 4*time.Minute, drivers.QueueStats{Visible: 1})
+	}},
+	{string(capabilities.FIFODedupExplicit), "window-five-minutes", func(e *env) {
+		q := e.fifo("q")
+		e.send(q, 0, fifoMsg("g", "x"))
+		if r := e.send(q, 5*time.Minute-time.Second, fifoMsg("g", "x"))[0]; !r.Duplicate {
+			e.t.Fatalf("send within 5 minutes was not a duplicate")
+		}
+		if r := e.send(q, 5*time.Minute+time.Second, fifoMsg("g", "x"))[0]; r.Duplicate {
+			e.t.Fatalf("send after 5 minutes was a duplicate")
+		}
+		e.expectStats(q, 6*time.Minute, drivers.QueueStats{Visible: 2})
+	}},
+	{string(capabilities.FIFODedupExplicit), "duplicate-within-one-batch", func(e *env) {
+		q := e.fifo("q")
+		res := e.send(q, 0, fifoMsg("g", "x"), fifoMsg("g", "x"))
+		if res[0].Duplicate || !res[1].Duplicate || res[1].MessageID != res[0].MessageID {
+			e.t.Fatalf("batch with a repeated deduplication id: %+v", res)
+		}
+	}},
+	{string(capabilities.FIFODedupExplicit), "survives-delete", func(e *env) {
+		q := e.fifo("q")
+		e.send(q, 0, fifoMsg("g", "x"))
+		e.mustDelete(q, time.Second, e.receive(q, time.Second, 1, 30).Messages[0].ReceiptHandle)
+		if r := e.send(q, 2*time.Second, fifoMsg("g", "x"))[0]; !r.Duplicate {
+			e.t.Fatalf("send after the original was deleted, within 5 minutes, was not a duplicate")
+		}
+	}},
+	{string(capabilities.FIFODedupScopeGroup), "scope-message-group", func(e *env) {
+		attrs := FIFOAttributes()
+		attrs.DeduplicationScope = "messageGroup"
+		attrs.FifoThroughputLimit = "perMessageGroupId"
+		qg := e.queue("group", attrs)
+		e.send(qg, 0, fifoMsg("A", "x"))
+		if r := e.send(qg, time.Second, fifoMsg("B", "x"))[0]; r.Duplicate {
+			e.t.Fatalf("scope messageGroup: same id in another group was a duplicate")
+		}
+		if r := e.send(qg, time.Second, fifoMsg("A", "x"))[0]; !r.Duplicate {
+			e.t.Fatalf("scope messageGroup: same id in the same group was not a duplicate")
+		}
+		qq := e.fifo("queue")
+		e.send(qq, 0, fifoMsg("A", "x"))
+		if r := e.send(qq, time.Second, fifoMsg("B", "x"))[0]; !r.Duplicate {
+			e.t.Fatalf("scope queue: same id in another group was not a duplicate")
+		}
+	}},
+	{string(capabilities.FIFOReceiveAttempt), "replay-same-handles", func(e *env) {
+		q := e.fifo("q")
+		e.send(q, 0, fifoMsg("A", "a1"), fifoMsg("A", "a2"), fifoMsg("B", "b1"))
+		first := e.receiveAttempt(q, 0, 2, 30, "att-1")
+		if len(first.Messages) != 2 {
+			e.t.Fatalf("first receive: %d messages, want 2", len(first.Messages))
+		}
+		again := e.receiveAttempt(q, 10*time.Second, 2, 30, "att-1")
+		if len(again.Messages) != len(first.Messages) {
+			e.t.Fatalf("replay: %d messages, want %d", len(again.Messages), len(first.Messages))
+		}
+		for i := range first.Messages {
+			f, a := first.Messages[i], again.Messages[i]
+			if f.MessageID != a.MessageID || f.ReceiptHandle != a.ReceiptHandle || a.ReceiveCount != f.ReceiveCount {
+				e.t.Fatalf("replay message %d: %s/%d, want %s/%d with the same handle", i, a.MessageID, a.ReceiveCount, f.MessageID, f.ReceiveCount)
+			}
+		}
+		// After the messages left flight, the same attempt id is a new receive.
+		e.mustDelete(q, 11*time.Second, first.Messages[0].ReceiptHandle)
+		next := e.receiveAttempt(q, 12*time.Second, 10, 30, "att-1")
+		for _, m := range next.Messages {
+			if m.MessageID == first.Messages[0].MessageID {
+				e.t.Fatalf("replay returned a deleted message")
+			}
+		}
+		// A different attempt id is always a new receive.
+		other := e.receiveAttempt(q, 12*time.Second, 10, 30, "att-2")
+		for _, m := range other.Messages {
+			for _, n := range next.Messages {
+				if m.MessageID == n.MessageID {
+					e.t.Fatalf("another attempt id returned in-flight message %s", m.MessageID)
+				}
+			}
+		}
+	}},
+	{string(capabilities.FIFOReceiveAttempt), "expired-attempt-is-new-receive", func(e *env) {
+		q := e.fifo("q")
+		e.send(q, 0, fifoMsg("A", "a1"))
+		first := e.receiveAttempt(q, 0, 1, 600, "att")
+		e.expectBodies("first", first.Messages, "a1")
+		late := e.receiveAttempt(q, 5*time.Minute+time.Second, 1, 600, "att")
+		e.expectBodies("same attempt id after five minutes: a new receive finds the group blocked", late.Messages)
+	}},
+}
