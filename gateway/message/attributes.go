@@ -70,19 +70,16 @@ func validateAttributeName(name string) error {
 	}
 	for _, r := range name {
 		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.') {
-			return invalidParam("Invalid non-alphanumeric character '#x%X' was found in the message attribute name. Can only include alphanumeric characters, hyphens, underscores, or dots.", r)
+			// SQS's wording, "lower score" and trailing space included.
+			return invalidParam("Message (user) attributes name can only contain upper and lower score characters, digits, periods, hyphens and underscores. ")
 		}
 	}
 	lower := strings.ToLower(name)
-	switch {
-	case strings.HasPrefix(lower, "aws.") || strings.HasPrefix(lower, "amazon."):
-		return invalidParam("You can't use message attribute names beginning with 'AWS.' or 'Amazon.'. These strings are reserved for internal use.")
-	case name[0] == '.':
-		return invalidParam("Invalid message attribute name starting with character '.' was found.")
-	case name[len(name)-1] == '.':
-		return invalidParam("Invalid message attribute name ending with character '.' was found.")
-	case strings.Contains(name, ".."):
-		return invalidParam("Message attribute name '%s' has periods in a sequence, which is not allowed.", name)
+	if strings.HasPrefix(lower, "aws.") || strings.HasPrefix(lower, "amazon.") || name[0] == '.' || name[len(name)-1] == '.' {
+		return invalidParam("You can't use message attribute names beginning with 'AWS.' or 'Amazon.'. These strings are reserved for internal use. Additionally, they cannot start or end with '.'.")
+	}
+	if strings.Contains(name, "..") {
+		return invalidParam("Message (user) attribute name can not have successive '.' characters.")
 	}
 	return nil
 }
@@ -93,7 +90,7 @@ func validateAttributeValue(name string, a drivers.MessageAttribute) error {
 	}
 	base := baseType(a.DataType)
 	if base == "" || a.DataType == base+"." {
-		return invalidParam("The type of message (user) attribute '%s' is invalid. You must use only the following supported type prefixes: Binary, Number, String.", name)
+		return invalidParam("The message attribute '%s' has an invalid message attribute type, the set of supported type prefixes is Binary, Number, and String.", name)
 	}
 	if len(a.DataType) > MaxDataTypeLength {
 		return invalidParam("Message (user) attribute '%s' type must be at most %d characters long.", name, MaxDataTypeLength)
@@ -119,8 +116,8 @@ func validateAttributeValue(name string, a drivers.MessageAttribute) error {
 	if base == typeNumber {
 		return validateNumber(name, a.StringValue)
 	}
-	if _, ok := firstInvalidRune(a.StringValue); !ok {
-		return invalidParam("Message (user) attribute '%s' value contains invalid characters; allowed are #x9 | #xA | #xD | #x20-#xD7FF | #xE000-#xFFFD | #x10000-#x10FFFF.", name)
+	if r, ok := firstInvalidRune(a.StringValue); !ok {
+		return invalidParam("Invalid binary character '#x%X' was found in the message attribute '%s' value, the set of allowed characters is #x9 | #xA | #xD | #x20-#xD7FF | #xE000-#xFFFD | #x10000-#x10FFFF", r, name)
 	}
 	return nil
 }

@@ -101,13 +101,12 @@ func TestValidateAttributesNames(t *testing.T) {
 func TestValidateAttributesNameMessages(t *testing.T) {
 	t.Parallel()
 	for name, want := range map[string]string{
-		"a^b":   "Invalid non-alphanumeric character '#x5E' was found in the message attribute name.",
-		".a":    "Invalid message attribute name starting with character '.' was found.",
-		"a.":    "Invalid message attribute name ending with character '.' was found.",
+		"a^b":   "Message (user) attributes name can only contain upper and lower score characters, digits, periods, hyphens and underscores. ",
+		"ü":     "can only contain upper and lower score characters",
+		".a":    "Additionally, they cannot start or end with '.'.",
+		"a.":    "Additionally, they cannot start or end with '.'.",
 		"Aws.x": "You can't use message attribute names beginning with 'AWS.' or 'Amazon.'.",
-		"x..y":  "periods in a sequence",
-		"ü":     "'#xFC'",
-		"\xff":  "'#xFFFD'", // not UTF-8
+		"x..y":  "can not have successive '.' characters.",
 	} {
 		err := message.ValidateAttributes(map[string]drivers.MessageAttribute{name: str("v")})
 		if err == nil || !strings.Contains(err.Error(), want) {
@@ -168,7 +167,15 @@ func TestValidateAttributesValues(t *testing.T) {
 			t.Errorf("%+v: %v, want ok=%v", tt.attr, err, tt.ok)
 		}
 	}
-	err := message.ValidateAttributes(map[string]drivers.MessageAttribute{"ErrorDetails": str("")})
+	err := message.ValidateAttributes(map[string]drivers.MessageAttribute{"s": str("ok\x01")})
+	if err == nil || !strings.Contains(err.Error(), "Invalid binary character '#x1' was found in the message attribute 's' value") {
+		t.Errorf("invalid character message: %v", err)
+	}
+	err = message.ValidateAttributes(map[string]drivers.MessageAttribute{"t": {DataType: "Text", StringValue: "x"}})
+	if err == nil || !strings.Contains(err.Error(), "The message attribute 't' has an invalid message attribute type") {
+		t.Errorf("invalid type message: %v", err)
+	}
+	err = message.ValidateAttributes(map[string]drivers.MessageAttribute{"ErrorDetails": str("")})
 	if err == nil || err.Error() != "InvalidParameterValue: Message (user) attribute 'ErrorDetails' must contain a non-empty value of type 'String'." {
 		t.Errorf("empty string message: %v", err)
 	}
