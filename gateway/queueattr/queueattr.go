@@ -225,7 +225,7 @@ func checkCombination(a *drivers.QueueAttributes, in map[string]string) error {
 		case setKey:
 			// Choosing a KMS key switches the queue from SSE-SQS to SSE-KMS.
 			a.SqsManagedSseEnabled = false
-		default:
+		case setSSE:
 			// Enabling SSE-SQS switches the queue away from its KMS key.
 			a.KmsMasterKeyID = ""
 		}
