@@ -132,8 +132,8 @@ func (d *Driver) ListQueues(ctx context.Context, req drivers.ListQueuesRequest) 
 		limit = req.Limit + 1 // one more tells whether More is true
 	}
 	rows, err := d.rdb.QueryContext(ctx, `SELECT `+queueCols+` FROM queues
-		WHERE substr(name, 1, ?) = ? AND name > ? ORDER BY name LIMIT ?`,
-		len(req.Prefix), req.Prefix, req.After, limit)
+		WHERE substr(name, 1, length(?1)) = ?1 AND name > ?2 ORDER BY name LIMIT ?3`,
+		req.Prefix, req.After, limit)
 	if err != nil {
 		return res, classify(err, "sqlite: list queues")
 	}

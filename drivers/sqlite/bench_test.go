@@ -1,0 +1,86 @@
+package sqlite_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/anysqs/anysqs/drivers"
+	"github.com/anysqs/anysqs/drivers/drivertest"
+	"github.com/anysqs/anysqs/drivers/sqlite"
+)
+
+// BenchmarkCycle measures one send, receive and delete of a batch, on disk (WAL,
+// synchronous=FULL: each of the three calls waits for an fsync) and in memory.
+func BenchmarkCycle(b *testing.B) {
+	for _, mode := range []string{"file", "memory"} {
+		for _, fifo := range []bool{false, true} {
+			for _, batch := range []int{1, 10} {
+				kind := "standard"
+				if fifo {
+					kind = "fifo"
+				}
+				b.Run(fmt.Sprintf("%s/%s/batch=%d", mode, kind, batch), func(b *testing.B) {
+					benchCycle(b, mode, fifo, batch)
+				})
+			}
+		}
+	}
+}
+
+func benchCycle(b *testing.B, mode string, fifo bool, batch int) {
+	ctx := context.Background()
+	dir := sqlite.MemoryDataDir
+	if mode == "file" {
+		dir = b.TempDir()
+	}
+	d, err := sqlite.Open(ctx, sqlite.Options{DataDir: dir})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer d.Close()
+	attrs, name := drivertest.StandardAttributes(), "bench"
+	if fifo {
+		attrs, name = drivertest.FIFOAttributes(), "bench.fifo"
+	}
+	now := time.Unix(1_800_000_000, 0)
+	if _, err := d.CreateQueue(ctx, drivers.CreateQueueRequest{Queue: drivers.Queue{Name: name, Attributes: attrs, CreatedAt: now, LastModified: now}}); err != nil {
+		b.Fatal(err)
+	}
+	entries := make([]drivers.SendEntry, batch)
+	dels := make([]drivers.DeleteEntry, batch)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		now = now.Add(time.Millisecond)
+		for j := range entries {
+			id := fmt.Sprintf("m-%d-%d", i, j)
+			entries[j] = drivers.SendEntry{EntryID: fmt.Sprint(j), MessageID: id, Body: "benchmark message body",
+				MessageGroupID: fmt.Sprintf("g%d", j%3), MessageDeduplicationID: id}
+		}
+		if _, err := d.SendMessages(ctx, drivers.SendMessagesRequest{Name: name, Now: now, Entries: entries}); err != nil {
+			b.Fatal(err)
+		}
+		res, err := d.ReceiveMessages(ctx, drivers.ReceiveMessagesRequest{Name: name, Now: now, MaxMessages: batch, VisibilityTimeout: 30})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(res.Messages) != batch {
+			b.Fatalf("received %d, want %d", len(res.Messages), batch)
+		}
+		for j, m := range res.Messages {
+			dels[j] = drivers.DeleteEntry{EntryID: fmt.Sprint(j), ReceiptHandle: m.ReceiptHandle}
+		}
+		out, err := d.DeleteMessages(ctx, drivers.DeleteMessagesRequest{Name: name, Now: now, Entries: dels[:len(res.Messages)]})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, e := range out.Entries {
+			if e.Err != nil {
+				b.Fatal(e.Err)
+			}
+		}
+	}
+	b.ReportMetric(float64(b.N*batch)/b.Elapsed().Seconds(), "msgs/s")
+}
