@@ -1,0 +1,117 @@
+// Command anysqs runs the SQS-compatible gateway and its tools.
+//
+//	anysqs serve  [--config FILE] [--listen HOST:PORT]   run the gateway
+//	anysqs report [flags]                                 build compatibility reports
+//	anysqs version
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/anysqs/anysqs/drivers"
+	_ "github.com/anysqs/anysqs/drivers/postgres" // registers "postgres"
+	_ "github.com/anysqs/anysqs/drivers/sqlite"   // registers "sqlite"
+	"github.com/anysqs/anysqs/gateway"
+	"github.com/anysqs/anysqs/internal/config"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+func main() {
+	if err := run(context.Background(), os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "anysqs:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		return errors.New("usage: anysqs serve|report|version [flags]")
+	}
+	switch args[0] {
+	case "serve":
+		return serve(ctx, args[1:], stderr)
+	case "report":
+		return runReport(ctx, args[1:], stdout, stderr)
+	case "version":
+		fmt.Fprintln(stdout, "anysqs", version)
+		return nil
+	default:
+		return fmt.Errorf("unknown command %q (want serve, report or version)", args[0])
+	}
+}
+
+func serve(ctx context.Context, args []string, stderr io.Writer) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cfgPath := fs.String("config", "", "YAML configuration file (default: embedded backend under ./data)")
+	listen := fs.String("listen", "", "HOST:PORT to listen on (overrides the config)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	cfg, err := config.Load(*cfgPath, os.Getenv)
+	if err != nil {
+		return err
+	}
+	if *listen != "" {
+		cfg.Listen = *listen
+	}
+	log := newLogger(cfg.LogLevel, stderr)
+
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	drv, err := drivers.Open(ctx, cfg.Backend.Name, cfg.Backend.Options)
+	if err != nil {
+		return fmt.Errorf("backend %s: %w", cfg.Backend.Name, err)
+	}
+	defer drv.Close()
+	gw, err := gateway.New(ctx, gateway.Config{
+		Driver:    drv,
+		AccountID: cfg.AccountID,
+		Region:    cfg.Region,
+		PublicURL: cfg.PublicURL,
+		Logger:    log,
+	})
+	if err != nil {
+		return err
+	}
+	defer gw.Close()
+
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: gw, ReadHeaderTimeout: 10 * time.Second}
+	log.Info("anysqs listening", "addr", ln.Addr().String(), "backend", cfg.Backend.Name, "version", version)
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	// Long polls last up to 20 s; give them that long to finish before closing.
+	shutCtx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
+	defer cancel()
+	log.Info("shutting down")
+	return srv.Shutdown(shutCtx)
+}
+
+func newLogger(level string, w io.Writer) *slog.Logger {
+	var l slog.Level
+	_ = l.UnmarshalText([]byte(level)) // validated by config.Validate
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l}))
+}

@@ -1,0 +1,92 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+
+	"github.com/anysqs/anysqs/capabilities/report"
+)
+
+// report runs the conformance suite (or reads a saved run) and writes the compatibility
+// reports. Running the suite needs the source tree and the Go toolchain: the suite is a
+// go test package, so that `go test -json` output alone is enough to rebuild a report.
+func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("report", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	backends := fs.String("backend", "", "comma-separated backends to run (default: every backend whose service is available)")
+	from := fs.String("from", "", "read this go test -json file instead of running the suite")
+	decls := fs.String("declarations", "", "with --from: the directory holding <backend>.declarations.json")
+	out := fs.String("out", "docs/compat", "directory for <backend>.md/.json, README.md and index.html")
+	allowNoEvidence := fs.Bool("allow-no-evidence", false, "treat capabilities without cases as warnings")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+
+	opts := report.Options{
+		OutDir:          *out,
+		AllowNoEvidence: *allowNoEvidence,
+		Progress:        func(c report.CaseResult) { fmt.Fprintln(stderr, c.String()) },
+	}
+	var wait func() error
+	if *from != "" {
+		if *decls == "" {
+			return errors.New("--from needs --declarations DIR")
+		}
+		f, err := os.Open(*from)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		opts.TestJSON, opts.DeclarationsDir = f, *decls
+	} else {
+		dir, err := os.MkdirTemp("", "anysqs-report-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		cmd := exec.CommandContext(ctx, "go", "test", "-json", "-count=1", "-run", "^TestConformance$", "./conformance/")
+		cmd.Env = append(os.Environ(), "ANYSQS_CONFORMANCE_OUT="+dir)
+		if *backends != "" {
+			cmd.Env = append(cmd.Env, "ANYSQS_CONFORMANCE_BACKENDS="+strings.TrimSpace(*backends))
+		}
+		cmd.Stderr = stderr
+		pipe, err := cmd.StdoutPipe()
+		if err != nil {
+			return err
+		}
+		if err := cmd.Start(); err != nil {
+			return fmt.Errorf("running the conformance suite (needs the source tree and go): %w", err)
+		}
+		opts.TestJSON, opts.DeclarationsDir, wait = pipe, dir, cmd.Wait
+	}
+
+	sum, genErr := report.Generate(opts)
+	if wait != nil {
+		// The suite's own exit status is not the verdict: a failing case may be exactly
+		// what a declaration predicts. The report decides; a crash still shows as a broken run.
+		_ = wait()
+	}
+	for _, b := range sum.Backends {
+		status := "passes"
+		switch {
+		case b.NotRun:
+			status = "not run (service not available here)"
+		case len(b.Failures) > 0:
+			status = "FAILS"
+		}
+		fmt.Fprintf(stdout, "%s: %s\n", b.Backend, status)
+		for _, f := range b.Failures {
+			fmt.Fprintf(stdout, "  - %s\n", f)
+		}
+	}
+	for _, f := range sum.Files {
+		fmt.Fprintln(stdout, "wrote", f)
+	}
+	return genErr
+}
