@@ -111,7 +111,9 @@ type Driver interface {
 	// MoveMessages atomically moves up to req.Limit visible messages from req.Source to
 	// req.Destination (or, when Destination is empty, each message back to its
 	// DeadLetterSource queue). Moved messages become visible at once with receive count 0
-	// and fresh delivery state. Used by message move tasks, which the gateway runs.
+	// and fresh delivery state; as in SQS they count as new messages, with a new MessageID
+	// and their send time and retention period starting at Now. Used by message move
+	// tasks, which the gateway runs.
 	MoveMessages(ctx context.Context, req MoveMessagesRequest) (MoveMessagesResult, error)
 
 	// Sweep deletes, in bounded batches, messages older than their queue's

@@ -40,18 +40,51 @@ var redriveCases = []testCase{
 	}},
 	{string(capabilities.RedriveDLQ), "fifo-next-in-group-delivered", func(e *env) {
 		src, dlq := e.withDLQ(true, 1)
-		e.send(src, 0, fifoMsg("g", "m1"), fifoMsg("g", "m2"))
+		sent := e.send(src, 0, fifoMsg("g", "m1"), fifoMsg("g", "m2"))
 		e.expectBodies("receive 1", e.receive(src, 0, 1, 10).Messages, "m1")
 		e.expectBodies("receive 2: m1 moves, m2 follows", e.receive(src, 10*time.Second, 1, 10).Messages, "m2")
 		got := e.receive(dlq, 11*time.Second, 10, 10)
 		e.expectBodies("DLQ", got.Messages, "m1")
-		if got.Messages[0].MessageGroupID != "g" || !seqPattern.MatchString(got.Messages[0].SequenceNumber) {
-			e.t.Fatalf("FIFO DLQ message: group %q sequence %q", got.Messages[0].MessageGroupID, got.Messages[0].SequenceNumber)
+		m := got.Messages[0]
+		if m.MessageGroupID != "g" || !seqPattern.MatchString(m.SequenceNumber) || m.MessageID != sent[0].MessageID {
+			e.t.Fatalf("FIFO DLQ message: id %s group %q sequence %q; want id %s, group g", m.MessageID, m.MessageGroupID, m.SequenceNumber, sent[0].MessageID)
+		}
+		// SQS replaces the deduplication id of a message moved to a FIFO DLQ with its message id.
+		if m.MessageDeduplicationID != m.MessageID {
+			e.t.Fatalf("FIFO DLQ message: deduplication id %q, want the message id %q", m.MessageDeduplicationID, m.MessageID)
+		}
+	}},
+	{string(capabilities.RedriveDLQ), "dlq-retention-clock", func(e *env) {
+		// SQS: a standard message keeps its enqueue time in the DLQ; a FIFO one starts anew.
+		for _, fifo := range []bool{false, true} {
+			attrs := StandardAttributes()
+			m := msg("x")
+			if fifo {
+				attrs = FIFOAttributes()
+				m = fifoMsg("g", "x")
+			}
+			attrs.MessageRetentionPeriod = 120
+			dlq := e.queue("dlq", attrs)
+			attrs.MessageRetentionPeriod = 345600
+			attrs.RedrivePolicy = &drivers.RedrivePolicy{DeadLetterQueue: dlq, MaxReceiveCount: 1}
+			src := e.queue("src", attrs)
+			e.send(src, 0, m)
+			e.receive(src, 100*time.Second, 1, 10)
+			e.expectBodies("redrive", e.receive(src, 110*time.Second, 1, 10).Messages)
+			want := drivers.QueueStats{}
+			if fifo {
+				want.Visible = 1
+			}
+			e.expectStats(dlq, 121*time.Second, want)
+			e.expectStats(dlq, 231*time.Second, drivers.QueueStats{})
 		}
 	}},
 	{string(capabilities.RedriveMoveTasks), "move-back-to-source", func(e *env) {
 		src, dlq := e.withDLQ(false, 1)
-		e.send(src, 0, msg("a"), msg("b"), msg("c"))
+		sent := map[string]bool{}
+		for _, r := range e.send(src, 0, msg("a"), msg("b"), msg("c")) {
+			sent[r.MessageID] = true
+		}
 		e.receive(src, 0, 10, 10)
 		e.expectBodies("all moved", e.receive(src, 10*time.Second, 10, 10).Messages)
 		e.expectStats(dlq, 10*time.Second, drivers.QueueStats{Visible: 3})
@@ -71,6 +104,10 @@ var redriveCases = []testCase{
 		for _, m := range got.Messages {
 			if m.ReceiveCount != 1 || !sameTime(m.FirstReceivedAt, e.at(11*time.Second)) || m.DeadLetterSource != "" {
 				e.t.Fatalf("moved message %s: count %d FirstReceivedAt %v source %q; want fresh delivery state", m.Body, m.ReceiveCount, m.FirstReceivedAt, m.DeadLetterSource)
+			}
+			// SQS: redriven messages are new messages, with a new id and enqueue time.
+			if sent[m.MessageID] || m.MessageID == "" || !sameTime(m.SentAt, e.at(11*time.Second)) {
+				e.t.Fatalf("moved message %s: MessageID %q SentAt %v; want a new id and SentAt %v", m.Body, m.MessageID, m.SentAt, e.at(11*time.Second))
 			}
 		}
 	}},

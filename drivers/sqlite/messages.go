@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/anysqs/anysqs/drivers"
 )
 
@@ -340,8 +342,11 @@ func candidates(ctx context.Context, tx *sql.Tx, q queueRow, now int64, n int) (
 	return out, rows.Err()
 }
 
-// moveMessage moves m from src to dst. A redrive keeps the delivery history and records
-// the source queue; a move task gives the message fresh delivery state.
+// moveMessage moves m from src to dst. A redrive to the dead-letter queue keeps the
+// message and its delivery history and records the source queue; SQS keeps the enqueue
+// time (retention) for standard queues and resets it for FIFO ones, and replaces a FIFO
+// message's deduplication id with its message id. A move task makes a new message: new
+// MessageID, send and enqueue time Now, fresh delivery state.
 func moveMessage(ctx context.Context, tx *sql.Tx, src, dst queueRow, m msgRow, now int64, redrive bool) error {
 	var seq int64
 	if dst.fifo {
@@ -350,21 +355,23 @@ func moveMessage(ctx context.Context, tx *sql.Tx, src, dst queueRow, m msgRow, n
 			return err
 		}
 	}
-	receiveCount, firstReceived, dlqSource := int32(0), int64(0), ""
+	n := m
 	if redrive {
-		receiveCount, firstReceived, dlqSource = m.receiveCount, m.firstReceivedAt, src.name
-	}
-	// Standard queues keep the original enqueue time for retention; SQS resets it for
-	// FIFO dead-letter queues.
-	enqueued := m.enqueuedAt
-	if dst.fifo {
-		enqueued = now
+		n.dlqSource = src.name
+		if dst.fifo {
+			n.enqueuedAt = now
+			n.dedupID = m.messageID
+		}
+	} else {
+		n.messageID = uuid.NewString()
+		n.sentAt, n.enqueuedAt = now, now
+		n.receiveCount, n.firstReceivedAt, n.dlqSource = 0, 0, ""
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO messages(queue_id, message_id, body, attrs, sys_attrs, sender_id,
 		sent_at, enqueued_at, visible_at, receive_count, first_received_at, group_id, dedup_id, seq, dlq_source)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		dst.id, m.messageID, m.body, m.attrs, m.sysAttrs, m.senderID, m.sentAt, enqueued, now,
-		receiveCount, firstReceived, m.groupID, m.dedupID, seq, dlqSource); err != nil {
+		dst.id, n.messageID, n.body, n.attrs, n.sysAttrs, n.senderID, n.sentAt, n.enqueuedAt, now,
+		n.receiveCount, n.firstReceivedAt, n.groupID, n.dedupID, seq, n.dlqSource); err != nil {
 		return err
 	}
 	_, err := tx.ExecContext(ctx, `DELETE FROM messages WHERE id = ?`, m.id)
