@@ -1,0 +1,75 @@
+package postgres
+
+import (
+	"context"
+
+	"github.com/anysqs/anysqs/capabilities"
+	"github.com/anysqs/anysqs/drivers"
+)
+
+// Describe reports the driver, the server version and the capability declarations.
+func (d *Driver) Describe(ctx context.Context) (drivers.Description, error) {
+	var version string
+	if err := d.pool.QueryRow(ctx, `SHOW server_version`).Scan(&version); err != nil {
+		return drivers.Description{}, mapErr(ctx, err, "server version")
+	}
+	return drivers.Description{Name: "postgres", Version: Version, ServiceVersion: version, Capabilities: declarations()}, nil
+}
+
+func declarations() []capabilities.Declaration {
+	native := func(id capabilities.ID, limits map[string]string, note string) capabilities.Declaration {
+		return capabilities.Declaration{ID: id, Level: capabilities.Native, Limits: limits, Note: note}
+	}
+	degraded := func(id capabilities.ID, note string) capabilities.Declaration {
+		return capabilities.Declaration{ID: id, Level: capabilities.Degraded, Note: note}
+	}
+	window := map[string]string{"window_seconds": "300"}
+	return []capabilities.Declaration{
+		native(capabilities.QueueStandard, nil, ""),
+		native(capabilities.QueueFIFO, nil, ""),
+		native(capabilities.QueueCreate, nil, "a queue is a row; creation is one INSERT"),
+		native(capabilities.QueuePurge, nil, "one transaction deletes every message sent up to the purge"),
+		native(capabilities.QueueTags, map[string]string{"max_tags": "50"}, ""),
+		native(capabilities.FIFOOrdering, nil, "FIFO claims of one queue are serialized by an advisory lock"),
+		native(capabilities.FIFOGroupBatch, map[string]string{"max_messages": "10"}, ""),
+		native(capabilities.FIFODedupExplicit, window, "dedup records live in their own table, written in the send's transaction"),
+		native(capabilities.FIFODedupContent, window, ""),
+		native(capabilities.FIFODedupEcho, nil, ""),
+		native(capabilities.FIFODedupScopeGroup, nil, ""),
+		native(capabilities.FIFOSequenceNumber, nil, "sequence numbers are 64-bit, increasing within a queue"),
+		native(capabilities.FIFOReceiveAttempt, window, ""),
+		native(capabilities.VisibilityTimeout, nil, ""),
+		native(capabilities.VisibilityMax, map[string]string{"max_seconds": "43200"}, ""),
+		native(capabilities.VisibilityChange, nil, ""),
+		native(capabilities.VisibilityRelease, nil, ""),
+		native(capabilities.ReceiptDurable, nil, "handles name a row and a token stored in it; any gateway instance accepts them"),
+		native(capabilities.ReceiptStale, nil, ""),
+		native(capabilities.DelayQueue, map[string]string{"max_seconds": "900"}, ""),
+		native(capabilities.DelayMessage, map[string]string{"max_seconds": "900"}, ""),
+		native(capabilities.RedriveDLQ, map[string]string{"max_receive_count": "1000"}, "moved in the claim's own statement"),
+		native(capabilities.RedriveAllow, nil, ""),
+		native(capabilities.RedriveMoveTasks, map[string]string{"max_messages_per_second": "500"}, ""),
+		native(capabilities.RetentionPeriod, map[string]string{"min_seconds": "60", "max_seconds": "1209600"},
+			"expired messages are never received; the sweep deletes them in bounded batches later"),
+		native(capabilities.MessageMaxSize, map[string]string{"max_bytes": "1048576"}, ""),
+		native(capabilities.MessageAttrs, map[string]string{"max_count": "10"}, ""),
+		native(capabilities.MessageSystem, nil, ""),
+		native(capabilities.LongPolling, map[string]string{"mode": "native"},
+			"sends on any gateway wake waiting receives on every gateway through LISTEN/NOTIFY"),
+		native(capabilities.CountsApprox, map[string]string{"accuracy": "exact"}, "counted in one statement"),
+		native(capabilities.AttrVisibilityTimeout, nil, ""),
+		native(capabilities.AttrDelaySeconds, nil, ""),
+		native(capabilities.AttrRetention, nil, ""),
+		native(capabilities.AttrMaxMessageSize, nil, ""),
+		native(capabilities.AttrReceiveWait, nil, ""),
+		native(capabilities.AttrRedrivePolicy, nil, ""),
+		native(capabilities.AttrRedriveAllow, nil, ""),
+		degraded(capabilities.AttrPolicy, "the document is stored and returned but not enforced"),
+		native(capabilities.AttrContentDedup, nil, ""),
+		native(capabilities.AttrDedupScope, nil, ""),
+		degraded(capabilities.AttrThroughputLimit, "stored and returned; throughput is PostgreSQL's own"),
+		degraded(capabilities.AttrKMS, "stored and returned; encryption at rest is PostgreSQL's own"),
+		degraded(capabilities.AttrKMSReuse, "stored and returned without effect"),
+		degraded(capabilities.AttrSSE, "stored and returned; encryption at rest is PostgreSQL's own"),
+	}
+}

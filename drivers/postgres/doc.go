@@ -1,0 +1,2 @@
+// Package postgres is the PostgreSQL backend of anysqs.
+package postgres

@@ -1,0 +1,179 @@
+package postgres
+
+import (
+	"context"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/anysqs/anysqs/drivers"
+)
+
+// listener holds one dedicated connection in LISTEN and collects the queue names other
+// gateways (and this one) notify. Names accumulate in pending between AwaitActivity
+// calls, so a notification that arrives while no call is waiting is not lost. After the
+// connection is lost, notifications sent meanwhile are lost with it; to cover that, the
+// first AwaitActivity after a reconnection reports every queue.
+type listener struct {
+	cfg     *pgx.ConnConfig
+	channel string
+	pool    *pgxpool.Pool
+
+	mu      sync.Mutex
+	pending map[string]bool
+	all     bool          // report every queue: the connection was lost and re-established
+	wake    chan struct{} // closed and replaced when pending becomes non-empty
+
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// startListener connects and LISTENs before returning, so that every notification
+// committed after Open returns is seen.
+func startListener(ctx context.Context, cfg *pgx.ConnConfig, channel string, pool *pgxpool.Pool) (*listener, error) {
+	l := &listener{cfg: cfg, channel: channel, pool: pool, pending: map[string]bool{}, wake: make(chan struct{}),
+		done: make(chan struct{})}
+	conn, err := l.connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	runCtx, cancel := context.WithCancel(context.Background())
+	l.cancel = cancel
+	go l.run(runCtx, conn)
+	return l, nil
+}
+
+func (l *listener) connect(ctx context.Context) (*pgx.Conn, error) {
+	conn, err := pgx.ConnectConfig(ctx, l.cfg)
+	if err != nil {
+		return nil, mapErr(ctx, err, "listen: connect")
+	}
+	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{l.channel}.Sanitize()); err != nil {
+		conn.Close(context.Background())
+		return nil, mapErr(ctx, err, "listen")
+	}
+	return conn, nil
+}
+
+// run receives notifications until closed, reconnecting with capped backoff.
+func (l *listener) run(ctx context.Context, conn *pgx.Conn) {
+	defer close(l.done)
+	backoff := 100 * time.Millisecond
+	for {
+		for conn != nil {
+			n, err := conn.WaitForNotification(ctx)
+			if err != nil {
+				conn.Close(context.Background())
+				conn = nil
+				break
+			}
+			backoff = 100 * time.Millisecond
+			l.add(n.Payload, false)
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		t := time.NewTimer(backoff)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		backoff = min(2*backoff, 5*time.Second)
+		c, err := l.connect(ctx)
+		if err != nil {
+			continue
+		}
+		conn = c
+		l.add("", true) // what was sent while disconnected is unknown
+	}
+}
+
+func (l *listener) add(queue string, all bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if all {
+		l.all = true
+	} else {
+		l.pending[queue] = true
+	}
+	select {
+	case <-l.wake:
+	default:
+		close(l.wake)
+	}
+}
+
+// take returns and clears what has accumulated, and the channel to wait on when nothing has.
+func (l *listener) take() (queues []string, all bool, wake chan struct{}) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.pending) == 0 && !l.all {
+		return nil, false, l.wake
+	}
+	for q := range l.pending {
+		queues = append(queues, q)
+	}
+	sort.Strings(queues)
+	all = l.all
+	l.pending, l.all = map[string]bool{}, false
+	l.wake = make(chan struct{})
+	return queues, all, nil
+}
+
+func (l *listener) close() {
+	l.cancel()
+	<-l.done
+}
+
+// AwaitActivity waits for notifications from any gateway on this schema (including this
+// one: the gateway ignores wake-ups it does not need) and returns the queues named.
+func (d *Driver) AwaitActivity(ctx context.Context, req drivers.AwaitActivityRequest) (drivers.AwaitActivityResult, error) {
+	res := drivers.AwaitActivityResult{Supported: true}
+	var timer <-chan time.Time
+	if req.Timeout > 0 {
+		t := time.NewTimer(req.Timeout)
+		defer t.Stop()
+		timer = t.C
+	} else {
+		expired := make(chan time.Time)
+		close(expired)
+		timer = expired // no timeout: report what is pending without waiting
+	}
+	for {
+		queues, all, wake := d.lis.take()
+		if all {
+			names, err := d.allQueueNames(ctx)
+			if err != nil {
+				d.lis.add("", true) // try again next call
+				return res, err
+			}
+			res.Queues = names
+			return res, nil
+		}
+		if wake == nil {
+			res.Queues = queues
+			return res, nil
+		}
+		select {
+		case <-wake:
+		case <-timer:
+			return res, nil
+		case <-ctx.Done():
+			return res, ctx.Err()
+		}
+	}
+}
+
+func (d *Driver) allQueueNames(ctx context.Context) ([]string, error) {
+	rows, err := d.pool.Query(ctx, `SELECT name FROM queues ORDER BY name`)
+	if err != nil {
+		return nil, mapErr(ctx, err, "list queues after reconnecting the listener")
+	}
+	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	return names, mapErr(ctx, err, "list queues after reconnecting the listener")
+}

@@ -1,0 +1,243 @@
+package postgres
+
+import (
+	"context"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/anysqs/anysqs/drivers"
+)
+
+// parsedHandles splits a batch into well-formed handles (with their entry index) and
+// per-entry errors for the others.
+type parsedHandles struct {
+	ids    []int64
+	tokens []string
+	ords   []int32
+	queue  []int32
+}
+
+func parseHandles(n int, get func(i int) string, errs []*drivers.Error) parsedHandles {
+	var p parsedHandles
+	for i := 0; i < n; i++ {
+		h, err := parseHandle(get(i))
+		if err != nil {
+			errs[i] = err.(*drivers.Error)
+			continue
+		}
+		p.ids = append(p.ids, h.id)
+		p.tokens = append(p.tokens, h.tokenString())
+		p.ords = append(p.ords, int32(i))
+		p.queue = append(p.queue, h.queueID)
+	}
+	return p
+}
+
+// deleteSQL deletes by (row, token). FIFO queues also require the message to be in
+// flight: there a handle expires with its visibility timeout.
+const deleteSQL = `WITH q AS (SELECT id, fifo FROM queues WHERE name = $1),
+h AS (SELECT * FROM unnest($2::bigint[], $3::uuid[], $4::int[]) AS h(id, receipt, ord)),
+del AS (
+	DELETE FROM messages m USING q, h
+	WHERE m.queue_id = q.id AND m.id = h.id AND m.receipt = h.receipt AND (NOT q.fifo OR m.visible_at > $5)
+	RETURNING h.ord
+)
+SELECT q.id, q.fifo, coalesce((SELECT array_agg(ord) FROM del), '{}') FROM q`
+
+// DeleteMessages deletes by receipt handle in one statement.
+func (d *Driver) DeleteMessages(ctx context.Context, req drivers.DeleteMessagesRequest) (drivers.BatchResult, error) {
+	n := len(req.Entries)
+	errs := make([]*drivers.Error, n)
+	p := parseHandles(n, func(i int) string { return req.Entries[i].ReceiptHandle }, errs)
+	var queueID int32
+	var fifo bool
+	var deleted []int32
+	err := d.pool.QueryRow(ctx, deleteSQL, req.Name, p.ids, p.tokens, p.ords, req.Now).Scan(&queueID, &fifo, &deleted)
+	if err == pgx.ErrNoRows {
+		return drivers.BatchResult{}, notFound(req.Name)
+	}
+	if err != nil {
+		return drivers.BatchResult{}, mapErr(ctx, err, "delete from "+req.Name)
+	}
+	done := make([]bool, n)
+	for _, o := range deleted {
+		done[o] = true
+	}
+	for k, o := range p.ords {
+		switch {
+		case p.queue[k] != queueID:
+			errs[o] = invalidHandle(req.Entries[o].ReceiptHandle) // issued for another queue
+		case fifo && !done[o]:
+			errs[o] = drivers.Errorf(drivers.KindInvalidReceiptHandle,
+				"receipt handle of queue %s has expired: the message was deleted, received again or its visibility timeout passed", req.Name)
+		}
+	}
+	return batchResult(n, func(i int) string { return req.Entries[i].EntryID }, errs), nil
+}
+
+func batchResult(n int, id func(int) string, errs []*drivers.Error) drivers.BatchResult {
+	res := drivers.BatchResult{Entries: make([]drivers.EntryResult, n)}
+	for i := range res.Entries {
+		res.Entries[i] = drivers.EntryResult{EntryID: id(i), Err: errs[i]}
+	}
+	return res
+}
+
+// changeVisibilitySQL sets new deadlines on in-flight messages whose token matches, and
+// notifies other gateways when a deadline moved earlier (their waiters may have planned
+// to wake at the old one).
+const changeVisibilitySQL = `WITH q AS (SELECT id FROM queues WHERE name = $1),
+h AS (SELECT * FROM unnest($2::bigint[], $3::uuid[], $4::timestamptz[], $5::int[]) AS h(id, receipt, deadline, ord)),
+cur AS (
+	SELECT m.id, m.visible_at AS old, h.deadline, h.ord FROM messages m JOIN h ON m.id = h.id AND m.receipt = h.receipt
+	WHERE m.queue_id = (SELECT id FROM q) FOR UPDATE OF m
+),
+up AS (
+	UPDATE messages m SET visible_at = cur.deadline FROM cur
+	WHERE m.queue_id = (SELECT id FROM q) AND m.id = cur.id AND cur.old > $6
+	RETURNING cur.ord, cur.deadline < cur.old AS earlier
+),
+nt AS (SELECT pg_notify($7, $1) WHERE EXISTS (SELECT 1 FROM up WHERE earlier))
+SELECT q.id, coalesce((SELECT array_agg(ord) FROM up), '{}'),
+	coalesce((SELECT array_agg(ord) FROM cur WHERE old <= $6), '{}'), (SELECT count(*) FROM nt)
+FROM q`
+
+// ChangeVisibility sets deadlines of in-flight messages in one statement.
+func (d *Driver) ChangeVisibility(ctx context.Context, req drivers.ChangeVisibilityRequest) (drivers.BatchResult, error) {
+	n := len(req.Entries)
+	errs := make([]*drivers.Error, n)
+	p := parseHandles(n, func(i int) string { return req.Entries[i].ReceiptHandle }, errs)
+	deadlines := make([]time.Time, len(p.ords))
+	for k, o := range p.ords {
+		deadlines[k] = req.Now.Add(time.Duration(req.Entries[o].VisibilityTimeout) * time.Second)
+	}
+	var queueID int32
+	var changed, notInflight []int32
+	var notified int64
+	err := d.pool.QueryRow(ctx, changeVisibilitySQL, req.Name, p.ids, p.tokens, deadlines, p.ords, req.Now, d.channel).
+		Scan(&queueID, &changed, &notInflight, &notified)
+	if err == pgx.ErrNoRows {
+		return drivers.BatchResult{}, notFound(req.Name)
+	}
+	if err != nil {
+		return drivers.BatchResult{}, mapErr(ctx, err, "change visibility in "+req.Name)
+	}
+	state := make([]byte, n) // 0 unknown handle, 1 changed, 2 not in flight
+	for _, o := range changed {
+		state[o] = 1
+	}
+	for _, o := range notInflight {
+		state[o] = 2
+	}
+	for k, o := range p.ords {
+		switch {
+		case p.queue[k] != queueID || state[o] == 0:
+			errs[o] = drivers.Errorf(drivers.KindInvalidReceiptHandle,
+				"receipt handle is not the current one of a message in queue %s", req.Name)
+		case state[o] == 2:
+			errs[o] = drivers.Errorf(drivers.KindMessageNotInflight,
+				"message in queue %s is not in flight: its visibility timeout has passed", req.Name)
+		}
+	}
+	return batchResult(n, func(i int) string { return req.Entries[i].EntryID }, errs), nil
+}
+
+// moveSQL moves visible messages to the destination, or each to its DeadLetterSource
+// queue, with fresh delivery state and (FIFO) a new sequence number there.
+const moveSQL = `WITH s AS (SELECT id FROM queues WHERE name = $1),
+dst AS (SELECT id FROM queues WHERE name = $2),
+c AS (
+	SELECT m.id, coalesce((SELECT id FROM dst), (SELECT t.id FROM queues t WHERE t.name = m.dlq_source)) AS target
+	FROM messages m WHERE m.queue_id = (SELECT id FROM s) AND m.visible_at <= $3
+		AND ($2 <> '' OR EXISTS (SELECT 1 FROM queues t WHERE t.name = m.dlq_source))
+	ORDER BY m.id LIMIT $4 FOR UPDATE OF m SKIP LOCKED
+),
+mv AS (
+	UPDATE messages m SET queue_id = c.target, id = nextval('message_seq'), visible_at = $3, receipt = NULL,
+		receive_count = 0, first_received_at = NULL, dlq_source = NULL
+	FROM c WHERE m.queue_id = (SELECT id FROM s) AND m.id = c.id AND c.target IS NOT NULL
+	RETURNING m.queue_id
+),
+nt AS (SELECT pg_notify($5, t.name) FROM queues t WHERE t.id IN (SELECT queue_id FROM mv))
+SELECT (SELECT id FROM s), (SELECT id FROM dst), (SELECT count(*) FROM mv), (SELECT count(*) FROM nt)`
+
+const moveMoreSQL = `SELECT EXISTS (SELECT 1 FROM messages m
+	WHERE m.queue_id = (SELECT id FROM queues WHERE name = $1) AND m.visible_at <= $3
+	AND ($2 <> '' OR EXISTS (SELECT 1 FROM queues t WHERE t.name = m.dlq_source)))`
+
+// MoveMessages moves up to Limit visible messages in one transaction.
+func (d *Driver) MoveMessages(ctx context.Context, req drivers.MoveMessagesRequest) (drivers.MoveMessagesResult, error) {
+	limit := req.Limit
+	if limit <= 0 {
+		limit = 10
+	}
+	var srcID, dstID *int32
+	var moved, notified int64
+	var res drivers.MoveMessagesResult
+	b := &pgx.Batch{}
+	b.Queue(moveSQL, req.Source, req.Destination, req.Now, limit, d.channel).
+		QueryRow(func(r pgx.Row) error { return r.Scan(&srcID, &dstID, &moved, &notified) })
+	b.Queue(moveMoreSQL, req.Source, req.Destination, req.Now).
+		QueryRow(func(r pgx.Row) error { return r.Scan(&res.More) })
+	if err := d.pool.SendBatch(ctx, b).Close(); err != nil {
+		return drivers.MoveMessagesResult{}, mapErr(ctx, err, "move messages from "+req.Source)
+	}
+	if srcID == nil {
+		return drivers.MoveMessagesResult{}, notFound(req.Source)
+	}
+	if req.Destination != "" && dstID == nil {
+		return drivers.MoveMessagesResult{}, notFound(req.Destination)
+	}
+	res.Moved = int(moved)
+	return res, nil
+}
+
+// sweepMessagesSQL deletes expired messages, looking at most $2 rows at the head (lowest
+// row ids, i.e. oldest sends) of each queue, so one pass is bounded.
+const sweepMessagesSQL = `WITH c AS (
+	SELECT x.queue_id, x.id FROM queues q CROSS JOIN LATERAL (
+		SELECT m.queue_id, m.id, m.sent_at FROM messages m WHERE m.queue_id = q.id ORDER BY m.id LIMIT $2
+	) x
+	WHERE x.sent_at <= $1::timestamptz - make_interval(secs => q.retention)
+	LIMIT $2
+)
+DELETE FROM messages m USING c WHERE m.queue_id = c.queue_id AND m.id = c.id`
+
+// Sweep deletes expired messages, dedup records and receive attempts, each at most
+// req.Limit per call. Only one gateway sweeps at a time: the others return at once.
+func (d *Driver) Sweep(ctx context.Context, req drivers.SweepRequest) (drivers.SweepResult, error) {
+	limit := req.Limit
+	if limit <= 0 {
+		limit = 1000
+	}
+	var res drivers.SweepResult
+	err := d.inTx(ctx, "retention sweep", func(tx pgx.Tx) error {
+		var locked bool
+		if err := tx.QueryRow(ctx, `SELECT pg_try_advisory_xact_lock($1, $2)`, d.keys.class, lockSweep).Scan(&locked); err != nil {
+			return err
+		}
+		if !locked {
+			return nil
+		}
+		for _, sql := range []string{
+			sweepMessagesSQL,
+			`DELETE FROM dedup WHERE ctid = ANY (ARRAY(SELECT ctid FROM dedup WHERE expires_at <= $1 LIMIT $2))`,
+			`DELETE FROM receive_attempts WHERE ctid = ANY (ARRAY(
+				SELECT ctid FROM receive_attempts WHERE expires_at <= $1 LIMIT $2))`,
+		} {
+			tag, err := tx.Exec(ctx, sql, req.Now, limit)
+			if err != nil {
+				return err
+			}
+			if sql == sweepMessagesSQL {
+				res.Deleted = int(tag.RowsAffected())
+			}
+			if tag.RowsAffected() >= int64(limit) {
+				res.More = true
+			}
+		}
+		return nil
+	})
+	return res, err
+}

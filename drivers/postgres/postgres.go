@@ -1,0 +1,242 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/anysqs/anysqs/drivers"
+)
+
+// Version is the driver's version, reported by Describe.
+const Version = "0.1.0"
+
+// DSNEnv is the environment variable read when Options.DSN is empty. When it is empty
+// too, the standard libpq variables (PGHOST, PGPORT, PGUSER, PGDATABASE, ...) apply.
+const DSNEnv = "ANYSQS_POSTGRES_DSN"
+
+// Options configure the driver. They are the `backend.options` section of the gateway's
+// configuration file.
+type Options struct {
+	// DSN is a libpq connection string, URL or key=value form. Empty: $ANYSQS_POSTGRES_DSN,
+	// then the PG* environment variables.
+	DSN string `json:"dsn"`
+	// Schema holds the driver's tables; created if missing. Default "anysqs".
+	Schema string `json:"schema"`
+	// MaxConns caps the pool. Default 16: on small machines more connections only add
+	// contention (see the package doc).
+	MaxConns int32 `json:"max_conns"`
+	// CreateDatabase creates the DSN's database when it does not exist, connecting to the
+	// "postgres" maintenance database of the same server to do so.
+	CreateDatabase bool `json:"create_database"`
+	// TLS overrides the DSN's sslmode and certificate settings when set.
+	TLS *TLSOptions `json:"tls"`
+}
+
+// TLSOptions select how the driver secures its connections. They map onto libpq's
+// sslmode, sslrootcert, sslcert and sslkey.
+type TLSOptions struct {
+	// Mode is disable, allow, prefer, require, verify-ca or verify-full.
+	Mode     string `json:"mode"`
+	CAFile   string `json:"ca_file"`
+	CertFile string `json:"cert_file"`
+	KeyFile  string `json:"key_file"`
+}
+
+// Driver is the PostgreSQL backend. It is safe for concurrent use.
+type Driver struct {
+	pool    *pgxpool.Pool
+	schema  string
+	channel string // NOTIFY channel shared by every gateway on this schema
+	keys    lockKeys
+	lis     *listener
+
+	closeOnce sync.Once
+}
+
+var _ drivers.Driver = (*Driver)(nil)
+
+func init() {
+	drivers.Register("postgres", func(ctx context.Context, raw map[string]any) (drivers.Driver, error) {
+		var o Options
+		if err := drivers.DecodeOptions(raw, &o); err != nil {
+			return nil, err
+		}
+		return Open(ctx, o)
+	})
+}
+
+// Open connects, migrates the schema and starts listening for other gateways' activity.
+func Open(ctx context.Context, o Options) (*Driver, error) {
+	if o.Schema == "" {
+		o.Schema = defaultSchema
+	}
+	cfg, err := poolConfig(o)
+	if err != nil {
+		return nil, drivers.Wrap(drivers.KindInvalidArgument, err, "postgres options")
+	}
+	if o.CreateDatabase {
+		if err := createDatabase(ctx, cfg.ConnConfig); err != nil {
+			return nil, err
+		}
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, drivers.Wrap(drivers.KindInvalidArgument, err, "postgres pool")
+	}
+	d := &Driver{pool: pool, schema: o.Schema, channel: "anysqs:" + o.Schema, keys: newLockKeys(o.Schema)}
+	if err := d.migrate(ctx); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	lis, err := startListener(ctx, cfg.ConnConfig, d.channel, d.pool)
+	if err != nil {
+		pool.Close()
+		return nil, err
+	}
+	d.lis = lis
+	return d, nil
+}
+
+const defaultSchema = "anysqs"
+
+func poolConfig(o Options) (*pgxpool.Config, error) {
+	dsn := o.DSN
+	if dsn == "" {
+		dsn = os.Getenv(DSNEnv)
+	}
+	if o.TLS != nil {
+		var err error
+		if dsn, err = withTLS(dsn, o.TLS); err != nil {
+			return nil, err
+		}
+	}
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, err
+	}
+	cfg.ConnConfig.RuntimeParams["search_path"] = pgx.Identifier{o.Schema}.Sanitize()
+	cfg.ConnConfig.RuntimeParams["application_name"] = "anysqs"
+	cfg.MaxConns = 16
+	if o.MaxConns > 0 {
+		cfg.MaxConns = o.MaxConns
+	}
+	// Idle connections are pinged on acquire (pgxpool's default after 1 s idle), so after a
+	// database restart dead connections are dropped on first use; a short health check
+	// period clears the rest in the background.
+	cfg.HealthCheckPeriod = 5 * time.Second
+	return cfg, nil
+}
+
+// withTLS adds libpq TLS parameters to dsn in whichever form it is written.
+func withTLS(dsn string, t *TLSOptions) (string, error) {
+	params := [][2]string{{"sslmode", t.Mode}, {"sslrootcert", t.CAFile}, {"sslcert", t.CertFile}, {"sslkey", t.KeyFile}}
+	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
+		u, err := url.Parse(dsn)
+		if err != nil {
+			return "", err
+		}
+		q := u.Query()
+		for _, p := range params {
+			if p[1] != "" {
+				q.Set(p[0], p[1])
+			}
+		}
+		u.RawQuery = q.Encode()
+		return u.String(), nil
+	}
+	var b strings.Builder
+	b.WriteString(dsn)
+	for _, p := range params {
+		if p[1] != "" {
+			fmt.Fprintf(&b, " %s='%s'", p[0], strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(p[1]))
+		}
+	}
+	return b.String(), nil
+}
+
+// createDatabase creates cc's database through the server's maintenance database. A
+// concurrent creation by another gateway is not an error.
+func createDatabase(ctx context.Context, cc *pgx.ConnConfig) error {
+	admin := cc.Copy()
+	admin.Database = "postgres"
+	delete(admin.RuntimeParams, "search_path")
+	conn, err := pgx.ConnectConfig(ctx, admin)
+	if err != nil {
+		return mapErr(ctx, err, "connect to create database")
+	}
+	defer conn.Close(context.Background())
+	var exists bool
+	if err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)`, cc.Database).Scan(&exists); err != nil {
+		return mapErr(ctx, err, "look up database")
+	}
+	if exists {
+		return nil
+	}
+	_, err = conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{cc.Database}.Sanitize())
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && (pe.Code == "42P04" || pe.Code == "23505") {
+		return nil // created meanwhile by another instance
+	}
+	return mapErr(ctx, err, "create database "+cc.Database)
+}
+
+// Close stops listening and closes the pool.
+func (d *Driver) Close() error {
+	d.closeOnce.Do(func() {
+		if d.lis != nil {
+			d.lis.close()
+		}
+		d.pool.Close()
+	})
+	return nil
+}
+
+// mapErr wraps a native error once with a kind. Context errors pass through as they are;
+// anything that is not an answer from the server (broken connection, refused dial,
+// server shutting down) is KindUnavailable, because the outcome of a write is unknown.
+func mapErr(ctx context.Context, err error, what string) error {
+	if err == nil {
+		return nil
+	}
+	if ctxErr := ctx.Err(); ctxErr != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+		return ctxErr
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	var de *drivers.Error
+	if errors.As(err, &de) {
+		return err
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return drivers.Wrap(pgKind(pe.Code), err, what)
+	}
+	return drivers.Wrap(drivers.KindUnavailable, err, what)
+}
+
+// pgKind classifies a server error by SQLSTATE class.
+func pgKind(code string) drivers.Kind {
+	switch {
+	case strings.HasPrefix(code, "08"), // connection exception
+		strings.HasPrefix(code, "57P"), // admin/crash shutdown, cannot connect now
+		strings.HasPrefix(code, "40"),  // serialization failure, deadlock: rolled back, retry is safe
+		code == "25006":                // read-only transaction: a standby during failover
+		return drivers.KindUnavailable
+	case strings.HasPrefix(code, "53"), code == "55P03": // out of resources, lock not available
+		return drivers.KindThrottled
+	case strings.HasPrefix(code, "22"): // data exception: a value the schema cannot hold
+		return drivers.KindInvalidArgument
+	}
+	return drivers.KindInternal
+}

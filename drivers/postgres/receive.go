@@ -1,0 +1,281 @@
+package postgres
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/anysqs/anysqs/drivers"
+)
+
+// Claim candidates: visible, unexpired messages of the queue. Standard queues take the
+// oldest-visible first and skip rows other claims hold. FIFO candidates additionally
+// belong to a group with nothing in flight and no earlier message still hidden; FIFO
+// claims of one queue are serialized by an advisory lock taken in the previous
+// statement of the same transaction, so this statement's snapshot already sees the
+// previous claim, and they wait for (rather than skip) locked rows, since skipping an
+// earlier message of a group would let a later one overtake it.
+const (
+	standardCandidates = `SELECT m.id, m.receive_count FROM messages m, q
+	WHERE m.queue_id = q.id AND m.visible_at <= $2 AND m.sent_at > q.cutoff
+	ORDER BY m.visible_at LIMIT $3 FOR UPDATE OF m SKIP LOCKED`
+	fifoCandidates = `SELECT m.id, m.receive_count FROM messages m, q
+	WHERE m.queue_id = q.id AND m.visible_at <= $2 AND m.sent_at > q.cutoff
+	AND NOT EXISTS (SELECT 1 FROM messages b WHERE b.queue_id = m.queue_id AND b.group_id = m.group_id
+		AND b.visible_at > $2 AND (b.receipt IS NOT NULL OR b.id < m.id))
+	ORDER BY m.id LIMIT $3 FOR UPDATE OF m`
+)
+
+// claimSQL claims candidates in one statement: messages already received
+// maxReceiveCount times move to the dead-letter queue (FIFO ones with a new sequence
+// number there), the others get a new receipt token, deadline and receive count. With
+// an attempt id ($6) the claimed set is recorded for replay.
+func claimSQL(candidates string) string {
+	return `WITH q AS (
+	SELECT q.id, q.fifo, d.name AS dlq_name, d.id AS dlq_id,
+		CASE WHEN d.id IS NOT NULL THEN q.max_receive ELSE 2147483647 END AS redrive_at,
+		$2::timestamptz - make_interval(secs => q.retention) AS cutoff
+	FROM queues q LEFT JOIN queues d ON d.name = q.dlq_name
+	WHERE q.name = $1
+),
+c AS (` + candidates + `),
+mv AS (
+	UPDATE messages m SET queue_id = q.dlq_id, visible_at = $2, receipt = NULL, dlq_source = $1,
+		id = CASE WHEN m.group_id IS NULL THEN m.id ELSE nextval('message_seq') END
+	FROM c, q WHERE m.queue_id = q.id AND m.id = c.id AND c.receive_count >= q.redrive_at
+	RETURNING m.id
+),
+cl AS (
+	UPDATE messages m SET receipt = gen_random_uuid(), visible_at = $4, receive_count = m.receive_count + 1,
+		first_received_at = coalesce(m.first_received_at, $2)
+	FROM c, q WHERE m.queue_id = q.id AND m.id = c.id AND c.receive_count < q.redrive_at
+	RETURNING m.id, m.message_id, m.receipt, m.body, m.attrs, m.sys_attrs, m.sender_id, m.sent_at,
+		m.first_received_at, m.receive_count, m.group_id, m.dedup_id, m.dlq_source
+),
+rec AS (
+	INSERT INTO receive_attempts (queue_id, attempt_id, ids, receipts, expires_at)
+	SELECT (SELECT id FROM q), $5, array_agg(id ORDER BY id), array_agg(receipt ORDER BY id), $6 FROM cl
+	WHERE $5 <> '' HAVING count(*) > 0
+	ON CONFLICT (queue_id, attempt_id) DO UPDATE
+		SET ids = excluded.ids, receipts = excluded.receipts, expires_at = excluded.expires_at
+	RETURNING 1
+),
+nt AS (SELECT pg_notify($7, q.dlq_name) FROM q WHERE EXISTS (SELECT 1 FROM mv))
+SELECT q.id, q.fifo, (SELECT count(*) FROM nt), cl.*
+FROM q LEFT JOIN cl ON true ORDER BY cl.id`
+}
+
+var (
+	standardClaimSQL = claimSQL(standardCandidates)
+	fifoClaimSQL     = claimSQL(fifoCandidates)
+)
+
+// nextVisibleSQL finds the earliest future deadline of the queue, for the gateway's long poll.
+const nextVisibleSQL = `SELECT min(visible_at) FROM messages
+	WHERE queue_id = (SELECT id FROM queues WHERE name = $1) AND visible_at > $2`
+
+// claimedRow is one row of claimSQL's result; the message columns are NULL when nothing
+// was claimed.
+type claimedRow struct {
+	queueID         int32
+	fifo            bool
+	notified        int64
+	id              *int64
+	messageID       *string
+	receipt         pgtype.UUID
+	body            *string
+	attrs, sys      []byte
+	senderID        *string
+	sentAt          *time.Time
+	firstReceivedAt *time.Time
+	receiveCount    *int32
+	groupID         *string
+	dedupID         *string
+	dlqSource       *string
+}
+
+func (r *claimedRow) scan(row pgx.Row) error {
+	return row.Scan(&r.queueID, &r.fifo, &r.notified, &r.id, &r.messageID, &r.receipt, &r.body, &r.attrs, &r.sys,
+		&r.senderID, &r.sentAt, &r.firstReceivedAt, &r.receiveCount, &r.groupID, &r.dedupID, &r.dlqSource)
+}
+
+func (r *claimedRow) message() (drivers.Message, error) {
+	m := drivers.Message{
+		MessageID:        deref(r.messageID),
+		ReceiptHandle:    handle{queueID: r.queueID, id: *r.id, token: r.receipt.Bytes}.String(),
+		Body:             deref(r.body),
+		SenderID:         deref(r.senderID),
+		ReceiveCount:     *r.receiveCount,
+		MessageGroupID:   deref(r.groupID),
+		DeadLetterSource: deref(r.dlqSource),
+	}
+	if r.fifo {
+		m.MessageDeduplicationID = deref(r.dedupID)
+		m.SequenceNumber = strconv.FormatInt(*r.id, 10)
+	}
+	if r.sentAt != nil {
+		m.SentAt = *r.sentAt
+	}
+	if r.firstReceivedAt != nil {
+		m.FirstReceivedAt = *r.firstReceivedAt
+	}
+	var err error
+	if m.Attributes, err = decodeAttrs(r.attrs); err != nil {
+		return m, err
+	}
+	m.SystemAttributes, err = decodeAttrs(r.sys)
+	return m, err
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// ReceiveMessages claims up to MaxMessages messages, normally in one round trip.
+func (d *Driver) ReceiveMessages(ctx context.Context, req drivers.ReceiveMessagesRequest) (drivers.ReceiveMessagesResult, error) {
+	max := req.MaxMessages
+	if max < 1 {
+		max = 1
+	}
+	if max > 10 {
+		max = 10
+	}
+	fifo := isFIFO(req.Name)
+	if fifo && req.ReceiveRequestAttemptID != "" {
+		res, ok, err := d.replay(ctx, req)
+		if err != nil || ok {
+			return res, err
+		}
+	}
+	attempt := ""
+	if fifo {
+		attempt = req.ReceiveRequestAttemptID
+	}
+	var res drivers.ReceiveMessagesResult
+	// A claim that moved messages to the dead-letter queue instead of returning them
+	// claims again for the rest, so a poisoned head does not make the receive look empty.
+	for round := 0; round < 3; round++ {
+		c, err := d.claim(ctx, req, fifo, max-len(res.Messages), attempt)
+		if err != nil {
+			return drivers.ReceiveMessagesResult{}, err
+		}
+		res.Messages = append(res.Messages, c.Messages...)
+		res.NextVisibleAt = c.NextVisibleAt
+		if !c.moved || len(res.Messages) >= max {
+			break
+		}
+		attempt = "" // the attempt record covers the first round's messages only
+	}
+	return res, nil
+}
+
+type claimResult struct {
+	drivers.ReceiveMessagesResult
+	moved bool
+}
+
+// claim runs one claim in one round trip: (FIFO: lock,) claim, next deadline, all in
+// one implicit transaction.
+func (d *Driver) claim(ctx context.Context, req drivers.ReceiveMessagesRequest, fifo bool, max int, attempt string) (claimResult, error) {
+	b := &pgx.Batch{}
+	claim := standardClaimSQL
+	if fifo {
+		claim = fifoClaimSQL
+		b.Queue(`SELECT pg_advisory_xact_lock($1, $2)`, d.keys.fifoClass, d.keys.fifoQueue(req.Name))
+	}
+	deadline := req.Now.Add(time.Duration(req.VisibilityTimeout) * time.Second)
+	var res claimResult
+	found := false
+	var decodeErr error
+	b.Queue(claim, req.Name, req.Now, max, deadline, attempt, req.Now.Add(dedupWindow), d.channel).
+		Query(func(rows pgx.Rows) error {
+			for rows.Next() {
+				var r claimedRow
+				if err := r.scan(rows); err != nil {
+					return err
+				}
+				found = true
+				res.moved = r.notified > 0
+				if r.id == nil {
+					continue
+				}
+				m, err := r.message()
+				if err != nil {
+					decodeErr = err
+					continue
+				}
+				res.Messages = append(res.Messages, m)
+			}
+			return rows.Err()
+		})
+	var next *time.Time
+	b.Queue(nextVisibleSQL, req.Name, req.Now).QueryRow(func(r pgx.Row) error { return r.Scan(&next) })
+	if err := d.pool.SendBatch(ctx, b).Close(); err != nil {
+		return claimResult{}, mapErr(ctx, err, "receive from "+req.Name)
+	}
+	if !found {
+		return claimResult{}, notFound(req.Name)
+	}
+	if decodeErr != nil {
+		// The claim committed; the messages reappear after their visibility timeout.
+		return claimResult{}, decodeErr
+	}
+	if next != nil {
+		res.NextVisibleAt = *next
+	}
+	return res, nil
+}
+
+// replaySQL returns the messages a recorded attempt claimed that are still in flight
+// under the recorded receipt tokens.
+const replaySQL = `WITH a AS (
+	SELECT ra.queue_id, ra.ids, ra.receipts, q.fifo FROM receive_attempts ra JOIN queues q ON q.id = ra.queue_id
+	WHERE q.name = $1 AND ra.attempt_id = $2 AND ra.expires_at > $3
+)
+SELECT a.queue_id, a.fifo, cardinality(a.ids)::bigint, m.id, m.message_id, m.receipt, m.body, m.attrs, m.sys_attrs,
+	m.sender_id, m.sent_at, m.first_received_at, m.receive_count, m.group_id, m.dedup_id, m.dlq_source
+FROM a LEFT JOIN LATERAL (
+	SELECT m.* FROM messages m JOIN unnest(a.ids, a.receipts) AS u(id, receipt)
+		ON m.id = u.id AND m.receipt = u.receipt
+	WHERE m.queue_id = a.queue_id AND m.visible_at > $3
+) m ON true ORDER BY m.id`
+
+// replay answers a repeated ReceiveRequestAttemptId with the first call's messages and
+// receipt handles when all of them are still in flight under those handles.
+func (d *Driver) replay(ctx context.Context, req drivers.ReceiveMessagesRequest) (drivers.ReceiveMessagesResult, bool, error) {
+	rows, err := d.pool.Query(ctx, replaySQL, req.Name, req.ReceiveRequestAttemptID, req.Now)
+	if err != nil {
+		return drivers.ReceiveMessagesResult{}, false, mapErr(ctx, err, "receive from "+req.Name)
+	}
+	defer rows.Close()
+	var res drivers.ReceiveMessagesResult
+	want := int64(-1)
+	for rows.Next() {
+		var r claimedRow
+		if err := rows.Scan(&r.queueID, &r.fifo, &want, &r.id, &r.messageID, &r.receipt, &r.body, &r.attrs, &r.sys,
+			&r.senderID, &r.sentAt, &r.firstReceivedAt, &r.receiveCount, &r.groupID, &r.dedupID, &r.dlqSource); err != nil {
+			return drivers.ReceiveMessagesResult{}, false, mapErr(ctx, err, "receive from "+req.Name)
+		}
+		if r.id == nil {
+			continue
+		}
+		m, err := r.message()
+		if err != nil {
+			return drivers.ReceiveMessagesResult{}, false, err
+		}
+		res.Messages = append(res.Messages, m)
+	}
+	if err := rows.Err(); err != nil {
+		return drivers.ReceiveMessagesResult{}, false, mapErr(ctx, err, "receive from "+req.Name)
+	}
+	if want <= 0 || int64(len(res.Messages)) != want {
+		return drivers.ReceiveMessagesResult{}, false, nil
+	}
+	return res, true, nil
+}

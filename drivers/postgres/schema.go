@@ -1,0 +1,173 @@
+package postgres
+
+import (
+	"context"
+	"hash/fnv"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/anysqs/anysqs/drivers"
+)
+
+// migrations are applied in order; migration i brings the schema to version i+1. Never
+// edit a released migration: append a new one.
+var migrations = []string{
+	// 1: shared tables (see doc.go, "Table layout").
+	`
+CREATE TABLE queues (
+	id            integer GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+	name          text COLLATE "C" NOT NULL UNIQUE,
+	fifo          boolean NOT NULL,
+	dedup_group   boolean NOT NULL, -- DeduplicationScope=messageGroup
+	retention     integer NOT NULL, -- seconds
+	max_receive   integer,          -- RedrivePolicy.maxReceiveCount, NULL without a policy
+	dlq_name      text COLLATE "C",
+	attributes    jsonb NOT NULL,
+	tags          jsonb NOT NULL DEFAULT '{}',
+	created_at    timestamptz NOT NULL,
+	last_modified timestamptz NOT NULL,
+	last_purge    timestamptz
+);
+
+-- One sequence numbers every message: it is the row key and, for FIFO queues, the
+-- SequenceNumber. Per-group advisory locks make commit order follow it within a group.
+CREATE SEQUENCE message_seq;
+
+CREATE TABLE messages (
+	queue_id          integer NOT NULL,
+	id                bigint NOT NULL DEFAULT nextval('message_seq'),
+	message_id        text NOT NULL,
+	body              text NOT NULL,
+	attrs             bytea,
+	sys_attrs         bytea,
+	sender_id         text,
+	sent_at           timestamptz NOT NULL,
+	visible_at        timestamptz NOT NULL,
+	receipt           uuid,          -- current receipt token; NULL until first received
+	receive_count     integer NOT NULL DEFAULT 0,
+	first_received_at timestamptz,
+	group_id          text,
+	dedup_id          text,
+	dlq_source        text,
+	PRIMARY KEY (queue_id, id)
+) WITH (
+	-- Measured (issue 4): default autovacuum lets dead index entries pile up at the head
+	-- of the queue, and relation truncation stalls all traffic for seconds.
+	autovacuum_vacuum_scale_factor = 0,
+	autovacuum_vacuum_threshold = 2000,
+	autovacuum_vacuum_cost_delay = 0,
+	autovacuum_vacuum_insert_scale_factor = 0,
+	autovacuum_vacuum_insert_threshold = 20000,
+	autovacuum_analyze_scale_factor = 0,
+	autovacuum_analyze_threshold = 20000,
+	vacuum_truncate = false
+);
+ALTER SEQUENCE message_seq OWNED BY messages.id;
+
+-- Standard receive: oldest visible first.
+CREATE INDEX messages_visible ON messages (queue_id, visible_at);
+-- FIFO receive: is any message of the group ahead or in flight?
+CREATE INDEX messages_group ON messages (queue_id, group_id, id) WHERE group_id IS NOT NULL;
+
+CREATE TABLE dedup (
+	queue_id   integer NOT NULL,
+	scope      text NOT NULL, -- '' for queue scope, the group id for messageGroup scope
+	dedup_id   text NOT NULL,
+	message_id text NOT NULL,
+	seq        bigint NOT NULL,
+	expires_at timestamptz NOT NULL,
+	PRIMARY KEY (queue_id, scope, dedup_id)
+) WITH (autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 2000,
+	autovacuum_vacuum_cost_delay = 0, vacuum_truncate = false);
+CREATE INDEX dedup_expiry ON dedup (expires_at);
+
+CREATE TABLE receive_attempts (
+	queue_id   integer NOT NULL,
+	attempt_id text NOT NULL,
+	ids        bigint[] NOT NULL,
+	receipts   uuid[] NOT NULL,
+	expires_at timestamptz NOT NULL,
+	PRIMARY KEY (queue_id, attempt_id)
+) WITH (autovacuum_vacuum_cost_delay = 0, vacuum_truncate = false);
+CREATE INDEX receive_attempts_expiry ON receive_attempts (expires_at);
+`,
+}
+
+// lockKeys are the advisory lock keys of one schema, so that two schemas in one database
+// do not serialize each other.
+type lockKeys struct {
+	class     int32 // (class, 1) migration, (class, 2) retention sweep
+	fifoClass int32 // (fifoClass, hash(queue)) serializes FIFO claims of one queue
+	schema    string
+}
+
+func newLockKeys(schema string) lockKeys {
+	return lockKeys{class: hash32("anysqs:" + schema), fifoClass: hash32("anysqs-fifo:" + schema), schema: schema}
+}
+
+const (
+	lockMigrate int32 = 1
+	lockSweep   int32 = 2
+)
+
+// fifoQueue is the key of the lock that serializes FIFO claims on queue.
+func (k lockKeys) fifoQueue(queue string) int32 { return hash32(queue) }
+
+// group is the single-key lock that orders sends to one FIFO message group. Single-key
+// and two-key advisory locks live in separate key spaces.
+func (k lockKeys) group(queue, group string) int64 {
+	h := fnv.New64a()
+	h.Write([]byte(k.schema))
+	h.Write([]byte{0})
+	h.Write([]byte(queue))
+	h.Write([]byte{0})
+	h.Write([]byte(group))
+	return int64(h.Sum64())
+}
+
+func hash32(s string) int32 {
+	h := fnv.New32a()
+	h.Write([]byte(s))
+	return int32(h.Sum32())
+}
+
+// migrate brings the schema to the latest version in one transaction, under an advisory
+// lock so that gateways starting together migrate once, one after the other.
+func (d *Driver) migrate(ctx context.Context) error {
+	tx, err := d.pool.Begin(ctx)
+	if err != nil {
+		return mapErr(ctx, err, "migrate: begin")
+	}
+	defer tx.Rollback(context.Background())
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, $2)`, d.keys.class, lockMigrate); err != nil {
+		return mapErr(ctx, err, "migrate: lock")
+	}
+	schema := pgx.Identifier{d.schema}.Sanitize()
+	if _, err := tx.Exec(ctx, `CREATE SCHEMA IF NOT EXISTS `+schema); err != nil {
+		return mapErr(ctx, err, "migrate: create schema")
+	}
+	if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS `+schema+`.schema_version (
+		version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`); err != nil {
+		return mapErr(ctx, err, "migrate: version table")
+	}
+	var current int
+	if err := tx.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM `+schema+`.schema_version`).Scan(&current); err != nil {
+		return mapErr(ctx, err, "migrate: read version")
+	}
+	if current > len(migrations) {
+		return drivers.Errorf(drivers.KindFailedPrecondition,
+			"postgres schema %s is at version %d, newer than this driver's %d: upgrade the gateway", d.schema, current, len(migrations))
+	}
+	for v := current; v < len(migrations); v++ {
+		if _, err := tx.Exec(ctx, `SET LOCAL search_path TO `+schema); err != nil {
+			return mapErr(ctx, err, "migrate: search_path")
+		}
+		if _, err := tx.Exec(ctx, migrations[v]); err != nil {
+			return mapErr(ctx, err, "migrate: apply version "+itoa(v+1))
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO `+schema+`.schema_version (version) VALUES ($1)`, v+1); err != nil {
+			return mapErr(ctx, err, "migrate: record version")
+		}
+	}
+	return mapErr(ctx, tx.Commit(ctx), "migrate: commit")
+}

@@ -1,0 +1,209 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/anysqs/anysqs/drivers"
+)
+
+// dedupWindow is how long a FIFO deduplication id (and a receive attempt id) is remembered.
+const dedupWindow = 5 * time.Minute
+
+func encodeAttrs(m map[string]drivers.MessageAttribute) ([]byte, error) {
+	if len(m) == 0 {
+		return nil, nil
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return nil, drivers.Wrap(drivers.KindInvalidArgument, err, "encode message attributes")
+	}
+	return b, nil
+}
+
+func decodeAttrs(b []byte) (map[string]drivers.MessageAttribute, error) {
+	if len(b) == 0 {
+		return nil, nil
+	}
+	var m map[string]drivers.MessageAttribute
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, drivers.Wrap(drivers.KindInternal, err, "stored message attributes")
+	}
+	return m, nil
+}
+
+func nullIfEmpty(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// SendMessages stores the entries in one transaction (one round trip for standard
+// queues) and notifies other gateways in the same transaction.
+func (d *Driver) SendMessages(ctx context.Context, req drivers.SendMessagesRequest) (drivers.SendMessagesResult, error) {
+	if len(req.Entries) == 0 {
+		return drivers.SendMessagesResult{}, nil
+	}
+	if isFIFO(req.Name) {
+		return d.sendFIFO(ctx, req)
+	}
+	return d.sendStandard(ctx, req)
+}
+
+// isFIFO tells the queue kind from its name: SQS requires FIFO queues, and only them,
+// to end in ".fifo", and the gateway enforces it.
+func isFIFO(name string) bool {
+	return len(name) > 5 && name[len(name)-5:] == ".fifo"
+}
+
+const sendStandardSQL = `INSERT INTO messages (queue_id, message_id, body, attrs, sys_attrs, sender_id,
+		sent_at, visible_at, group_id, dedup_id)
+	SELECT q.id, u.message_id, u.body, u.attrs, u.sys_attrs, u.sender_id, $2, u.visible_at, u.group_id, u.dedup_id
+	FROM queues q, unnest($3::text[], $4::text[], $5::bytea[], $6::bytea[], $7::text[], $8::timestamptz[],
+		$9::text[], $10::text[]) WITH ORDINALITY
+		AS u(message_id, body, attrs, sys_attrs, sender_id, visible_at, group_id, dedup_id, ord)
+	WHERE q.name = $1
+	ORDER BY u.ord`
+
+func (d *Driver) sendStandard(ctx context.Context, req drivers.SendMessagesRequest) (drivers.SendMessagesResult, error) {
+	n := len(req.Entries)
+	ids, bodies, senders := make([]string, n), make([]string, n), make([]string, n)
+	attrs, sys := make([][]byte, n), make([][]byte, n)
+	visible := make([]time.Time, n)
+	groups, dedups := make([]*string, n), make([]*string, n)
+	for i, e := range req.Entries {
+		var err error
+		if attrs[i], err = encodeAttrs(e.Attributes); err != nil {
+			return drivers.SendMessagesResult{}, err
+		}
+		if sys[i], err = encodeAttrs(e.SystemAttributes); err != nil {
+			return drivers.SendMessagesResult{}, err
+		}
+		ids[i], bodies[i], senders[i] = e.MessageID, e.Body, e.SenderID
+		visible[i] = req.Now.Add(time.Duration(e.DelaySeconds) * time.Second)
+		groups[i], dedups[i] = nullIfEmpty(e.MessageGroupID), nullIfEmpty(e.MessageDeduplicationID)
+	}
+	b := &pgx.Batch{}
+	ins := b.Queue(sendStandardSQL, req.Name, req.Now, ids, bodies, attrs, sys, senders, visible, groups, dedups)
+	b.Queue(`SELECT pg_notify($1, $2)`, d.channel, req.Name)
+	var inserted int64
+	ins.Exec(func(tag pgconn.CommandTag) error { inserted = tag.RowsAffected(); return nil })
+	// Statements of one batch share one implicit transaction, committed at its end.
+	if err := d.pool.SendBatch(ctx, b).Close(); err != nil {
+		return drivers.SendMessagesResult{}, mapErr(ctx, err, "send to "+req.Name)
+	}
+	if inserted == 0 {
+		return drivers.SendMessagesResult{}, notFound(req.Name)
+	}
+	res := drivers.SendMessagesResult{Entries: make([]drivers.SendEntryResult, n)}
+	for i, e := range req.Entries {
+		res.Entries[i] = drivers.SendEntryResult{EntryID: e.EntryID, MessageID: e.MessageID}
+	}
+	return res, nil
+}
+
+// sendFIFOSQL stores one FIFO message unless its deduplication id is live. The dedup
+// row is written first: a concurrent send of the same id waits on its unique key, so
+// exactly one of them inserts the message.
+const sendFIFOSQL = `WITH q AS (SELECT id, dedup_group FROM queues WHERE name = $1),
+s AS (SELECT nextval('message_seq') AS seq FROM q),
+dd AS (
+	INSERT INTO dedup (queue_id, scope, dedup_id, message_id, seq, expires_at)
+	SELECT q.id, CASE WHEN q.dedup_group THEN $3 ELSE '' END, $4, $5, s.seq, $6 FROM q, s
+	ON CONFLICT (queue_id, scope, dedup_id) DO UPDATE
+		SET message_id = excluded.message_id, seq = excluded.seq, expires_at = excluded.expires_at
+		WHERE dedup.expires_at <= $2
+	RETURNING seq
+),
+ins AS (
+	INSERT INTO messages (queue_id, id, message_id, body, attrs, sys_attrs, sender_id, sent_at, visible_at,
+		group_id, dedup_id)
+	SELECT q.id, dd.seq, $5, $7, $8, $9, $10, $2, $11, $3, $4 FROM q, dd
+	RETURNING id
+)
+SELECT (SELECT count(*) FROM q), (SELECT id FROM ins)`
+
+// dedupLookupSQL reads the live record after sendFIFOSQL, in a new snapshot, so it also
+// sees a record committed by a concurrent send that won the race.
+const dedupLookupSQL = `SELECT d.message_id, d.seq FROM dedup d JOIN queues q ON q.id = d.queue_id
+	WHERE q.name = $1 AND d.scope = CASE WHEN q.dedup_group THEN $2 ELSE '' END AND d.dedup_id = $3`
+
+func (d *Driver) sendFIFO(ctx context.Context, req drivers.SendMessagesRequest) (drivers.SendMessagesResult, error) {
+	n := len(req.Entries)
+	res := drivers.SendMessagesResult{Entries: make([]drivers.SendEntryResult, n)}
+	b := &pgx.Batch{}
+	// Lock each message group before taking sequence numbers, so commits within a group
+	// happen in sequence order and a receiver never sees a later message before an
+	// earlier one has committed. Sorted keys keep concurrent batches deadlock-free.
+	var keys []int64
+	for _, e := range req.Entries {
+		keys = append(keys, d.keys.group(req.Name, e.MessageGroupID))
+	}
+	slices.Sort(keys)
+	for _, k := range slices.Compact(keys) {
+		b.Queue(`SELECT pg_advisory_xact_lock($1)`, k)
+	}
+	type outcome struct {
+		queueFound  int64
+		insertedSeq *int64
+		origID      string
+		origSeq     int64
+	}
+	outs := make([]outcome, n)
+	for i, e := range req.Entries {
+		res.Entries[i].EntryID = e.EntryID
+		if e.MessageDeduplicationID == "" || e.MessageGroupID == "" {
+			res.Entries[i].Err = drivers.Errorf(drivers.KindInvalidArgument,
+				"FIFO queue %s needs MessageGroupId and a deduplication id", req.Name)
+			continue
+		}
+		attrs, err := encodeAttrs(e.Attributes)
+		if err != nil {
+			return drivers.SendMessagesResult{}, err
+		}
+		sys, err := encodeAttrs(e.SystemAttributes)
+		if err != nil {
+			return drivers.SendMessagesResult{}, err
+		}
+		visible := req.Now.Add(time.Duration(e.DelaySeconds) * time.Second)
+		o := &outs[i]
+		b.Queue(sendFIFOSQL, req.Name, req.Now, e.MessageGroupID, e.MessageDeduplicationID, e.MessageID,
+			req.Now.Add(dedupWindow), e.Body, attrs, sys, e.SenderID, visible).
+			QueryRow(func(r pgx.Row) error { return r.Scan(&o.queueFound, &o.insertedSeq) })
+		b.Queue(dedupLookupSQL, req.Name, e.MessageGroupID, e.MessageDeduplicationID).
+			QueryRow(func(r pgx.Row) error {
+				err := r.Scan(&o.origID, &o.origSeq)
+				if err == pgx.ErrNoRows {
+					return nil // queue missing; reported below
+				}
+				return err
+			})
+	}
+	b.Queue(`SELECT pg_notify($1, $2)`, d.channel, req.Name)
+	if err := d.pool.SendBatch(ctx, b).Close(); err != nil {
+		return drivers.SendMessagesResult{}, mapErr(ctx, err, "send to "+req.Name)
+	}
+	for i, e := range req.Entries {
+		if res.Entries[i].Err != nil {
+			continue
+		}
+		o := outs[i]
+		if o.queueFound == 0 {
+			return drivers.SendMessagesResult{}, notFound(req.Name)
+		}
+		r := &res.Entries[i]
+		if o.insertedSeq != nil {
+			r.MessageID, r.SequenceNumber = e.MessageID, strconv.FormatInt(*o.insertedSeq, 10)
+		} else {
+			r.MessageID, r.SequenceNumber, r.Duplicate = o.origID, strconv.FormatInt(o.origSeq, 10), true
+		}
+	}
+	return res, nil
+}
