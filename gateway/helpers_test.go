@@ -1,0 +1,87 @@
+package gateway_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/anysqs/anysqs/drivers/sqlite"
+	"github.com/anysqs/anysqs/gateway"
+	"github.com/anysqs/anysqs/internal/clock"
+)
+
+// start is the fake clock's start; fixed so that golden files are stable.
+var start = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+
+type env struct {
+	t     testing.TB
+	gw    *gateway.Server
+	http  *httptest.Server
+	clock *clock.Fake
+	waits chan string // one value per long poll that starts waiting
+}
+
+func newEnv(t testing.TB) *env {
+	t.Helper()
+	ctx := context.Background()
+	d, err := sqlite.Open(ctx, sqlite.Options{DataDir: sqlite.MemoryDataDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk := clock.NewFake(start)
+	gw, err := gateway.New(ctx, gateway.Config{Driver: d, Clock: clk, PublicURL: "http://sqs.test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &env{t: t, gw: gw, clock: clk, waits: make(chan string, 100)}
+	gateway.SetOnWait(gw, func(q string) { e.waits <- q })
+	e.http = httptest.NewServer(gw)
+	t.Cleanup(func() {
+		e.http.Close()
+		_ = gw.Close()
+		_ = d.Close()
+	})
+	return e
+}
+
+// jsonCall sends one AWS JSON 1.0 request and returns status, headers and body.
+func (e *env) jsonCall(action, body string) (int, http.Header, string) {
+	e.t.Helper()
+	req, err := http.NewRequest(http.MethodPost, e.http.URL+"/", strings.NewReader(body))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/x-amz-json-1.0")
+	req.Header.Set("X-Amz-Target", "AmazonSQS."+action)
+	return e.do(req)
+}
+
+// queryCall sends one Query request as a POST form to path.
+func (e *env) queryCall(path string, form url.Values) (int, http.Header, string) {
+	e.t.Helper()
+	req, err := http.NewRequest(http.MethodPost, e.http.URL+path, strings.NewReader(form.Encode()))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded; charset=utf-8")
+	return e.do(req)
+}
+
+func (e *env) do(req *http.Request) (int, http.Header, string) {
+	e.t.Helper()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return resp.StatusCode, resp.Header, string(b)
+}
