@@ -155,7 +155,8 @@ c AS (
 ),
 mv AS (
 	UPDATE messages m SET queue_id = c.target, id = nextval('message_seq'), visible_at = $3, receipt = NULL,
-		receive_count = 0, first_received_at = NULL, dlq_source = NULL
+		receive_count = 0, first_received_at = NULL, dlq_source = NULL,
+		message_id = gen_random_uuid()::text, sent_at = $3, enqueued_at = $3
 	FROM c WHERE m.queue_id = (SELECT id FROM s) AND m.id = c.id AND c.target IS NOT NULL
 	RETURNING m.queue_id
 ),
@@ -197,9 +198,9 @@ func (d *Driver) MoveMessages(ctx context.Context, req drivers.MoveMessagesReque
 // row ids, i.e. oldest sends) of each queue, so one pass is bounded.
 const sweepMessagesSQL = `WITH c AS (
 	SELECT x.queue_id, x.id FROM queues q CROSS JOIN LATERAL (
-		SELECT m.queue_id, m.id, m.sent_at FROM messages m WHERE m.queue_id = q.id ORDER BY m.id LIMIT $2
+		SELECT m.queue_id, m.id, m.enqueued_at FROM messages m WHERE m.queue_id = q.id ORDER BY m.id LIMIT $2
 	) x
-	WHERE x.sent_at <= $1::timestamptz - make_interval(secs => q.retention)
+	WHERE x.enqueued_at <= $1::timestamptz - make_interval(secs => q.retention)
 	LIMIT $2
 )
 DELETE FROM messages m USING c WHERE m.queue_id = c.queue_id AND m.id = c.id`

@@ -221,19 +221,22 @@ func (d *Driver) PurgeQueue(ctx context.Context, req drivers.PurgeQueueRequest) 
 		if _, err := tx.Exec(ctx, `UPDATE queues SET last_purge = $2 WHERE id = $1`, id, req.Now); err != nil {
 			return err
 		}
-		_, err = tx.Exec(ctx, `DELETE FROM messages WHERE queue_id = $1 AND sent_at <= $2`, id, req.Now)
+		_, err = tx.Exec(ctx, `DELETE FROM messages WHERE queue_id = $1 AND enqueued_at <= $2`, id, req.Now)
 		return err
 	})
 }
 
-// QueueStats counts messages by state. The counts are exact at the statement's snapshot.
+// QueueStats counts messages by state, leaving out expired messages the sweep has not
+// deleted yet. The counts are exact at the statement's snapshot.
 func (d *Driver) QueueStats(ctx context.Context, req drivers.QueueStatsRequest) (drivers.QueueStats, error) {
 	var s drivers.QueueStats
 	err := d.pool.QueryRow(ctx, `SELECT
 			count(m.id) FILTER (WHERE m.visible_at <= $2),
 			count(m.id) FILTER (WHERE m.visible_at > $2 AND m.receipt IS NOT NULL),
 			count(m.id) FILTER (WHERE m.visible_at > $2 AND m.receipt IS NULL)
-		FROM queues q LEFT JOIN messages m ON m.queue_id = q.id WHERE q.name = $1 GROUP BY q.id`,
+		FROM queues q LEFT JOIN messages m ON m.queue_id = q.id
+			AND m.enqueued_at > $2::timestamptz - make_interval(secs => q.retention)
+		WHERE q.name = $1 GROUP BY q.id`,
 		req.Name, req.Now).Scan(&s.Visible, &s.NotVisible, &s.Delayed)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return s, notFound(req.Name)

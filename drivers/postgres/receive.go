@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -20,10 +19,10 @@ import (
 // earlier message of a group would let a later one overtake it.
 const (
 	standardCandidates = `SELECT m.id, m.receive_count FROM messages m, q
-	WHERE m.queue_id = q.id AND m.visible_at <= $2 AND m.sent_at > q.cutoff
+	WHERE m.queue_id = q.id AND m.visible_at <= $2 AND m.enqueued_at > q.cutoff
 	ORDER BY m.visible_at LIMIT $3 FOR UPDATE OF m SKIP LOCKED`
 	fifoCandidates = `SELECT m.id, m.receive_count FROM messages m, q
-	WHERE m.queue_id = q.id AND m.visible_at <= $2 AND m.sent_at > q.cutoff
+	WHERE m.queue_id = q.id AND m.visible_at <= $2 AND m.enqueued_at > q.cutoff
 	AND NOT EXISTS (SELECT 1 FROM messages b WHERE b.queue_id = m.queue_id AND b.group_id = m.group_id
 		AND b.visible_at > $2 AND (b.receipt IS NOT NULL OR b.id < m.id))
 	ORDER BY m.id LIMIT $3 FOR UPDATE OF m`
@@ -35,7 +34,7 @@ const (
 // an attempt id ($6) the claimed set is recorded for replay.
 func claimSQL(candidates string) string {
 	return `WITH q AS (
-	SELECT q.id, q.fifo, d.name AS dlq_name, d.id AS dlq_id,
+	SELECT q.id, q.fifo, d.name AS dlq_name, d.id AS dlq_id, d.fifo AS dlq_fifo,
 		CASE WHEN d.id IS NOT NULL THEN q.max_receive ELSE 2147483647 END AS redrive_at,
 		$2::timestamptz - make_interval(secs => q.retention) AS cutoff
 	FROM queues q LEFT JOIN queues d ON d.name = q.dlq_name
@@ -44,7 +43,9 @@ func claimSQL(candidates string) string {
 c AS (` + candidates + `),
 mv AS (
 	UPDATE messages m SET queue_id = q.dlq_id, visible_at = $2, receipt = NULL, dlq_source = $1,
-		id = CASE WHEN m.group_id IS NULL THEN m.id ELSE nextval('message_seq') END
+		id = CASE WHEN q.dlq_fifo THEN nextval('message_seq') ELSE m.id END,
+		enqueued_at = CASE WHEN q.dlq_fifo THEN $2 ELSE m.enqueued_at END,
+		dedup_id = CASE WHEN q.dlq_fifo THEN m.message_id ELSE m.dedup_id END
 	FROM c, q WHERE m.queue_id = q.id AND m.id = c.id AND c.receive_count >= q.redrive_at
 	RETURNING m.id
 ),
@@ -114,7 +115,7 @@ func (r *claimedRow) message() (drivers.Message, error) {
 	}
 	if r.fifo {
 		m.MessageDeduplicationID = deref(r.dedupID)
-		m.SequenceNumber = strconv.FormatInt(*r.id, 10)
+		m.SequenceNumber = seqString(*r.id)
 	}
 	if r.sentAt != nil {
 		m.SentAt = *r.sentAt

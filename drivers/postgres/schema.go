@@ -41,7 +41,8 @@ CREATE TABLE messages (
 	attrs             bytea,
 	sys_attrs         bytea,
 	sender_id         text,
-	sent_at           timestamptz NOT NULL,
+	sent_at           timestamptz NOT NULL, -- SentTimestamp
+	enqueued_at       timestamptz NOT NULL, -- retention clock: differs after a FIFO redrive
 	visible_at        timestamptz NOT NULL,
 	receipt           uuid,          -- current receipt token; NULL until first received
 	receive_count     integer NOT NULL DEFAULT 0,

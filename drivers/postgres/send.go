@@ -3,8 +3,8 @@ package postgres
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -64,8 +64,8 @@ func isFIFO(name string) bool {
 }
 
 const sendStandardSQL = `INSERT INTO messages (queue_id, message_id, body, attrs, sys_attrs, sender_id,
-		sent_at, visible_at, group_id, dedup_id)
-	SELECT q.id, u.message_id, u.body, u.attrs, u.sys_attrs, u.sender_id, $2, u.visible_at, u.group_id, u.dedup_id
+		sent_at, enqueued_at, visible_at, group_id, dedup_id)
+	SELECT q.id, u.message_id, u.body, u.attrs, u.sys_attrs, u.sender_id, $2, $2, u.visible_at, u.group_id, u.dedup_id
 	FROM queues q, unnest($3::text[], $4::text[], $5::bytea[], $6::bytea[], $7::text[], $8::timestamptz[],
 		$9::text[], $10::text[]) WITH ORDINALITY
 		AS u(message_id, body, attrs, sys_attrs, sender_id, visible_at, group_id, dedup_id, ord)
@@ -123,9 +123,9 @@ dd AS (
 	RETURNING seq
 ),
 ins AS (
-	INSERT INTO messages (queue_id, id, message_id, body, attrs, sys_attrs, sender_id, sent_at, visible_at,
-		group_id, dedup_id)
-	SELECT q.id, dd.seq, $5, $7, $8, $9, $10, $2, $11, $3, $4 FROM q, dd
+	INSERT INTO messages (queue_id, id, message_id, body, attrs, sys_attrs, sender_id, sent_at, enqueued_at,
+		visible_at, group_id, dedup_id)
+	SELECT q.id, dd.seq, $5, $7, $8, $9, $10, $2, $2, $11, $3, $4 FROM q, dd
 	RETURNING id
 )
 SELECT (SELECT count(*) FROM q), (SELECT id FROM ins)`
@@ -134,6 +134,9 @@ SELECT (SELECT count(*) FROM q), (SELECT id FROM ins)`
 // sees a record committed by a concurrent send that won the race.
 const dedupLookupSQL = `SELECT d.message_id, d.seq FROM dedup d JOIN queues q ON q.id = d.queue_id
 	WHERE q.name = $1 AND d.scope = CASE WHEN q.dedup_group THEN $2 ELSE '' END AND d.dedup_id = $3`
+
+// seqString renders a sequence number as SQS does: 20 decimal digits.
+func seqString(n int64) string { return fmt.Sprintf("%020d", n) }
 
 func (d *Driver) sendFIFO(ctx context.Context, req drivers.SendMessagesRequest) (drivers.SendMessagesResult, error) {
 	n := len(req.Entries)
@@ -200,9 +203,9 @@ func (d *Driver) sendFIFO(ctx context.Context, req drivers.SendMessagesRequest) 
 		}
 		r := &res.Entries[i]
 		if o.insertedSeq != nil {
-			r.MessageID, r.SequenceNumber = e.MessageID, strconv.FormatInt(*o.insertedSeq, 10)
+			r.MessageID, r.SequenceNumber = e.MessageID, seqString(*o.insertedSeq)
 		} else {
-			r.MessageID, r.SequenceNumber, r.Duplicate = o.origID, strconv.FormatInt(o.origSeq, 10), true
+			r.MessageID, r.SequenceNumber, r.Duplicate = o.origID, seqString(o.origSeq), true
 		}
 	}
 	return res, nil

@@ -1,0 +1,30 @@
+package postgres_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/anysqs/anysqs/drivers"
+	"github.com/anysqs/anysqs/drivers/drivertest"
+	"github.com/anysqs/anysqs/drivers/postgres"
+)
+
+// TestConformance runs the driver contract suite. All cases share one database; the
+// suite names its queues uniquely.
+func TestConformance(t *testing.T) {
+	dsn := newDatabase(t)
+	open := func(t *testing.T) drivers.Driver {
+		d, err := postgres.Open(context.Background(), postgres.Options{DSN: dsn})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	drivertest.RunConformance(t, drivertest.Harness{
+		NewDriver: open,
+		Reopen: func(t *testing.T, d drivers.Driver) drivers.Driver {
+			d.Close()
+			return open(t)
+		},
+	})
+}
