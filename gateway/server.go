@@ -270,13 +270,16 @@ func (s *Server) baseURL(r *http.Request) string {
 func (s *Server) writeResult(w http.ResponseWriter, proto protocol, reqID, name string, out any) {
 	w.Header().Set("x-amzn-RequestId", reqID)
 	if proto == protoJSON {
-		body, err := json.Marshal(out)
-		if err != nil {
+		// SQS does not HTML-escape "<", ">" and "&" in message bodies; neither do we.
+		var body bytes.Buffer
+		enc := json.NewEncoder(&body)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(out); err != nil {
 			s.writeError(w, proto, reqID, name, err)
 			return
 		}
 		w.Header().Set("Content-Type", "application/x-amz-json-1.0")
-		_, _ = w.Write(body)
+		_, _ = w.Write(bytes.TrimSuffix(body.Bytes(), []byte("\n")))
 		return
 	}
 	var b bytes.Buffer
