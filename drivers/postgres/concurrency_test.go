@@ -1,0 +1,188 @@
+package postgres_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/anysqs/anysqs/drivers"
+)
+
+// TestClaimExclusive has two driver instances (two gateways) and 8 receivers claim
+// from one standard queue with a long visibility timeout: every message must be
+// claimed exactly once.
+func TestClaimExclusive(t *testing.T) {
+	t.Parallel()
+	dsn := newDatabase(t)
+	a, b := openDriver(t, dsn), openDriver(t, dsn)
+	createQueue(t, a, "q", stdAttrs())
+	const n = 1000
+	for i := 0; i < n; i += 10 {
+		var batch []drivers.SendEntry
+		for j := i; j < i+10; j++ {
+			batch = append(batch, drivers.SendEntry{Body: fmt.Sprint(j)})
+		}
+		send(t, a, "q", epoch, batch...)
+	}
+	var mu sync.Mutex
+	seen := map[string]int{}
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for w := 0; w < 8; w++ {
+		d := a
+		if w%2 == 1 {
+			d = b
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				r, err := d.ReceiveMessages(context.Background(), drivers.ReceiveMessagesRequest{Name: "q", Now: epoch,
+					MaxMessages: 10, VisibilityTimeout: 3600})
+				if err != nil {
+					errs <- err
+					return
+				}
+				if len(r.Messages) == 0 {
+					return
+				}
+				mu.Lock()
+				for _, m := range r.Messages {
+					seen[m.Body]++
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if len(seen) != n {
+		t.Fatalf("claimed %d distinct messages, want %d", len(seen), n)
+	}
+	for body, c := range seen {
+		if c != 1 {
+			t.Fatalf("message %s claimed %d times", body, c)
+		}
+	}
+}
+
+// TestFIFOConcurrentConsumers runs 8 consumers over two driver instances on a FIFO
+// queue with 20 groups: each group's messages must be processed in order and never two
+// of one group at the same time.
+func TestFIFOConcurrentConsumers(t *testing.T) {
+	t.Parallel()
+	dsn := newDatabase(t)
+	a, b := openDriver(t, dsn), openDriver(t, dsn)
+	createQueue(t, a, "q.fifo", fifoAttrs())
+	const groups, perGroup = 20, 15
+	for i := 0; i < perGroup; i++ {
+		var batch []drivers.SendEntry
+		for g := 0; g < groups; g++ {
+			batch = append(batch, drivers.SendEntry{Body: fmt.Sprintf("%d", i), MessageGroupID: fmt.Sprintf("g%d", g),
+				MessageDeduplicationID: fmt.Sprintf("%d-%d", g, i)})
+			if len(batch) == 10 {
+				send(t, a, "q.fifo", epoch, batch...)
+				batch = nil
+			}
+		}
+		if len(batch) > 0 {
+			send(t, a, "q.fifo", epoch, batch...)
+		}
+	}
+	var mu sync.Mutex
+	next := map[string]int{}  // group -> next expected index
+	busy := map[string]bool{} // group -> a consumer holds messages of it
+	var failures []string
+	done := 0
+	var wg sync.WaitGroup
+	for w := 0; w < 8; w++ {
+		d := a
+		if w%2 == 1 {
+			d = b
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx := context.Background()
+			for {
+				mu.Lock()
+				finished := done == groups*perGroup || len(failures) > 0
+				mu.Unlock()
+				if finished {
+					return
+				}
+				r, err := d.ReceiveMessages(ctx, drivers.ReceiveMessagesRequest{Name: "q.fifo", Now: epoch,
+					MaxMessages: 3, VisibilityTimeout: 3600})
+				if err != nil {
+					mu.Lock()
+					failures = append(failures, err.Error())
+					mu.Unlock()
+					return
+				}
+				mu.Lock()
+				for _, m := range r.Messages {
+					g := m.MessageGroupID
+					if busy[g] {
+						failures = append(failures, "group "+g+" delivered while in flight")
+					}
+					if m.Body != fmt.Sprint(next[g]) {
+						failures = append(failures, fmt.Sprintf("group %s: got %s, want %d", g, m.Body, next[g]))
+					}
+					next[g]++
+				}
+				for _, m := range r.Messages {
+					busy[m.MessageGroupID] = true
+				}
+				mu.Unlock()
+				req := drivers.DeleteMessagesRequest{Name: "q.fifo", Now: epoch}
+				for i, m := range r.Messages {
+					req.Entries = append(req.Entries, drivers.DeleteEntry{EntryID: fmt.Sprint(i), ReceiptHandle: m.ReceiptHandle})
+				}
+				// Mark groups free before deleting: a receive that follows the delete may
+				// legitimately return the group's next message at once.
+				mu.Lock()
+				for _, m := range r.Messages {
+					busy[m.MessageGroupID] = false
+				}
+				done += len(r.Messages)
+				mu.Unlock()
+				if len(req.Entries) > 0 {
+					res, err := d.DeleteMessages(ctx, req)
+					if err == nil {
+						for _, e := range res.Entries {
+							if e.Err != nil {
+								err = e.Err
+							}
+						}
+					}
+					if err != nil {
+						mu.Lock()
+						failures = append(failures, err.Error())
+						mu.Unlock()
+						return
+					}
+				}
+			}
+		}()
+	}
+	waitDone := make(chan struct{})
+	go func() { wg.Wait(); close(waitDone) }()
+	select {
+	case <-waitDone:
+	case <-time.After(2 * time.Minute): // a hang, not a timing assertion
+		t.Fatal("consumers did not finish")
+	}
+	if len(failures) > 0 {
+		t.Fatalf("%d failures, first: %s", len(failures), failures[0])
+	}
+	for g := 0; g < groups; g++ {
+		if next[fmt.Sprintf("g%d", g)] != perGroup {
+			t.Fatalf("group g%d: %d delivered, want %d", g, next[fmt.Sprintf("g%d", g)], perGroup)
+		}
+	}
+}

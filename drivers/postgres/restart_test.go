@@ -1,0 +1,148 @@
+package postgres_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/anysqs/anysqs/drivers"
+	"github.com/anysqs/anysqs/drivers/postgres"
+)
+
+const pgBin = "/usr/lib/postgresql/15/bin"
+
+// cluster is a throwaway PostgreSQL server in a temporary directory, so that restarting
+// it does not disturb anyone else's database.
+type cluster struct {
+	t    *testing.T
+	dir  string
+	port int
+}
+
+func newCluster(t *testing.T) *cluster {
+	t.Helper()
+	if _, err := os.Stat(filepath.Join(pgBin, "initdb")); err != nil {
+		t.Skipf("PostgreSQL server binaries not installed in %s: restart test not run", pgBin)
+	}
+	dir, err := os.MkdirTemp("", "anysqs-pg-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	c := &cluster{t: t, dir: dir, port: port}
+	if u, _ := user.Current(); u != nil && u.Uid == "0" {
+		// The server refuses to run as root: hand the directory to the postgres user.
+		if out, err := exec.Command("chown", "-R", "postgres:postgres", dir).CombinedOutput(); err != nil {
+			t.Fatalf("chown: %v %s", err, out)
+		}
+	}
+	c.run("initdb", "-D", filepath.Join(dir, "data"), "-A", "trust", "-U", "postgres", "--no-sync")
+	c.start()
+	t.Cleanup(func() {
+		c.runQuiet("pg_ctl", "-D", filepath.Join(dir, "data"), "-m", "immediate", "stop")
+		os.RemoveAll(dir)
+	})
+	return c
+}
+
+func (c *cluster) command(name string, args ...string) *exec.Cmd {
+	path := filepath.Join(pgBin, name)
+	if u, _ := user.Current(); u != nil && u.Uid == "0" {
+		return exec.Command("su", "postgres", "-s", "/bin/sh", "-c", shellQuote(append([]string{path}, args...)))
+	}
+	return exec.Command(path, args...)
+}
+
+func shellQuote(words []string) string {
+	s := ""
+	for _, w := range words {
+		s += "'" + w + "' "
+	}
+	return s
+}
+
+func (c *cluster) run(name string, args ...string) {
+	c.t.Helper()
+	if out, err := c.command(name, args...).CombinedOutput(); err != nil {
+		c.t.Fatalf("%s %v: %v\n%s", name, args, err, out)
+	}
+}
+
+func (c *cluster) runQuiet(name string, args ...string) { _ = c.command(name, args...).Run() }
+
+func (c *cluster) start() {
+	c.t.Helper()
+	opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off", c.port, c.dir)
+	c.run("pg_ctl", "-D", filepath.Join(c.dir, "data"), "-o", opts, "-l", filepath.Join(c.dir, "log"), "-w", "start")
+}
+
+func (c *cluster) stop() {
+	c.t.Helper()
+	c.run("pg_ctl", "-D", filepath.Join(c.dir, "data"), "-m", "fast", "-w", "stop")
+}
+
+func (c *cluster) dsn() string {
+	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/anysqs?sslmode=disable&connect_timeout=5", c.port)
+}
+
+// TestDatabaseRestart stops the server under an open driver: calls fail with
+// KindUnavailable while it is down, and once it is back the driver works again by
+// itself, with the data and receipt handles from before the restart.
+func TestDatabaseRestart(t *testing.T) {
+	c := newCluster(t)
+	ctx := context.Background()
+	d, err := postgres.Open(ctx, postgres.Options{DSN: c.dsn(), CreateDatabase: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	createQueue(t, d, "q", stdAttrs())
+	send(t, d, "q", epoch, drivers.SendEntry{Body: "before"}, drivers.SendEntry{Body: "second"})
+	held := receive(t, d, "q", epoch, 1, 300).Messages[0]
+
+	c.stop()
+	_, err = d.SendMessages(ctx, drivers.SendMessagesRequest{Name: "q", Now: epoch,
+		Entries: []drivers.SendEntry{{EntryID: "1", MessageID: "down", Body: "down"}}})
+	if drivers.KindOf(err) != drivers.KindUnavailable {
+		t.Fatalf("send while the database is down: %v (kind %v), want Unavailable", err, drivers.KindOf(err))
+	}
+	if _, err := d.ReceiveMessages(ctx, drivers.ReceiveMessagesRequest{Name: "q", Now: epoch, MaxMessages: 1}); drivers.KindOf(err) != drivers.KindUnavailable {
+		t.Fatalf("receive while down: %v, want Unavailable", err)
+	}
+
+	c.start()
+	// Connections broken by the restart may fail a few calls, always as Unavailable.
+	var res drivers.BatchResult
+	for attempt := 0; ; attempt++ {
+		res, err = d.DeleteMessages(ctx, drivers.DeleteMessagesRequest{Name: "q", Now: epoch,
+			Entries: []drivers.DeleteEntry{{EntryID: "1", ReceiptHandle: held.ReceiptHandle}}})
+		if err == nil {
+			break
+		}
+		if drivers.KindOf(err) != drivers.KindUnavailable || attempt > 20 {
+			t.Fatalf("delete after restart, attempt %d: %v", attempt, err)
+		}
+	}
+	if res.Entries[0].Err != nil {
+		t.Fatalf("handle from before the restart: %v", res.Entries[0].Err)
+	}
+	got := receive(t, d, "q", epoch.Add(time.Hour), 10, 30)
+	if b := bodies(got.Messages); !slices.Equal(b, []string{"second"}) {
+		t.Fatalf("after restart received %v, want [second]", b)
+	}
+	// The listener reconnects and reports every queue, since notifications sent while it
+	// was away are lost.
+	awaitQueue(t, d, "q")
+}
