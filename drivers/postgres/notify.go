@@ -131,7 +131,8 @@ func (l *listener) close() {
 }
 
 // AwaitActivity waits for notifications from any gateway on this schema (including this
-// one: the gateway ignores wake-ups it does not need) and returns the queues named.
+// one: the gateway ignores wake-ups it does not need) and returns the queues named. It
+// returns no error other than the context's: database trouble shows as empty results.
 func (d *Driver) AwaitActivity(ctx context.Context, req drivers.AwaitActivityRequest) (drivers.AwaitActivityResult, error) {
 	res := drivers.AwaitActivityResult{Supported: true}
 	var timer <-chan time.Time
@@ -148,11 +149,21 @@ func (d *Driver) AwaitActivity(ctx context.Context, req drivers.AwaitActivityReq
 		queues, all, wake := d.lis.take()
 		if all {
 			names, err := d.allQueueNames(ctx)
-			if err != nil {
-				d.lis.add("", true) // try again next call
-				return res, err
+			if err == nil {
+				res.Queues = names
+				return res, nil
 			}
-			res.Queues = names
+			// The database blipped again. Errors here would end the gateway's relay for
+			// good, so keep the flag, pause briefly and report nothing this time.
+			d.lis.add("", true)
+			retry := time.NewTimer(time.Second)
+			defer retry.Stop()
+			select {
+			case <-retry.C:
+			case <-timer:
+			case <-ctx.Done():
+				return res, ctx.Err()
+			}
 			return res, nil
 		}
 		if wake == nil {
