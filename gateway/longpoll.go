@@ -161,6 +161,9 @@ func (s *Server) scheduleSweep() {
 		return
 	}
 	s.sweepTimer = s.clock.AfterFunc(s.cfg.SweepInterval, s.sweep)
+	if s.onSweepArmed != nil {
+		s.onSweepArmed()
+	}
 }
 
 // sweep runs driver.Sweep until it reports no more, then schedules the next pass.

@@ -159,13 +159,15 @@ func (m *moveTasks) step(t *moveTask) {
 	res, err := m.s.driver.MoveMessages(m.s.ctx, drivers.MoveMessagesRequest{
 		Source: t.source, Destination: t.dest, Now: m.s.clock.Now(), Limit: limit,
 	})
-	if res.Moved > 0 {
-		if t.dest != "" {
+	// Wake long polls only after the task's state is updated, so a consumer woken by a
+	// move sees the task's progress.
+	defer func() {
+		if res.Moved > 0 && t.dest != "" {
 			m.s.waiters.notify(t.dest)
-		} else {
+		} else if res.Moved > 0 {
 			m.s.waiters.notifyAll()
 		}
-	}
+	}()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	t.moved += int64(res.Moved)

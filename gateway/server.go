@@ -57,6 +57,8 @@ type Server struct {
 
 	// onWait, when set (tests), is called each time a long poll starts waiting.
 	onWait func(queue string)
+	// onSweepArmed, when set (tests), is called each time the next sweep is scheduled.
+	onSweepArmed func()
 }
 
 // action runs one SQS action on a decoded request.
