@@ -121,3 +121,28 @@ func TestListQueuesPaging(t *testing.T) {
 		t.Errorf("pages gave %v, want pa,pb,pc", got)
 	}
 }
+
+// TestReceiveAttributeSelection: "prefix.*" selects attributes by prefix, and the digest
+// returned covers exactly the attributes returned (it equals the send-time digest of a
+// message carrying only those).
+func TestReceiveAttributeSelection(t *testing.T) {
+	e := newEnv(t)
+	e.mustJSON("CreateQueue", `{"QueueName":"sel"}`)
+	e.mustJSON("CreateQueue", `{"QueueName":"ref"}`)
+	attr := func(v string) string { return `{"DataType":"String","StringValue":"` + v + `"}` }
+	e.mustJSON("SendMessage", `{"QueueUrl":"/000000000000/sel","MessageBody":"m","MessageAttributes":{"a.x":`+attr("1")+`,"a.y":`+attr("2")+`,"b":`+attr("3")+`}}`)
+	ref := e.mustJSON("SendMessage", `{"QueueUrl":"/000000000000/ref","MessageBody":"m","MessageAttributes":{"a.x":`+attr("1")+`,"a.y":`+attr("2")+`}}`)
+	got := e.mustJSON("ReceiveMessage", `{"QueueUrl":"/000000000000/sel","MessageAttributeNames":["a.*"]}`)
+	if strings.Contains(got, `"b":`) || !strings.Contains(got, `"a.x":`) || !strings.Contains(got, `"a.y":`) {
+		t.Fatalf("prefix selection returned %s", got)
+	}
+	want := between(ref, `"MD5OfMessageAttributes":"`, `"`)
+	if g := between(got, `"MD5OfMessageAttributes":"`, `"`); g != want || want == "" {
+		t.Errorf("MD5OfMessageAttributes %q, want %q", g, want)
+	}
+	e.mustJSON("SendMessage", `{"QueueUrl":"/000000000000/sel","MessageBody":"n","MessageAttributes":{"b":`+attr("3")+`}}`)
+	got = e.mustJSON("ReceiveMessage", `{"QueueUrl":"/000000000000/sel"}`)
+	if strings.Contains(got, "MessageAttributes") || strings.Contains(got, "MD5OfMessageAttributes") || strings.Contains(got, `"Attributes"`) {
+		t.Errorf("receive without attribute names returned attributes: %s", got)
+	}
+}
