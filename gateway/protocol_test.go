@@ -146,3 +146,24 @@ func TestReceiveAttributeSelection(t *testing.T) {
 		t.Errorf("receive without attribute names returned attributes: %s", got)
 	}
 }
+
+// TestEveryActionWired: each SQS action reaches its handler in both protocols (no
+// InvalidAction), and an empty request never makes one answer 5xx.
+func TestEveryActionWired(t *testing.T) {
+	e := newEnv(t)
+	for _, a := range []string{"CreateQueue", "GetQueueUrl", "ListQueues", "DeleteQueue",
+		"GetQueueAttributes", "SetQueueAttributes", "PurgeQueue", "TagQueue", "UntagQueue",
+		"ListQueueTags", "ListDeadLetterSourceQueues", "SendMessage", "SendMessageBatch",
+		"ReceiveMessage", "DeleteMessage", "DeleteMessageBatch", "ChangeMessageVisibility",
+		"ChangeMessageVisibilityBatch", "StartMessageMoveTask", "ListMessageMoveTasks",
+		"CancelMessageMoveTask", "AddPermission", "RemovePermission"} {
+		st, _, b := e.jsonCall(a, `{}`)
+		if st >= 500 || strings.Contains(b, "InvalidAction") {
+			t.Errorf("JSON %s: %d %s", a, st, b)
+		}
+		st, _, b = e.queryCall("/", url.Values{"Action": {a}, "Version": {"2012-11-05"}})
+		if st >= 500 || strings.Contains(b, "InvalidAction") {
+			t.Errorf("Query %s: %d %s", a, st, b)
+		}
+	}
+}
