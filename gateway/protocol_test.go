@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestProtocolErrors(t *testing.T) {
@@ -166,4 +167,17 @@ func TestEveryActionWired(t *testing.T) {
 			t.Errorf("Query %s: %d %s", a, st, b)
 		}
 	}
+}
+
+// TestQueueNameReuseDelay: a deleted queue's name is free again 60 s (clock time) later.
+func TestQueueNameReuseDelay(t *testing.T) {
+	e := newEnv(t)
+	e.mustJSON("CreateQueue", `{"QueueName":"gone"}`)
+	e.mustJSON("DeleteQueue", `{"QueueUrl":"/000000000000/gone"}`)
+	st, h, b := e.jsonCall("CreateQueue", `{"QueueName":"gone"}`)
+	if st != 400 || h.Get("x-amzn-query-error") != "AWS.SimpleQueueService.QueueDeletedRecently;Sender" {
+		t.Fatalf("recreate at once: %d %s %s", st, h.Get("x-amzn-query-error"), b)
+	}
+	e.clock.Advance(60 * time.Second)
+	e.mustJSON("CreateQueue", `{"QueueName":"gone"}`)
 }

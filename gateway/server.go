@@ -51,6 +51,8 @@ type Server struct {
 	cancel context.CancelFunc
 	bg     sync.WaitGroup
 
+	recentlyDeleted recentlyDeleted
+
 	sweepMu    sync.Mutex
 	sweepTimer clock.Timer
 	closed     bool
