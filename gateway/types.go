@@ -3,7 +3,8 @@ package gateway
 // The normalised request and response shapes. They are the AWS JSON 1.0 shapes of the SQS
 // model: JSON requests decode into them directly, Query requests are first rewritten into
 // the same JSON (see query.go), and responses render from them into either JSON or XML.
-// Pointers mark optional scalars whose absence differs from zero.
+// Pointers mark optional scalars whose absence differs from zero. The sqsxml tag names the
+// flattened Query XML elements of list and map members (see renderXML).
 
 type queueURLInput struct {
 	QueueUrl string `json:"QueueUrl"`
@@ -31,7 +32,7 @@ type listQueuesInput struct {
 }
 
 type listQueuesOutput struct {
-	QueueUrls []string `json:"QueueUrls,omitempty" xml:"QueueUrl"`
+	QueueUrls []string `json:"QueueUrls,omitempty" sqsxml:"QueueUrl"`
 	NextToken string   `json:"NextToken,omitempty"`
 }
 
@@ -42,7 +43,7 @@ type listDLQSourcesInput struct {
 }
 
 type listDLQSourcesOutput struct {
-	QueueUrls []string `json:"queueUrls" xml:"QueueUrl"`
+	QueueUrls []string `json:"queueUrls" sqsxml:"QueueUrl"`
 	NextToken string   `json:"NextToken,omitempty"`
 }
 
@@ -52,7 +53,7 @@ type getQueueAttributesInput struct {
 }
 
 type attributesOutput struct {
-	Attributes map[string]string `json:"Attributes,omitempty" xml:"Attribute,Name,Value"`
+	Attributes map[string]string `json:"Attributes,omitempty" sqsxml:"Attribute,Name,Value"`
 }
 
 type setQueueAttributesInput struct {
@@ -71,7 +72,7 @@ type untagQueueInput struct {
 }
 
 type tagsOutput struct {
-	Tags map[string]string `json:"Tags,omitempty" xml:"Tag,Key,Value"`
+	Tags map[string]string `json:"Tags,omitempty" sqsxml:"Tag,Key,Value"`
 }
 
 // messageAttributeValue is the wire form of a message (system) attribute value.
@@ -79,8 +80,8 @@ type tagsOutput struct {
 type messageAttributeValue struct {
 	StringValue      *string  `json:"StringValue,omitempty"`
 	BinaryValue      []byte   `json:"BinaryValue,omitempty"`
-	StringListValues []string `json:"StringListValues,omitempty" xml:"StringListValue"`
-	BinaryListValues [][]byte `json:"BinaryListValues,omitempty" xml:"BinaryListValue"`
+	StringListValues []string `json:"StringListValues,omitempty" sqsxml:"StringListValue"`
+	BinaryListValues [][]byte `json:"BinaryListValues,omitempty" sqsxml:"BinaryListValue"`
 	DataType         string   `json:"DataType"`
 }
 
@@ -130,8 +131,8 @@ type batchErrorEntry struct {
 }
 
 type sendMessageBatchOutput struct {
-	Successful []sendBatchResultEntry `json:"Successful" xml:"SendMessageBatchResultEntry"`
-	Failed     []batchErrorEntry      `json:"Failed" xml:"BatchResultErrorEntry"`
+	Successful []sendBatchResultEntry `json:"Successful" sqsxml:"SendMessageBatchResultEntry"`
+	Failed     []batchErrorEntry      `json:"Failed" sqsxml:"BatchResultErrorEntry"`
 }
 
 type receiveMessageInput struct {
@@ -150,13 +151,13 @@ type messageOutput struct {
 	ReceiptHandle          string                           `json:"ReceiptHandle"`
 	MD5OfBody              string                           `json:"MD5OfBody"`
 	Body                   string                           `json:"Body"`
-	Attributes             map[string]string                `json:"Attributes,omitempty" xml:"Attribute,Name,Value"`
+	Attributes             map[string]string                `json:"Attributes,omitempty" sqsxml:"Attribute,Name,Value"`
 	MD5OfMessageAttributes string                           `json:"MD5OfMessageAttributes,omitempty"`
-	MessageAttributes      map[string]messageAttributeValue `json:"MessageAttributes,omitempty" xml:"MessageAttribute,Name,Value"`
+	MessageAttributes      map[string]messageAttributeValue `json:"MessageAttributes,omitempty" sqsxml:"MessageAttribute,Name,Value"`
 }
 
 type receiveMessageOutput struct {
-	Messages []messageOutput `json:"Messages,omitempty" xml:"Message"`
+	Messages []messageOutput `json:"Messages,omitempty" sqsxml:"Message"`
 }
 
 type deleteMessageInput struct {
@@ -179,8 +180,8 @@ type idEntry struct {
 }
 
 type deleteMessageBatchOutput struct {
-	Successful []idEntry         `json:"Successful" xml:"DeleteMessageBatchResultEntry"`
-	Failed     []batchErrorEntry `json:"Failed" xml:"BatchResultErrorEntry"`
+	Successful []idEntry         `json:"Successful" sqsxml:"DeleteMessageBatchResultEntry"`
+	Failed     []batchErrorEntry `json:"Failed" sqsxml:"BatchResultErrorEntry"`
 }
 
 type changeVisibilityInput struct {
@@ -201,8 +202,8 @@ type changeVisibilityBatchInput struct {
 }
 
 type changeVisibilityBatchOutput struct {
-	Successful []idEntry         `json:"Successful" xml:"ChangeMessageVisibilityBatchResultEntry"`
-	Failed     []batchErrorEntry `json:"Failed" xml:"BatchResultErrorEntry"`
+	Successful []idEntry         `json:"Successful" sqsxml:"ChangeMessageVisibilityBatchResultEntry"`
+	Failed     []batchErrorEntry `json:"Failed" sqsxml:"BatchResultErrorEntry"`
 }
 
 type startMoveTaskInput struct {
@@ -241,7 +242,7 @@ type moveTaskEntry struct {
 }
 
 type listMoveTasksOutput struct {
-	Results []moveTaskEntry `json:"Results" xml:"ListMessageMoveTasksResultEntry"`
+	Results []moveTaskEntry `json:"Results" sqsxml:"ListMessageMoveTasksResultEntry"`
 }
 
 // emptyOutput is the result of actions that return nothing but metadata.

@@ -15,7 +15,7 @@ const xmlNamespace = "http://queue.amazonaws.com/doc/2012-11-05/"
 
 // renderXML writes an output struct (types.go) as the body of a Query <…Result> element.
 // Members are named by their json tag; lists and maps are flattened, as the SQS model
-// declares them all, under the element names of the `xml` tag: "Elem" for a list,
+// declares them all, under the element names of the `sqsxml` tag: "Elem" for a list,
 // "Elem,KeyName,ValueName" for a map. Maps are written in key order.
 func renderXML(b *bytes.Buffer, v reflect.Value) {
 	t := v.Type()
@@ -29,7 +29,7 @@ func renderXML(b *bytes.Buffer, v reflect.Value) {
 			continue
 		}
 		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
-		elem := strings.Split(f.Tag.Get("xml"), ",")
+		elem := strings.Split(f.Tag.Get("sqsxml"), ",")
 		renderMember(b, name, elem, fv, strings.Contains(opts, "omitempty"))
 	}
 }
