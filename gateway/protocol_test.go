@@ -49,6 +49,9 @@ func TestProtocolErrors(t *testing.T) {
 		{"visibility over 12 hours", func() (int, http.Header, string) {
 			return e.jsonCall("ChangeMessageVisibility", `{"QueueUrl":"/000000000000/p","ReceiptHandle":"h","VisibilityTimeout":43201}`)
 		}, 400, `VisibilityTimeout`},
+		{"body over the request limit", func() (int, http.Header, string) {
+			return e.jsonCall("SendMessage", `{"MessageBody":"`+strings.Repeat("x", 9<<20)+`"}`)
+		}, 400, `larger than`},
 		{"remove permission unsupported", func() (int, http.Header, string) {
 			return e.jsonCall("RemovePermission", `{"QueueUrl":"/000000000000/p","Label":"l"}`)
 		}, 400, `UnsupportedOperation`},

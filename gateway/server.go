@@ -208,7 +208,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // decodeRequest returns the action name and the request normalised to AWS JSON 1.0.
 func (s *Server) decodeRequest(w http.ResponseWriter, r *http.Request, proto protocol) (string, *call, error) {
 	c := &call{base: s.baseURL(r)}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxRequestBytes))
+	var body []byte
+	var err error
+	if r.Body != nil { // server requests always have one; hand-built ones may not
+		body, err = io.ReadAll(http.MaxBytesReader(w, r.Body, maxRequestBytes))
+	}
 	if err != nil {
 		return "", nil, sqserr.New(sqserr.InvalidParameterValue, "request body unreadable or larger than %d bytes: %v", maxRequestBytes, err)
 	}
