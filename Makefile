@@ -3,7 +3,7 @@ GO      ?= go
 BACKEND ?= sqlite
 CONFIG  ?= configs/embedded.yaml
 
-.PHONY: help run build test lint conformance report bench fuzz load
+.PHONY: help run build test lint conformance report bench fuzz load bench-postgres system soak
 
 help: ## this list
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -34,3 +34,12 @@ bench: ## driver and gateway benchmarks
 fuzz: ## fuzz each protocol decoder for 30 s
 	$(GO) test -run '^$$' -fuzz FuzzJSONDecode -fuzztime 30s ./gateway/
 	$(GO) test -run '^$$' -fuzz FuzzQueryDecode -fuzztime 30s ./gateway/
+
+bench-postgres: ## gateway vs driver vs plain SQL on the local PostgreSQL, one run (docs/performance.md)
+	eval "$$(scripts/test-env.sh)"; scripts/bench-postgres.sh $(BENCH_ARGS)
+
+system: ## system tests on PostgreSQL: two gateways, kill -9, database restart
+	eval "$$(scripts/test-env.sh)"; $(GO) test -count=1 -v ./conformance/system/
+
+soak: ## the system tests with ten times the load (ANYSQS_SOAK=2)
+	eval "$$(scripts/test-env.sh)"; ANYSQS_SOAK=2 $(GO) test -count=1 -timeout 30m -v ./conformance/system/

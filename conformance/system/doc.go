@@ -10,6 +10,6 @@
 // touches that server: it initdb's a throwaway cluster from the installed PostgreSQL
 // binaries on a free port.
 //
-// Each test puts a few seconds of load through the gateways. ANYSQS_SOAK=1 (make soak)
-// multiplies the message counts for a longer run.
+// Each test puts a few seconds of load through the gateways. ANYSQS_SOAK=N multiplies
+// the message counts by 5N for a longer run (make soak sets N=2).
 package system

@@ -53,7 +53,7 @@ func TestMain(m *testing.M) {
 
 // scale multiplies message counts under ANYSQS_SOAK (make soak).
 func scale(n int) int {
-	if f, err := strconv.Atoi(os.Getenv("ANYSQS_SOAK")); err == nil && f > 1 {
+	if f, err := strconv.Atoi(os.Getenv("ANYSQS_SOAK")); err == nil && f >= 1 {
 		return n * f * 5
 	}
 	if os.Getenv("ANYSQS_SOAK") != "" {

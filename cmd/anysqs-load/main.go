@@ -1,0 +1,249 @@
+// Command anysqs-load is a load generator for anysqs. It drives a running gateway with
+// aws-sdk-go-v2 (AWS JSON protocol) and, in the same run, does the same work without the
+// gateway, so the gateway's cost is measured against a baseline on the same machine and
+// database at the same time.
+//
+// Paths (--paths, comma-separated):
+//
+//	gateway  the SDK against --endpoint
+//	driver   the PostgreSQL driver in process on --dsn: the very statements the gateway runs
+//	sql      plain SQL on the driver's tables (pgmq-style claim); Standard queues only
+//
+// Modes:
+//
+//	closed  --workers workers each repeat send → receive → delete of --batch messages for
+//	        --duration (after --warmup); reports messages/s and p50/p99 per call
+//	open    calls at a fixed --rate (send, receive, delete in turn, one message each) for
+//	        --duration or --count calls; reports p50/p99 per call from the scheduled time
+//	suite   closed Standard and FIFO, batch 1 and 10, then open at 300 and 1000 calls/s,
+//	        every path; prints Markdown tables with the ratios (make bench-postgres)
+//
+// Example:
+//
+//	anysqs-load --mode suite --endpoint http://127.0.0.1:9324 --dsn postgres://postgres@127.0.0.1/anysqs_bench
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "anysqs-load:", err)
+		os.Exit(1)
+	}
+}
+
+type options struct {
+	mode, endpoint, dsn, schema, paths, queue string
+	batch, workers, groups, rate, count       int
+	duration, warmup                          time.Duration
+	bodySize                                  int
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var o options
+	fs := flag.NewFlagSet("anysqs-load", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.mode, "mode", "suite", "closed, open or suite")
+	fs.StringVar(&o.endpoint, "endpoint", "http://127.0.0.1:9324", "gateway URL (gateway path)")
+	fs.StringVar(&o.dsn, "dsn", os.Getenv("ANYSQS_POSTGRES_DSN"), "the gateway's PostgreSQL database (driver and sql paths)")
+	fs.StringVar(&o.schema, "schema", "anysqs", "the driver's schema")
+	fs.StringVar(&o.paths, "paths", "sql,driver,gateway", "paths to measure, comma-separated")
+	fs.StringVar(&o.queue, "queue", "standard", "standard or fifo (closed mode)")
+	fs.IntVar(&o.batch, "batch", 10, "messages per send, receive and delete (closed mode), 1..10")
+	fs.IntVar(&o.workers, "workers", 16, "concurrent workers (closed mode)")
+	fs.IntVar(&o.groups, "groups", 1000, "FIFO message groups")
+	fs.IntVar(&o.rate, "rate", 300, "API calls per second (open mode)")
+	fs.IntVar(&o.count, "count", 0, "stop after this many calls (open mode; 0: --duration only)")
+	fs.DurationVar(&o.duration, "duration", 10*time.Second, "measured time per phase")
+	fs.DurationVar(&o.warmup, "warmup", 2*time.Second, "unmeasured time before each closed phase")
+	fs.IntVar(&o.bodySize, "body-size", 100, "message body bytes")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if o.batch < 1 || o.batch > 10 {
+		return errors.New("--batch must be 1..10")
+	}
+	if o.rate < 1 || o.workers < 1 || o.groups < 1 {
+		return errors.New("--rate, --workers and --groups must be positive")
+	}
+	paths, err := openPaths(ctx, o)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		for _, p := range paths {
+			p.Close()
+		}
+	}()
+	fmt.Fprintf(stdout, "anysqs-load: %s, GOMAXPROCS %d, %d workers, %s per phase, %s\n\n",
+		o.mode, runtime.GOMAXPROCS(0), o.workers, o.duration, time.Now().UTC().Format(time.RFC3339))
+	switch o.mode {
+	case "closed":
+		cfg := o.closedConfig(o.queue == "fifo", o.batch)
+		return closedTable(ctx, stdout, stderr, o, paths, []closedConfig{cfg})
+	case "open":
+		return openTable(ctx, stdout, stderr, o, paths, []int{o.rate})
+	case "suite":
+		var cfgs []closedConfig
+		for _, fifo := range []bool{false, true} {
+			for _, b := range []int{10, 1} {
+				cfgs = append(cfgs, o.closedConfig(fifo, b))
+			}
+		}
+		if err := closedTable(ctx, stdout, stderr, o, paths, cfgs); err != nil {
+			return err
+		}
+		return openTable(ctx, stdout, stderr, o, paths, []int{300, 1000})
+	}
+	return fmt.Errorf("unknown --mode %q", o.mode)
+}
+
+func (o options) closedConfig(fifo bool, batch int) closedConfig {
+	return closedConfig{fifo: fifo, batch: batch, workers: o.workers, groups: o.groups, duration: o.duration,
+		warmup: o.warmup, bodySize: o.bodySize}
+}
+
+func openPaths(ctx context.Context, o options) ([]path, error) {
+	var out []path
+	for _, name := range strings.Split(o.paths, ",") {
+		var p path
+		var err error
+		switch strings.TrimSpace(name) {
+		case "gateway":
+			p = newGatewayPath(o.endpoint, o.workers)
+		case "driver":
+			p, err = newDriverPath(ctx, o.dsn, o.schema, int32(o.workers))
+		case "sql":
+			p, err = newSQLPath(ctx, o.dsn, o.schema, int32(o.workers))
+		default:
+			err = fmt.Errorf("unknown path %q (want gateway, driver or sql)", name)
+		}
+		if err != nil {
+			for _, q := range out {
+				q.Close()
+			}
+			return nil, fmt.Errorf("path %s: %w", name, err)
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// vacuum cleans the driver's tables between phases so that one phase's dead rows do not
+// slow the next one down.
+func vacuum(ctx context.Context, o options) {
+	if o.dsn == "" {
+		return
+	}
+	conn, err := pgx.Connect(ctx, o.dsn)
+	if err != nil {
+		return
+	}
+	defer conn.Close(context.Background())
+	s := pgx.Identifier{o.schema}.Sanitize()
+	_, _ = conn.Exec(ctx, "VACUUM (ANALYZE) "+s+".messages, "+s+".dedup")
+}
+
+func closedTable(ctx context.Context, w, logw io.Writer, o options, paths []path, cfgs []closedConfig) error {
+	fmt.Fprintln(w, "### Closed loop: send → receive → delete cycles")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| queue, batch | path | messages/s | vs sql | vs driver | send p50/p99 ms | receive p50/p99 ms | delete p50/p99 ms | errors |")
+	fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|---:|---:|")
+	for _, cfg := range cfgs {
+		rates := map[string]float64{}
+		for _, p := range paths {
+			if cfg.fifo && p.Name() == "sql" {
+				continue
+			}
+			vacuum(ctx, o)
+			fmt.Fprintf(logw, "closed: %s on %s...\n", cfg, p.Name())
+			r, err := runClosed(ctx, p, cfg, "bench-"+p.Name()+"-"+uuid.NewString()[:8])
+			if err != nil {
+				return err
+			}
+			rates[p.Name()] = r.rate()
+			n, first := r.rec.errors()
+			fmt.Fprintf(w, "| %s | %s | %.0f | %s | %s | %s | %s | %s | %s |\n", cfg, r.path, r.rate(),
+				ratio(r.rate(), rates["sql"]), ratio(r.rate(), rates["driver"]),
+				pair(r.rec.dist("send")), pair(r.rec.dist("receive")), pair(r.rec.dist("delete")), errText(n, first))
+		}
+	}
+	fmt.Fprintln(w)
+	return ctx.Err()
+}
+
+func openTable(ctx context.Context, w, logw io.Writer, o options, paths []path, rates []int) error {
+	fmt.Fprintln(w, "### Open loop: fixed rate, Standard queue, one message per call")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| calls/s | path | achieved calls/s | send p50/p99 ms | receive p50/p99 ms | delete p50/p99 ms | p99 added vs sql (s/r/d) ms | p99 added vs driver (s/r/d) ms | errors, skipped |")
+	fmt.Fprintln(w, "|---:|---|---:|---:|---:|---:|---:|---:|---:|")
+	for _, rate := range rates {
+		base := map[string]*recorder{}
+		for _, p := range paths {
+			vacuum(ctx, o)
+			fmt.Fprintf(logw, "open: %d calls/s on %s...\n", rate, p.Name())
+			cfg := openConfig{rate: rate, duration: o.duration, count: o.count, bodySize: o.bodySize, inFlight: 512}
+			r, err := runOpen(ctx, p, cfg, "bench-open-"+p.Name()+"-"+uuid.NewString()[:8])
+			if err != nil {
+				return err
+			}
+			base[p.Name()] = r.rec
+			n, first := r.rec.errors()
+			fmt.Fprintf(w, "| %d | %s | %.0f | %s | %s | %s | %s | %s | %s, %d |\n", rate, r.path,
+				float64(r.issued)/r.elapsed.Seconds(),
+				pair(r.rec.dist("send")), pair(r.rec.dist("receive")), pair(r.rec.dist("delete")),
+				added(r.rec, base["sql"]), added(r.rec, base["driver"]), errText(n, first), r.skipped)
+		}
+	}
+	fmt.Fprintln(w)
+	return ctx.Err()
+}
+
+func pair(d dist) string {
+	if d.n == 0 {
+		return "–"
+	}
+	return ms(d.p50) + " / " + ms(d.p99)
+}
+
+func ratio(v, base float64) string {
+	if base == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.0f%%", 100*v/base)
+}
+
+// added is the p99 difference per call type between r and base.
+func added(r, base *recorder) string {
+	if base == nil || base == r {
+		return "–"
+	}
+	var parts []string
+	for _, c := range []string{"send", "receive", "delete"} {
+		parts = append(parts, fmt.Sprintf("%+.2f", float64(r.dist(c).p99-base.dist(c).p99)/float64(time.Millisecond)))
+	}
+	return strings.Join(parts, " / ")
+}
+
+func errText(n int, first string) string {
+	if n == 0 {
+		return "0"
+	}
+	return fmt.Sprintf("%d (%s)", n, strings.ReplaceAll(first, "|", "/"))
+}
