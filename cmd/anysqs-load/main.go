@@ -32,6 +32,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -51,6 +52,7 @@ func main() {
 type options struct {
 	mode, endpoint, dsn, schema, paths, queue string
 	batch, workers, groups, rate, count       int
+	rounds                                    int
 	duration, warmup                          time.Duration
 	bodySize                                  int
 }
@@ -73,14 +75,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.DurationVar(&o.duration, "duration", 10*time.Second, "measured time per phase")
 	fs.DurationVar(&o.warmup, "warmup", 2*time.Second, "unmeasured time before each closed phase")
 	fs.IntVar(&o.bodySize, "body-size", 100, "message body bytes")
+	fs.IntVar(&o.rounds, "rounds", 1, "closed mode: repeat each configuration, paths taking turns; medians reported")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if o.batch < 1 || o.batch > 10 {
 		return errors.New("--batch must be 1..10")
 	}
-	if o.rate < 1 || o.workers < 1 || o.groups < 1 {
-		return errors.New("--rate, --workers and --groups must be positive")
+	if o.rate < 1 || o.workers < 1 || o.groups < 1 || o.rounds < 1 {
+		return errors.New("--rate, --workers, --groups and --rounds must be positive")
 	}
 	paths, err := openPaths(ctx, o)
 	if err != nil {
@@ -91,8 +94,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			p.Close()
 		}
 	}()
-	fmt.Fprintf(stdout, "anysqs-load: %s, GOMAXPROCS %d, %d workers, %s per phase, %s\n\n",
-		o.mode, runtime.GOMAXPROCS(0), o.workers, o.duration, time.Now().UTC().Format(time.RFC3339))
+	fmt.Fprintf(stdout, "anysqs-load: %s, GOMAXPROCS %d, %d workers, %s per phase, %s, load average %s\n\n",
+		o.mode, runtime.GOMAXPROCS(0), o.workers, o.duration, time.Now().UTC().Format(time.RFC3339), loadavg())
+	defer func() { fmt.Fprintf(stdout, "load average at the end: %s\n", loadavg()) }()
 	switch o.mode {
 	case "closed":
 		cfg := o.closedConfig(o.queue == "fifo", o.batch)
@@ -163,29 +167,66 @@ func vacuum(ctx context.Context, o options) {
 func closedTable(ctx context.Context, w, logw io.Writer, o options, paths []path, cfgs []closedConfig) error {
 	fmt.Fprintln(w, "### Closed loop: send → receive → delete cycles")
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| queue, batch | path | messages/s | vs sql | vs driver | send p50/p99 ms | receive p50/p99 ms | delete p50/p99 ms | errors |")
-	fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|---:|---:|")
+	fmt.Fprintln(w, "| queue, batch | round | path | messages/s | vs sql | vs driver | send p50/p99 ms | receive p50/p99 ms | delete p50/p99 ms | errors |")
+	fmt.Fprintln(w, "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|")
 	for _, cfg := range cfgs {
-		rates := map[string]float64{}
-		for _, p := range paths {
-			if cfg.fifo && p.Name() == "sql" {
-				continue
+		all := map[string][]float64{}
+		for round := 1; round <= o.rounds; round++ {
+			// Paths take turns within a round, so drift in the machine's load hits them alike.
+			rates := map[string]float64{}
+			for _, p := range paths {
+				if cfg.fifo && p.Name() == "sql" {
+					continue
+				}
+				vacuum(ctx, o)
+				fmt.Fprintf(logw, "closed: %s, round %d, on %s...\n", cfg, round, p.Name())
+				r, err := runClosed(ctx, p, cfg, "bench-"+p.Name()+"-"+uuid.NewString()[:8])
+				if err != nil {
+					return err
+				}
+				rates[p.Name()] = r.rate()
+				all[p.Name()] = append(all[p.Name()], r.rate())
+				n, first := r.rec.errors()
+				fmt.Fprintf(w, "| %s | %d | %s | %.0f | %s | %s | %s | %s | %s | %s |\n", cfg, round, r.path, r.rate(),
+					ratio(r.rate(), rates["sql"]), ratio(r.rate(), rates["driver"]),
+					pair(r.rec.dist("send")), pair(r.rec.dist("receive")), pair(r.rec.dist("delete")), errText(n, first))
 			}
-			vacuum(ctx, o)
-			fmt.Fprintf(logw, "closed: %s on %s...\n", cfg, p.Name())
-			r, err := runClosed(ctx, p, cfg, "bench-"+p.Name()+"-"+uuid.NewString()[:8])
-			if err != nil {
-				return err
+		}
+		if o.rounds > 1 {
+			med := map[string]float64{}
+			for _, p := range paths {
+				if v := all[p.Name()]; len(v) > 0 {
+					med[p.Name()] = median(v)
+					fmt.Fprintf(w, "| %s | median | %s | %.0f | %s | %s | | | | |\n", cfg, p.Name(), med[p.Name()],
+						ratio(med[p.Name()], med["sql"]), ratio(med[p.Name()], med["driver"]))
+				}
 			}
-			rates[p.Name()] = r.rate()
-			n, first := r.rec.errors()
-			fmt.Fprintf(w, "| %s | %s | %.0f | %s | %s | %s | %s | %s | %s |\n", cfg, r.path, r.rate(),
-				ratio(r.rate(), rates["sql"]), ratio(r.rate(), rates["driver"]),
-				pair(r.rec.dist("send")), pair(r.rec.dist("receive")), pair(r.rec.dist("delete")), errText(n, first))
 		}
 	}
 	fmt.Fprintln(w)
 	return ctx.Err()
+}
+
+func median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// loadavg is the machine's 1-minute load average, to show how busy the shared cores were.
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return "unknown"
+	}
+	return f[0]
 }
 
 func openTable(ctx context.Context, w, logw io.Writer, o options, paths []path, rates []int) error {
