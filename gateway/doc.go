@@ -22,6 +22,16 @@
 //     the HTTP status and the fault, sent as the JSON body plus the x-amzn-query-error
 //     header that query-compatible SDKs read, or as a Query <ErrorResponse>.
 //
+// # Capability policy
+//
+// New reads the driver's capability declarations once and builds a capabilities.Policy
+// with Config.Policy (start-up fails if they cannot work together). Each action asks the
+// policy about the capabilities its request needs (FIFO queues, tags, purge, per-message
+// delay, long polling, move tasks, each queue attribute set, ...) before changing
+// anything: unsupported ones, and degraded ones under a strict policy, fail with the
+// capability's SQS error; degraded ones proceed and are named in the X-Anysqs-Degraded
+// response header (X-Anysqs-Explain: 1 on a request lists every decision).
+//
 // # Long polling
 //
 // ReceiveMessage with a wait (WaitTimeSeconds, or the queue's

@@ -128,8 +128,13 @@ func (s *Server) longPoll(ctx context.Context, req drivers.ReceiveMessagesReques
 	}
 }
 
+// awaitActivityRetry is how long (clock time) the relay waits after AwaitActivity fails.
+const awaitActivityRetry = time.Second
+
 // awaitActivityLoop relays the driver's cross-instance notifications to local long polls,
-// for as long as the driver supports them.
+// for as long as the driver supports them. A failed call is retried after
+// awaitActivityRetry, and meanwhile every long poll is woken once so that none misses
+// a notification lost with the failure.
 func (s *Server) awaitActivityLoop() {
 	defer s.bg.Done()
 	for s.ctx.Err() == nil {
@@ -138,8 +143,17 @@ func (s *Server) awaitActivityLoop() {
 			if s.ctx.Err() != nil {
 				return
 			}
-			s.log.Warn("await activity failed; cross-instance wake-ups stop", "err", err)
-			return
+			s.log.Warn("await activity failed; retrying", "err", err)
+			s.waiters.notifyAll()
+			retry := make(chan struct{})
+			t := s.clock.AfterFunc(awaitActivityRetry, func() { close(retry) })
+			select {
+			case <-retry:
+			case <-s.ctx.Done():
+				t.Stop()
+				return
+			}
+			continue
 		}
 		if !res.Supported {
 			return

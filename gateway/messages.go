@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/anysqs/anysqs/capabilities"
 	"github.com/anysqs/anysqs/drivers"
 	"github.com/anysqs/anysqs/gateway/message"
 	"github.com/anysqs/anysqs/gateway/sqserr"
@@ -59,7 +60,7 @@ func checkRange(param string, v *int32, lo, hi int32) error {
 // prepareSend validates one message for queue q and resolves its defaults: the queue's
 // delay, the content-based deduplication id, a fresh message id. It returns the entry and
 // the size counted against the queue's MaximumMessageSize.
-func (s *Server) prepareSend(q drivers.Queue, entryID string, f sendFields) (drivers.SendEntry, int, error) {
+func (s *Server) prepareSend(c *call, q drivers.Queue, entryID string, f sendFields) (drivers.SendEntry, int, error) {
 	var e drivers.SendEntry
 	if f.MessageBody == nil {
 		return e, 0, sqserr.New(sqserr.MissingParameter, "The request must contain the parameter MessageBody.")
@@ -112,11 +113,36 @@ func (s *Server) prepareSend(q drivers.Queue, entryID string, f sendFields) (dri
 	} else if dedup != "" {
 		return e, 0, sqserr.New(sqserr.InvalidParameterValue, "The request include parameter MessageDeduplicationId that is not valid for this queue type (standard queue %s).", q.Name)
 	}
+	if err := needForSend(c, q, f, attrs); err != nil {
+		return e, 0, err
+	}
 	return drivers.SendEntry{
 		EntryID: entryID, MessageID: uuid.NewString(), Body: body,
 		Attributes: attrs, SystemAttributes: sys, DelaySeconds: delay,
 		MessageGroupID: f.MessageGroupId, MessageDeduplicationID: dedup, SenderID: s.cfg.AccountID,
 	}, size, nil
+}
+
+// needForSend decides the capabilities one message needs.
+func needForSend(c *call, q drivers.Queue, f sendFields, attrs map[string]drivers.MessageAttribute) error {
+	var ids []capabilities.ID
+	if len(attrs) > 0 {
+		ids = append(ids, capabilities.MessageAttrs)
+	}
+	switch {
+	case q.Attributes.FifoQueue && f.MessageDeduplicationId != "":
+		ids = append(ids, capabilities.FIFODedupExplicit)
+	case q.Attributes.FifoQueue:
+		ids = append(ids, capabilities.FIFODedupContent)
+	case f.DelaySeconds != nil && *f.DelaySeconds > 0:
+		ids = append(ids, capabilities.DelayMessage)
+	}
+	for _, id := range ids {
+		if err := c.need(q.Name, id); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func sendResult(e drivers.SendEntry, r drivers.SendEntryResult) sendMessageOutput {
@@ -153,7 +179,7 @@ func (s *Server) sendMessage(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	e, _, err := s.prepareSend(q, "", in.sendFields)
+	e, _, err := s.prepareSend(c, q, "", in.sendFields)
 	if err != nil {
 		return nil, err
 	}
@@ -191,7 +217,7 @@ func (s *Server) sendMessageBatch(ctx context.Context, c *call) (any, error) {
 	var entries []drivers.SendEntry
 	total := 0
 	for _, we := range in.Entries {
-		e, size, err := s.prepareSend(q, we.Id, we.sendFields)
+		e, size, err := s.prepareSend(c, q, we.Id, we.sendFields)
 		if err != nil {
 			out.Failed = append(out.Failed, errorEntry(we.Id, toSQSError(err)))
 			continue
@@ -260,6 +286,16 @@ func (s *Server) receiveMessage(ctx context.Context, c *call) (any, error) {
 	wait := q.Attributes.ReceiveMessageWaitTimeSeconds
 	if in.WaitTimeSeconds != nil {
 		wait = *in.WaitTimeSeconds
+	}
+	if wait > 0 {
+		if err := c.need(q.Name, capabilities.LongPolling); err != nil {
+			return nil, err
+		}
+	}
+	if req.ReceiveRequestAttemptID != "" {
+		if err := c.need(q.Name, capabilities.FIFOReceiveAttempt); err != nil {
+			return nil, err
+		}
 	}
 	msgs, err := s.longPoll(ctx, req, time.Duration(wait)*time.Second)
 	if err != nil {
@@ -467,6 +503,9 @@ func (s *Server) changeMessageVisibility(ctx context.Context, c *call) (any, err
 	if err != nil {
 		return nil, err
 	}
+	if err := needForVisibility(c, name, e); err != nil {
+		return nil, err
+	}
 	res, err := s.driver.ChangeVisibility(ctx, drivers.ChangeVisibilityRequest{Name: name, Now: s.clock.Now(), Entries: []drivers.ChangeVisibilityEntry{e}})
 	if err := singleResult(res, err, name); err != nil {
 		return nil, err
@@ -489,6 +528,17 @@ func visibilityEntry(id, handle string, timeout *int32) (drivers.ChangeVisibilit
 		return drivers.ChangeVisibilityEntry{}, err
 	}
 	return drivers.ChangeVisibilityEntry{EntryID: id, ReceiptHandle: handle, VisibilityTimeout: *timeout}, nil
+}
+
+// needForVisibility decides the capabilities of one visibility change.
+func needForVisibility(c *call, queue string, e drivers.ChangeVisibilityEntry) error {
+	if err := c.need(queue, capabilities.VisibilityChange); err != nil {
+		return err
+	}
+	if e.VisibilityTimeout == 0 {
+		return c.need(queue, capabilities.VisibilityRelease)
+	}
+	return nil
 }
 
 // visibilityChanged wakes long polls when a message becomes visible again.
@@ -522,6 +572,9 @@ func (s *Server) changeMessageVisibilityBatch(ctx context.Context, c *call) (any
 	var sent []string
 	for _, we := range in.Entries {
 		e, err := visibilityEntry(we.Id, we.ReceiptHandle, we.VisibilityTimeout)
+		if err == nil {
+			err = needForVisibility(c, name, e)
+		}
 		if err != nil {
 			out.Failed = append(out.Failed, errorEntry(we.Id, toSQSError(err)))
 			continue

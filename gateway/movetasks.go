@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/anysqs/anysqs/capabilities"
 	"github.com/anysqs/anysqs/drivers"
 	"github.com/anysqs/anysqs/gateway/sqserr"
 	"github.com/anysqs/anysqs/internal/clock"
@@ -62,6 +63,9 @@ func (s *Server) startMessageMoveTask(ctx context.Context, c *call) (any, error)
 	}
 	src, err := s.queueByARN(ctx, "SourceArn", in.SourceArn)
 	if err != nil {
+		return nil, err
+	}
+	if err := c.need(src.Name, capabilities.RedriveMoveTasks); err != nil {
 		return nil, err
 	}
 	var dest string
@@ -204,6 +208,9 @@ func (s *Server) cancelMessageMoveTask(_ context.Context, c *call) (any, error) 
 	if in.TaskHandle == "" {
 		return nil, sqserr.New(sqserr.MissingParameter, "The request must contain the parameter TaskHandle.")
 	}
+	if err := c.need("", capabilities.RedriveMoveTasks); err != nil {
+		return nil, err
+	}
 	m := s.moves
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -231,6 +238,9 @@ func (s *Server) listMessageMoveTasks(ctx context.Context, c *call) (any, error)
 	}
 	src, err := s.queueByARN(ctx, "SourceArn", in.SourceArn)
 	if err != nil {
+		return nil, err
+	}
+	if err := c.need(src.Name, capabilities.RedriveMoveTasks); err != nil {
 		return nil, err
 	}
 	limit := 1

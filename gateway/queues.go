@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/anysqs/anysqs/capabilities"
 	"github.com/anysqs/anysqs/drivers"
 	"github.com/anysqs/anysqs/gateway/queueattr"
 	"github.com/anysqs/anysqs/gateway/sqserr"
@@ -27,6 +28,9 @@ func (s *Server) createQueue(ctx context.Context, c *call) (any, error) {
 	}
 	attrs, err := queueattr.ForCreate(in.QueueName, in.Attributes, s.parseARN)
 	if err != nil {
+		return nil, err
+	}
+	if err := s.needForCreate(c, in, attrs); err != nil {
 		return nil, err
 	}
 	if err := validateTags(in.Tags); err != nil {
@@ -51,6 +55,26 @@ func (s *Server) createQueue(ctx context.Context, c *call) (any, error) {
 		}
 	}
 	return queueURLOutput{QueueUrl: s.queueURL(c.base, in.QueueName)}, nil
+}
+
+// needForCreate decides the capabilities a CreateQueue request needs.
+func (s *Server) needForCreate(c *call, in createQueueInput, attrs drivers.QueueAttributes) error {
+	kind := capabilities.QueueStandard
+	if attrs.FifoQueue {
+		kind = capabilities.QueueFIFO
+	}
+	if err := c.need(in.QueueName, kind); err != nil {
+		return err
+	}
+	if err := c.need(in.QueueName, capabilities.QueueCreate); err != nil {
+		return err
+	}
+	if len(in.Tags) > 0 {
+		if err := c.need(in.QueueName, capabilities.QueueTags); err != nil {
+			return err
+		}
+	}
+	return c.needAttributes(in.QueueName, in.Attributes)
 }
 
 // checkRedriveTarget checks what queueattr cannot see: that the dead-letter queue of
@@ -222,6 +246,9 @@ func (s *Server) listDeadLetterSourceQueues(ctx context.Context, c *call) (any, 
 	if err != nil {
 		return nil, err
 	}
+	if err := c.need(dlq.Name, capabilities.RedriveDLQ); err != nil {
+		return nil, err
+	}
 	limit, err := pageLimit(in.MaxResults, in.NextToken)
 	if err != nil {
 		return nil, err
@@ -277,6 +304,9 @@ func (s *Server) deleteQueue(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := c.need(name, capabilities.QueueCreate); err != nil {
+		return nil, err
+	}
 	if err := s.driver.DeleteQueue(ctx, drivers.DeleteQueueRequest{Name: name}); err != nil {
 		return nil, driverError(err, name)
 	}
@@ -326,6 +356,9 @@ func (s *Server) setQueueAttributes(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := c.needAttributes(q.Name, in.Attributes); err != nil {
+		return nil, err
+	}
 	if _, changed := in.Attributes[queueattr.RedrivePolicy]; changed {
 		if err := s.checkRedriveTarget(ctx, q.Name, attrs); err != nil {
 			return nil, err
@@ -347,6 +380,9 @@ func (s *Server) purgeQueue(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := c.need(name, capabilities.QueuePurge); err != nil {
+		return nil, err
+	}
 	if err := s.driver.PurgeQueue(ctx, drivers.PurgeQueueRequest{Name: name, Now: s.clock.Now()}); err != nil {
 		return nil, driverError(err, name)
 	}
@@ -364,6 +400,9 @@ func (s *Server) tagQueue(ctx context.Context, c *call) (any, error) {
 	}
 	if len(in.Tags) == 0 {
 		return nil, sqserr.New(sqserr.MissingParameter, "The request must contain the parameter Tags (queue %s).", q.Name)
+	}
+	if err := c.need(q.Name, capabilities.QueueTags); err != nil {
+		return nil, err
 	}
 	merged := make(map[string]string, len(q.Tags)+len(in.Tags))
 	for k, v := range q.Tags {
@@ -393,6 +432,9 @@ func (s *Server) untagQueue(ctx context.Context, c *call) (any, error) {
 	if len(in.TagKeys) == 0 {
 		return nil, sqserr.New(sqserr.MissingParameter, "The request must contain the parameter TagKeys (queue %s).", name)
 	}
+	if err := c.need(name, capabilities.QueueTags); err != nil {
+		return nil, err
+	}
 	if err := s.driver.UpdateQueueTags(ctx, drivers.UpdateQueueTagsRequest{Name: name, Remove: in.TagKeys}); err != nil {
 		return nil, driverError(err, name)
 	}
@@ -406,6 +448,9 @@ func (s *Server) listQueueTags(ctx context.Context, c *call) (any, error) {
 	}
 	q, err := s.getQueue(ctx, in.QueueUrl)
 	if err != nil {
+		return nil, err
+	}
+	if err := c.need(q.Name, capabilities.QueueTags); err != nil {
 		return nil, err
 	}
 	return tagsOutput{Tags: q.Tags}, nil

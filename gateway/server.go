@@ -18,6 +18,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/anysqs/anysqs/capabilities"
 	"github.com/anysqs/anysqs/drivers"
 	"github.com/anysqs/anysqs/gateway/sqserr"
 	"github.com/anysqs/anysqs/internal/clock"
@@ -35,6 +36,9 @@ type Config struct {
 	Logger    *slog.Logger // nil: discard
 	// SweepInterval is the retention sweep period on Clock; default 30s.
 	SweepInterval time.Duration
+	// Policy says what to do with capabilities the backend degrades; the zero value
+	// degrades visibly (capabilities.DefaultMode).
+	Policy capabilities.Config
 }
 
 // Server is the SQS gateway: an http.Handler speaking both SQS wire protocols.
@@ -46,6 +50,7 @@ type Server struct {
 	actions map[string]action
 	waiters *waiters
 	moves   *moveTasks
+	policy  *capabilities.Policy
 
 	ctx    context.Context // cancelled by Close; parent of background work
 	cancel context.CancelFunc
@@ -71,6 +76,8 @@ type call struct {
 	action string
 	body   []byte // the request as AWS JSON 1.0
 	base   string // scheme://host of queue URLs for this request
+	policy *capabilities.Policy
+	trace  *capabilities.Trace // capability decisions, made on first need
 }
 
 // decode unmarshals the request body into in. A body of the wrong shape is the client's
@@ -114,13 +121,18 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		cfg.SweepInterval = 30 * time.Second
 	}
 	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
-	if _, err := cfg.Driver.Describe(ctx); err != nil {
+	desc, err := cfg.Driver.Describe(ctx)
+	if err != nil {
 		return nil, fmt.Errorf("gateway: describe driver: %w", err)
+	}
+	policy, err := capabilities.NewPolicy(desc.Name, desc.Capabilities, cfg.Policy)
+	if err != nil {
+		return nil, fmt.Errorf("gateway: capability policy: %w", err)
 	}
 	bg, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s := &Server{
 		cfg: cfg, driver: cfg.Driver, clock: cfg.Clock, log: cfg.Logger,
-		waiters: newWaiters(), ctx: bg, cancel: cancel,
+		waiters: newWaiters(), ctx: bg, cancel: cancel, policy: policy,
 	}
 	s.moves = newMoveTasks(s)
 	s.actions = s.actionTable()
@@ -198,6 +210,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			out, err = act(r.Context(), c)
 		}
 	}
+	s.policyHeaders(w, r, c)
 	if err != nil {
 		s.writeError(w, proto, reqID, name, err)
 		return
@@ -207,7 +220,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // decodeRequest returns the action name and the request normalised to AWS JSON 1.0.
 func (s *Server) decodeRequest(w http.ResponseWriter, r *http.Request, proto protocol) (string, *call, error) {
-	c := &call{base: s.baseURL(r)}
+	c := &call{base: s.baseURL(r), policy: s.policy}
 	var body []byte
 	var err error
 	if r.Body != nil { // server requests always have one; hand-built ones may not

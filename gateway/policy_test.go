@@ -1,0 +1,90 @@
+package gateway_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/anysqs/anysqs/capabilities"
+	"github.com/anysqs/anysqs/drivers"
+	"github.com/anysqs/anysqs/drivers/sqlite"
+	"github.com/anysqs/anysqs/gateway"
+	"github.com/anysqs/anysqs/internal/clock"
+)
+
+// declaring is a driver whose declarations are overridden, to exercise the policy.
+type declaring struct {
+	drivers.Driver
+	levels map[capabilities.ID]capabilities.Level
+}
+
+func (d declaring) Describe(ctx context.Context) (drivers.Description, error) {
+	desc, err := d.Driver.Describe(ctx)
+	for i, c := range desc.Capabilities {
+		if l, ok := d.levels[c.ID]; ok {
+			desc.Capabilities[i].Level = l
+			desc.Capabilities[i].Note = "test override"
+		}
+	}
+	return desc, err
+}
+
+func policyEnv(t *testing.T, mode string) *env {
+	ctx := context.Background()
+	inner, err := sqlite.Open(ctx, sqlite.Options{DataDir: sqlite.MemoryDataDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := declaring{Driver: inner, levels: map[capabilities.ID]capabilities.Level{
+		capabilities.QueuePurge: capabilities.Unsupported,
+		capabilities.QueueTags:  capabilities.Degraded,
+	}}
+	clk := clock.NewFake(start)
+	gw, err := gateway.New(ctx, gateway.Config{Driver: d, Clock: clk, Policy: capabilities.Config{Mode: mode}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &env{t: t, gw: gw, clock: clk, http: httptest.NewServer(gw)}
+	t.Cleanup(func() { e.http.Close(); _ = gw.Close(); _ = inner.Close() })
+	return e
+}
+
+func TestCapabilityPolicy(t *testing.T) {
+	t.Run("unsupported is rejected", func(t *testing.T) {
+		e := policyEnv(t, "degrade")
+		e.mustJSON("CreateQueue", `{"QueueName":"p"}`)
+		st, _, b := e.jsonCall("PurgeQueue", `{"QueueUrl":"/000000000000/p"}`)
+		if st != 400 || !strings.Contains(b, "UnsupportedOperation") || !strings.Contains(b, "queue.purge") {
+			t.Errorf("PurgeQueue on a backend without purge: %d %s", st, b)
+		}
+	})
+	t.Run("degraded proceeds with a header", func(t *testing.T) {
+		e := policyEnv(t, "degrade")
+		e.mustJSON("CreateQueue", `{"QueueName":"p"}`)
+		st, h, b := e.jsonCall("TagQueue", `{"QueueUrl":"/000000000000/p","Tags":{"k":"v"}}`)
+		if st != 200 || h.Get(capabilities.HeaderDegraded) != string(capabilities.QueueTags) {
+			t.Errorf("TagQueue degraded: %d %q %s", st, h.Get(capabilities.HeaderDegraded), b)
+		}
+		req, _ := http.NewRequest(http.MethodPost, e.http.URL+"/", strings.NewReader(`{"QueueUrl":"/000000000000/p"}`))
+		req.Header.Set("X-Amz-Target", "AmazonSQS.ListQueueTags")
+		req.Header.Set(capabilities.HeaderExplain, "1")
+		_, h, _ = e.do(req)
+		if !strings.Contains(h.Get(capabilities.HeaderExplain), "queue.tags=degraded:degrade") || h.Get(capabilities.HeaderBackend) != "sqlite" {
+			t.Errorf("explain headers: %v", h)
+		}
+	})
+	t.Run("degraded under strict is rejected", func(t *testing.T) {
+		e := policyEnv(t, "strict")
+		e.mustJSON("CreateQueue", `{"QueueName":"p"}`)
+		st, _, b := e.jsonCall("TagQueue", `{"QueueUrl":"/000000000000/p","Tags":{"k":"v"}}`)
+		if st != 400 || !strings.Contains(b, "strict") {
+			t.Errorf("TagQueue strict: %d %s", st, b)
+		}
+		st, _, b = e.jsonCall("CreateQueue", `{"QueueName":"t","tags":{"k":"v"}}`)
+		if st != 400 {
+			t.Errorf("CreateQueue with tags, strict: %d %s", st, b)
+		}
+	})
+}
