@@ -10,8 +10,11 @@ import (
 // Describe names the driver, the SQLite library version and the capability declarations.
 func (d *Driver) Describe(ctx context.Context) (drivers.Description, error) {
 	var v string
-	if err := d.rdb.QueryRowContext(ctx, `SELECT sqlite_version()`).Scan(&v); err != nil {
-		return drivers.Description{}, classify(err, "sqlite: version")
+	err := d.read(ctx, func(db queryer) error {
+		return db.QueryRowContext(ctx, `SELECT sqlite_version()`).Scan(&v)
+	})
+	if err != nil {
+		return drivers.Description{}, err
 	}
 	return drivers.Description{Name: "sqlite", Version: Version, ServiceVersion: v, Capabilities: declarations(d.memory)}, nil
 }

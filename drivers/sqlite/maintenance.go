@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 
 	"github.com/anysqs/anysqs/drivers"
 )
@@ -17,7 +16,7 @@ func (d *Driver) MoveMessages(ctx context.Context, req drivers.MoveMessagesReque
 	if limit <= 0 {
 		limit = 10
 	}
-	err := d.write(ctx, func(tx *sql.Tx) error {
+	err := d.write(ctx, func(tx conn) error {
 		res = drivers.MoveMessagesResult{}
 		src, _, err := loadQueue(ctx, tx, req.Source)
 		if err != nil {
@@ -61,7 +60,7 @@ func (d *Driver) MoveMessages(ctx context.Context, req drivers.MoveMessagesReque
 // movable lists visible messages in sequence (FIFO) or arrival order. Without a fixed
 // destination only messages whose DeadLetterSource queue still exists qualify, so that
 // More does not stay true forever because of messages that have nowhere to go.
-func movable(ctx context.Context, tx *sql.Tx, src queueRow, req drivers.MoveMessagesRequest, n int) ([]msgRow, error) {
+func movable(ctx context.Context, tx conn, src queueRow, req drivers.MoveMessagesRequest, n int) ([]msgRow, error) {
 	order := "m.id"
 	if src.fifo {
 		order = "m.seq"
@@ -88,7 +87,7 @@ func movable(ctx context.Context, tx *sql.Tx, src queueRow, req drivers.MoveMess
 	return out, rows.Err()
 }
 
-func destinationOf(ctx context.Context, tx *sql.Tx, fixed *queueRow, cache map[string]queueRow, m msgRow) (queueRow, error) {
+func destinationOf(ctx context.Context, tx conn, fixed *queueRow, cache map[string]queueRow, m msgRow) (queueRow, error) {
 	if fixed != nil {
 		return *fixed, nil
 	}
@@ -112,7 +111,7 @@ func (d *Driver) Sweep(ctx context.Context, req drivers.SweepRequest) (drivers.S
 		limit = defaultSweepLimit
 	}
 	now := toNanos(req.Now)
-	err := d.write(ctx, func(tx *sql.Tx) error {
+	err := d.write(ctx, func(tx conn) error {
 		res = drivers.SweepResult{}
 		rows, err := tx.QueryContext(ctx, `SELECT id, retention_ns FROM queues ORDER BY id`)
 		if err != nil {
@@ -153,7 +152,7 @@ func (d *Driver) Sweep(ctx context.Context, req drivers.SweepRequest) (drivers.S
 
 // sweepStep runs one bounded delete with the remaining budget appended as its last
 // argument. When the budget is spent, More is set and the step is skipped.
-func sweepStep(ctx context.Context, tx *sql.Tx, res *drivers.SweepResult, limit int, query string, args ...any) error {
+func sweepStep(ctx context.Context, tx conn, res *drivers.SweepResult, limit int, query string, args ...any) error {
 	left := limit - res.Deleted
 	if left <= 0 {
 		res.More = true

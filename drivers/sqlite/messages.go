@@ -100,7 +100,7 @@ func (d *Driver) toMessage(q queueRow, m msgRow) (drivers.Message, error) {
 	return out, nil
 }
 
-func nextSeq(ctx context.Context, tx *sql.Tx, queueID int64) (int64, error) {
+func nextSeq(ctx context.Context, tx conn, queueID int64) (int64, error) {
 	var n int64
 	err := tx.QueryRowContext(ctx, `UPDATE queues SET next_seq = next_seq + 1 WHERE id = ? RETURNING next_seq`, queueID).Scan(&n)
 	return n, err
@@ -110,7 +110,7 @@ func nextSeq(ctx context.Context, tx *sql.Tx, queueID int64) (int64, error) {
 func (d *Driver) SendMessages(ctx context.Context, req drivers.SendMessagesRequest) (drivers.SendMessagesResult, error) {
 	var res drivers.SendMessagesResult
 	now := toNanos(req.Now)
-	err := d.write(ctx, func(tx *sql.Tx) error {
+	err := d.write(ctx, func(tx conn) error {
 		res.Entries = make([]drivers.SendEntryResult, 0, len(req.Entries))
 		q, _, err := loadQueue(ctx, tx, req.Name)
 		if err != nil {
@@ -131,7 +131,7 @@ func (d *Driver) SendMessages(ctx context.Context, req drivers.SendMessagesReque
 	return res, nil
 }
 
-func (d *Driver) sendOne(ctx context.Context, tx *sql.Tx, q queueRow, now int64, e drivers.SendEntry) (drivers.SendEntryResult, error) {
+func (d *Driver) sendOne(ctx context.Context, tx conn, q queueRow, now int64, e drivers.SendEntry) (drivers.SendEntryResult, error) {
 	r := drivers.SendEntryResult{EntryID: e.EntryID, MessageID: e.MessageID}
 	attrs, err := encodeAttrs(e.Attributes)
 	if err != nil {
@@ -190,7 +190,7 @@ type claim struct {
 // ReceiveMessages claims up to MaxMessages visible messages in one transaction.
 func (d *Driver) ReceiveMessages(ctx context.Context, req drivers.ReceiveMessagesRequest) (drivers.ReceiveMessagesResult, error) {
 	var res drivers.ReceiveMessagesResult
-	err := d.write(ctx, func(tx *sql.Tx) error {
+	err := d.write(ctx, func(tx conn) error {
 		res = drivers.ReceiveMessagesResult{}
 		q, _, err := loadQueue(ctx, tx, req.Name)
 		if err != nil {
@@ -226,7 +226,7 @@ func (d *Driver) ReceiveMessages(ctx context.Context, req drivers.ReceiveMessage
 	return res, nil
 }
 
-func (d *Driver) claimMessages(ctx context.Context, tx *sql.Tx, q queueRow, req drivers.ReceiveMessagesRequest, now int64) ([]drivers.Message, error) {
+func (d *Driver) claimMessages(ctx context.Context, tx conn, q queueRow, req drivers.ReceiveMessagesRequest, now int64) ([]drivers.Message, error) {
 	max := req.MaxMessages
 	if max <= 0 {
 		max = 1
@@ -294,7 +294,7 @@ func (d *Driver) claimMessages(ctx context.Context, tx *sql.Tx, q queueRow, req 
 
 // redriveTarget returns the queue's dead-letter queue, or nil when it has none (or the
 // named queue no longer exists, in which case messages are delivered as usual).
-func redriveTarget(ctx context.Context, tx *sql.Tx, q queueRow) (*queueRow, int32, error) {
+func redriveTarget(ctx context.Context, tx conn, q queueRow) (*queueRow, int32, error) {
 	rp := q.attrs.RedrivePolicy
 	if rp == nil || rp.MaxReceiveCount <= 0 || rp.DeadLetterQueue == "" || rp.DeadLetterQueue == q.name {
 		return nil, 0, nil
@@ -312,7 +312,7 @@ func redriveTarget(ctx context.Context, tx *sql.Tx, q queueRow) (*queueRow, int3
 // candidates returns up to n messages receivable at now, in delivery order. For FIFO
 // queues a message qualifies only if no message of its group is in flight and no
 // earlier message of its group is invisible (delayed or in flight).
-func candidates(ctx context.Context, tx *sql.Tx, q queueRow, now int64, n int) ([]msgRow, error) {
+func candidates(ctx context.Context, tx conn, q queueRow, now int64, n int) ([]msgRow, error) {
 	cutoff := now - retentionNanos(q.attrs) // expired messages wait for Sweep but are never delivered
 	var query string
 	if q.fifo {
@@ -347,7 +347,7 @@ func candidates(ctx context.Context, tx *sql.Tx, q queueRow, now int64, n int) (
 // time (retention) for standard queues and resets it for FIFO ones, and replaces a FIFO
 // message's deduplication id with its message id. A move task makes a new message: new
 // MessageID, send and enqueue time Now, fresh delivery state.
-func moveMessage(ctx context.Context, tx *sql.Tx, src, dst queueRow, m msgRow, now int64, redrive bool) error {
+func moveMessage(ctx context.Context, tx conn, src, dst queueRow, m msgRow, now int64, redrive bool) error {
 	var seq int64
 	if dst.fifo {
 		var err error
@@ -380,7 +380,7 @@ func moveMessage(ctx context.Context, tx *sql.Tx, src, dst queueRow, m msgRow, n
 
 // replayAttempt returns the messages of an earlier receive with the same attempt id if
 // that receive is recent and all its messages are still in flight under its handles.
-func (d *Driver) replayAttempt(ctx context.Context, tx *sql.Tx, q queueRow, attempt string, now int64) ([]drivers.Message, bool, error) {
+func (d *Driver) replayAttempt(ctx context.Context, tx conn, q queueRow, attempt string, now int64) ([]drivers.Message, bool, error) {
 	var raw string
 	err := tx.QueryRowContext(ctx, `SELECT claims FROM receive_attempts WHERE queue_id = ? AND attempt_id = ? AND expires_at > ?`,
 		q.id, attempt, now).Scan(&raw)
@@ -423,7 +423,7 @@ const (
 	handleInFlight                    // current and in flight
 )
 
-func (d *Driver) lookupHandle(ctx context.Context, tx *sql.Tx, q queueRow, h string, now int64) (receipt, handleState, error) {
+func (d *Driver) lookupHandle(ctx context.Context, tx conn, q queueRow, h string, now int64) (receipt, handleState, error) {
 	r, ok := d.decodeHandle(h)
 	if !ok || r.queueID != q.id {
 		return r, handleForeign, nil
@@ -455,7 +455,7 @@ func invalidHandle(reason string) *drivers.Error {
 func (d *Driver) DeleteMessages(ctx context.Context, req drivers.DeleteMessagesRequest) (drivers.BatchResult, error) {
 	var res drivers.BatchResult
 	now := toNanos(req.Now)
-	err := d.write(ctx, func(tx *sql.Tx) error {
+	err := d.write(ctx, func(tx conn) error {
 		res.Entries = make([]drivers.EntryResult, 0, len(req.Entries))
 		q, _, err := loadQueue(ctx, tx, req.Name)
 		if err != nil {
@@ -491,7 +491,7 @@ func (d *Driver) DeleteMessages(ctx context.Context, req drivers.DeleteMessagesR
 func (d *Driver) ChangeVisibility(ctx context.Context, req drivers.ChangeVisibilityRequest) (drivers.BatchResult, error) {
 	var res drivers.BatchResult
 	now := toNanos(req.Now)
-	err := d.write(ctx, func(tx *sql.Tx) error {
+	err := d.write(ctx, func(tx conn) error {
 		res.Entries = make([]drivers.EntryResult, 0, len(req.Entries))
 		q, _, err := loadQueue(ctx, tx, req.Name)
 		if err != nil {

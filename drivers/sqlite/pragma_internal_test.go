@@ -14,10 +14,10 @@ func TestWriterIsDurable(t *testing.T) {
 	}
 	defer d.Close()
 	var sync, busy int
-	if err := d.wdb.QueryRow(`PRAGMA synchronous`).Scan(&sync); err != nil || sync != 2 {
+	if err := d.wconn.QueryRowContext(context.Background(), `PRAGMA synchronous`).Scan(&sync); err != nil || sync != 2 {
 		t.Fatalf("synchronous %d, %v; want 2 (FULL)", sync, err)
 	}
-	if err := d.wdb.QueryRow(`PRAGMA busy_timeout`).Scan(&busy); err != nil || busy != 5000 {
+	if err := d.wconn.QueryRowContext(context.Background(), `PRAGMA busy_timeout`).Scan(&busy); err != nil || busy != 5000 {
 		t.Fatalf("busy_timeout %d, %v; want 5000", busy, err)
 	}
 }

@@ -94,7 +94,7 @@ func (d *Driver) CreateQueue(ctx context.Context, req drivers.CreateQueueRequest
 	if err != nil {
 		return res, drivers.Wrap(drivers.KindInternal, err, "sqlite: encode tags")
 	}
-	err = d.write(ctx, func(tx *sql.Tx) error {
+	err = d.write(ctx, func(tx conn) error {
 		_, existing, err := loadQueue(ctx, tx, q.Name)
 		if err == nil {
 			res = drivers.CreateQueueResult{Queue: existing, Existed: true}
@@ -117,11 +117,13 @@ func (d *Driver) CreateQueue(ctx context.Context, req drivers.CreateQueueRequest
 
 // GetQueue returns one queue or KindNotFound.
 func (d *Driver) GetQueue(ctx context.Context, req drivers.GetQueueRequest) (drivers.Queue, error) {
-	_, q, err := loadQueue(ctx, d.rdb, req.Name)
-	if err != nil {
-		return q, classify(err, "sqlite: get queue")
-	}
-	return q, nil
+	var q drivers.Queue
+	err := d.read(ctx, func(db queryer) error {
+		var err error
+		_, q, err = loadQueue(ctx, db, req.Name)
+		return err
+	})
+	return q, err
 }
 
 // ListQueues pages through queues by name.
@@ -131,26 +133,30 @@ func (d *Driver) ListQueues(ctx context.Context, req drivers.ListQueuesRequest) 
 	if req.Limit > 0 {
 		limit = req.Limit + 1 // one more tells whether More is true
 	}
-	rows, err := d.rdb.QueryContext(ctx, `SELECT `+queueCols+` FROM queues
-		WHERE substr(name, 1, length(?1)) = ?1 AND name > ?2 ORDER BY name LIMIT ?3`,
-		req.Prefix, req.After, limit)
-	if err != nil {
-		return res, classify(err, "sqlite: list queues")
-	}
-	defer rows.Close()
-	for rows.Next() {
-		_, q, err := scanQueue(rows)
+	err := d.read(ctx, func(db queryer) error {
+		res = drivers.ListQueuesResult{}
+		rows, err := db.QueryContext(ctx, `SELECT `+queueCols+` FROM queues
+			WHERE substr(name, 1, length(?1)) = ?1 AND name > ?2 ORDER BY name LIMIT ?3`,
+			req.Prefix, req.After, limit)
 		if err != nil {
-			return res, classify(err, "sqlite: list queues")
+			return err
 		}
-		if req.Limit > 0 && len(res.Queues) == req.Limit {
-			res.More = true
-			break
+		defer rows.Close()
+		for rows.Next() {
+			_, q, err := scanQueue(rows)
+			if err != nil {
+				return err
+			}
+			if req.Limit > 0 && len(res.Queues) == req.Limit {
+				res.More = true
+				break
+			}
+			res.Queues = append(res.Queues, q)
 		}
-		res.Queues = append(res.Queues, q)
-	}
-	if err := rows.Err(); err != nil {
-		return res, classify(err, "sqlite: list queues")
+		return rows.Err()
+	})
+	if err != nil {
+		return drivers.ListQueuesResult{}, err
 	}
 	return res, nil
 }
@@ -161,7 +167,7 @@ func (d *Driver) SetQueueAttributes(ctx context.Context, req drivers.SetQueueAtt
 	if err != nil {
 		return drivers.Wrap(drivers.KindInternal, err, "sqlite: encode attributes")
 	}
-	return d.write(ctx, func(tx *sql.Tx) error {
+	return d.write(ctx, func(tx conn) error {
 		r, err := tx.ExecContext(ctx, `UPDATE queues SET attrs = ?, retention_ns = ?, last_modified = ? WHERE name = ?`,
 			string(attrs), retentionNanos(req.Attributes), toNanos(req.Now), req.Name)
 		if err != nil {
@@ -184,7 +190,7 @@ func mustAffect(r sql.Result, name string) error {
 
 // UpdateQueueTags sets and removes tags in one transaction.
 func (d *Driver) UpdateQueueTags(ctx context.Context, req drivers.UpdateQueueTagsRequest) error {
-	return d.write(ctx, func(tx *sql.Tx) error {
+	return d.write(ctx, func(tx conn) error {
 		_, q, err := loadQueue(ctx, tx, req.Name)
 		if err != nil {
 			return err
@@ -210,7 +216,7 @@ func (d *Driver) UpdateQueueTags(ctx context.Context, req drivers.UpdateQueueTag
 
 // DeleteQueue removes the queue; its messages and records go with it (ON DELETE CASCADE).
 func (d *Driver) DeleteQueue(ctx context.Context, req drivers.DeleteQueueRequest) error {
-	return d.write(ctx, func(tx *sql.Tx) error {
+	return d.write(ctx, func(tx conn) error {
 		r, err := tx.ExecContext(ctx, `DELETE FROM queues WHERE name = ?`, req.Name)
 		if err != nil {
 			return err
@@ -221,7 +227,7 @@ func (d *Driver) DeleteQueue(ctx context.Context, req drivers.DeleteQueueRequest
 
 // PurgeQueue deletes every message sent up to req.Now, at most once per 60 seconds.
 func (d *Driver) PurgeQueue(ctx context.Context, req drivers.PurgeQueueRequest) error {
-	return d.write(ctx, func(tx *sql.Tx) error {
+	return d.write(ctx, func(tx conn) error {
 		q, _, err := loadQueue(ctx, tx, req.Name)
 		if err != nil {
 			return err
@@ -243,20 +249,22 @@ func (d *Driver) PurgeQueue(ctx context.Context, req drivers.PurgeQueueRequest) 
 // QueueStats counts messages by state at req.Now. The counts are exact.
 func (d *Driver) QueueStats(ctx context.Context, req drivers.QueueStatsRequest) (drivers.QueueStats, error) {
 	var s drivers.QueueStats
-	q, _, err := loadQueue(ctx, d.rdb, req.Name)
+	err := d.read(ctx, func(db queryer) error {
+		q, _, err := loadQueue(ctx, db, req.Name)
+		if err != nil {
+			return err
+		}
+		now := toNanos(req.Now)
+		cutoff := now - retentionNanos(q.attrs)
+		return db.QueryRowContext(ctx, `SELECT
+				COALESCE(SUM(visible_at <= ?1), 0),
+				COALESCE(SUM(visible_at > ?1 AND token IS NOT NULL), 0),
+				COALESCE(SUM(visible_at > ?1 AND token IS NULL), 0)
+			FROM messages WHERE queue_id = ?2 AND enqueued_at > ?3`, now, q.id, cutoff).
+			Scan(&s.Visible, &s.NotVisible, &s.Delayed)
+	})
 	if err != nil {
-		return s, classify(err, "sqlite: queue stats")
-	}
-	now := toNanos(req.Now)
-	cutoff := now - retentionNanos(q.attrs)
-	err = d.rdb.QueryRowContext(ctx, `SELECT
-			COALESCE(SUM(visible_at <= ?1), 0),
-			COALESCE(SUM(visible_at > ?1 AND token IS NOT NULL), 0),
-			COALESCE(SUM(visible_at > ?1 AND token IS NULL), 0)
-		FROM messages WHERE queue_id = ?2 AND enqueued_at > ?3`, now, q.id, cutoff).
-		Scan(&s.Visible, &s.NotVisible, &s.Delayed)
-	if err != nil {
-		return s, classify(err, "sqlite: queue stats")
+		return drivers.QueueStats{}, err
 	}
 	return s, nil
 }

@@ -40,11 +40,18 @@ type Options struct {
 
 // Driver is the SQLite backend. It is safe for concurrent use.
 type Driver struct {
-	// wdb has a single connection: SQLite serialises writers anyway, and queueing them in
-	// the pool instead of in SQLite's busy handler keeps SQLITE_BUSY away from clients.
-	wdb *sql.DB
-	// rdb serves read-only queries from their own connections (WAL readers do not block
-	// the writer). In memory mode it is wdb, since every connection would get its own database.
+	// wconn is the one writer connection. SQLite serialises writers anyway; queueing them
+	// on sem instead of in SQLite's busy handler keeps SQLITE_BUSY away from clients and
+	// lets each wait honour its context.
+	wdb   *sql.DB
+	wconn *sql.Conn
+	sem   chan struct{}
+	// stmts caches statements prepared on wconn (parsing SQL costs more than running
+	// these small statements); used only while holding sem.
+	stmts map[string]*sql.Stmt
+	// rdb serves read-only queries from connections of their own (WAL readers do not
+	// block the writer). Nil in memory mode, where every connection would get its own
+	// database, so reads go through wconn too.
 	rdb    *sql.DB
 	secret []byte // receipt handle MAC key, stored in the database so handles survive restarts
 	memory bool
@@ -69,34 +76,26 @@ func Open(ctx context.Context, o Options) (*Driver, error) {
 	if busy <= 0 {
 		busy = 5000
 	}
-	d := &Driver{memory: o.DataDir == MemoryDataDir}
-	var err error
-	if d.memory {
-		d.wdb, err = sql.Open("sqlite", "file::memory:?"+dsnParams(busy, false))
-		if err != nil {
-			return nil, err
-		}
-		d.wdb.SetMaxOpenConns(1)
-		d.wdb.SetMaxIdleConns(1)
-		d.wdb.SetConnMaxLifetime(0)
-		d.wdb.SetConnMaxIdleTime(0)
-		d.rdb = d.wdb
-	} else {
+	d := &Driver{memory: o.DataDir == MemoryDataDir, sem: make(chan struct{}, 1), stmts: map[string]*sql.Stmt{}}
+	dsn := "file::memory:?" + dsnParams(busy, false)
+	if !d.memory {
 		if err := os.MkdirAll(o.DataDir, 0o750); err != nil {
 			return nil, fmt.Errorf("sqlite: data_dir: %w", err)
 		}
-		path := filepath.Join(o.DataDir, "anysqs.db")
-		base := (&url.URL{Scheme: "file", Opaque: path}).String() + "?"
-		d.wdb, err = sql.Open("sqlite", base+dsnParams(busy, true))
-		if err != nil {
-			return nil, err
-		}
-		d.wdb.SetMaxOpenConns(1)
-		d.wdb.SetMaxIdleConns(1)
-		d.wdb.SetConnMaxIdleTime(0)
-		d.rdb, err = sql.Open("sqlite", base+dsnParams(busy, true)+"&_query_only=1")
-		if err != nil {
-			d.wdb.Close()
+		dsn = (&url.URL{Scheme: "file", Opaque: filepath.Join(o.DataDir, "anysqs.db")}).String() + "?" + dsnParams(busy, true)
+	}
+	var err error
+	if d.wdb, err = sql.Open("sqlite", dsn); err != nil {
+		return nil, err
+	}
+	d.wdb.SetMaxOpenConns(1)
+	if d.wconn, err = d.wdb.Conn(ctx); err != nil {
+		d.wdb.Close()
+		return nil, classify(err, "sqlite: open "+o.DataDir)
+	}
+	if !d.memory {
+		if d.rdb, err = sql.Open("sqlite", dsn+"&_query_only=1"); err != nil {
+			d.Close()
 			return nil, err
 		}
 		d.rdb.SetMaxOpenConns(4)
@@ -112,7 +111,8 @@ func Open(ctx context.Context, o Options) (*Driver, error) {
 // synchronous=FULL makes SQLite fsync the WAL on every commit: NORMAL would survive a
 // process crash but may lose the last commits on power loss, and the contract says
 // success means durable. _txlock=immediate makes every transaction take the write lock at
-// BEGIN, so a read-then-write transaction can never fail with SQLITE_BUSY half way.
+// BEGIN (the driver also says BEGIN IMMEDIATE itself), so a read-then-write transaction
+// can never fail with SQLITE_BUSY half way when another process shares the file.
 func dsnParams(busyMS int, wal bool) string {
 	v := url.Values{}
 	v.Set("_busy_timeout", strconv.Itoa(busyMS))
@@ -181,7 +181,7 @@ var schema = []string{
 }
 
 func (d *Driver) migrate(ctx context.Context) error {
-	return d.write(ctx, func(tx *sql.Tx) error {
+	return d.write(ctx, func(tx conn) error {
 		for _, s := range schema {
 			if _, err := tx.ExecContext(ctx, s); err != nil {
 				return err
@@ -219,8 +219,14 @@ func (d *Driver) migrate(ctx context.Context) error {
 // Close closes the database.
 func (d *Driver) Close() error {
 	var err error
-	if d.rdb != nil && d.rdb != d.wdb {
+	if d.rdb != nil {
 		err = d.rdb.Close()
+	}
+	for _, st := range d.stmts {
+		_ = st.Close()
+	}
+	if d.wconn != nil {
+		err = errors.Join(err, d.wconn.Close())
 	}
 	if d.wdb != nil {
 		err = errors.Join(err, d.wdb.Close())
@@ -228,24 +234,96 @@ func (d *Driver) Close() error {
 	return err
 }
 
-// write runs fn in one IMMEDIATE transaction and commits it.
-func (d *Driver) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	tx, err := d.wdb.BeginTx(ctx, nil)
+// conn is the writer connection while the caller holds it. Its methods run cached
+// prepared statements; in a transaction they are part of it.
+type conn struct{ d *Driver }
+
+func (c conn) stmt(ctx context.Context, query string) *sql.Stmt {
+	if st, ok := c.d.stmts[query]; ok {
+		return st
+	}
+	st, err := c.d.wconn.PrepareContext(ctx, query)
 	if err != nil {
+		return nil // the unprepared call below reports the error
+	}
+	c.d.stmts[query] = st
+	return st
+}
+
+// ExecContext runs a statement that returns no rows.
+func (c conn) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if st := c.stmt(ctx, query); st != nil {
+		return st.ExecContext(ctx, args...)
+	}
+	return c.d.wconn.ExecContext(ctx, query, args...)
+}
+
+// QueryContext runs a query.
+func (c conn) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	if st := c.stmt(ctx, query); st != nil {
+		return st.QueryContext(ctx, args...)
+	}
+	return c.d.wconn.QueryContext(ctx, query, args...)
+}
+
+// QueryRowContext runs a query that returns at most one row.
+func (c conn) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	if st := c.stmt(ctx, query); st != nil {
+		return st.QueryRowContext(ctx, args...)
+	}
+	return c.d.wconn.QueryRowContext(ctx, query, args...)
+}
+
+// acquire takes the writer connection, or gives up when ctx ends.
+func (d *Driver) acquire(ctx context.Context) error {
+	select {
+	case d.sem <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (d *Driver) release() { <-d.sem }
+
+// write runs fn in one BEGIN IMMEDIATE transaction on the writer connection and commits.
+func (d *Driver) write(ctx context.Context, fn func(tx conn) error) error {
+	if err := d.acquire(ctx); err != nil {
+		return err
+	}
+	defer d.release()
+	if _, err := d.wconn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
 		return classify(err, "sqlite: begin")
 	}
-	if err := fn(tx); err != nil {
-		_ = tx.Rollback()
+	if err := fn(conn{d}); err != nil {
+		d.rollback(ctx)
 		return classify(err, "sqlite")
 	}
-	if err := tx.Commit(); err != nil {
-		// The outcome of a failed commit is unknown to the client: it must retry.
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
+	// COMMIT is not cancelled with ctx: once fn has run, finishing is cheaper than
+	// leaving the client unsure whether an interrupted COMMIT took effect.
+	if _, err := d.wconn.ExecContext(context.WithoutCancel(ctx), "COMMIT"); err != nil {
+		d.rollback(ctx)
 		return drivers.Wrap(drivers.KindUnavailable, err, "sqlite: commit")
 	}
 	return nil
+}
+
+func (d *Driver) rollback(ctx context.Context) {
+	// An error here means no transaction is open any more (SQLite rolled back itself).
+	_, _ = d.wconn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
+}
+
+// read runs fn with a read-only view: the reader pool on disk, the writer connection in
+// memory mode.
+func (d *Driver) read(ctx context.Context, fn func(q queryer) error) error {
+	if d.rdb != nil {
+		return classify(fn(d.rdb), "sqlite")
+	}
+	if err := d.acquire(ctx); err != nil {
+		return err
+	}
+	defer d.release()
+	return classify(fn(conn{d}), "sqlite")
 }
 
 // classify wraps a native error once with a kind; driver errors and context errors pass.
