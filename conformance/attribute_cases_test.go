@@ -153,12 +153,6 @@ func attributeCases() []tc {
 				Attributes: map[string]string{"FifoQueue": "true", "DeduplicationScope": "everywhere"}})
 			h.WantErr(err, "DeduplicationScope=everywhere", "InvalidAttributeValue", "InvalidParameterValue")
 		}},
-		{caps: []capabilities.ID{capabilities.AttrSSE}, name: "sqs-managed-sse-round-trip", run: func(h *H) {
-			url := h.Queue("SqsManagedSseEnabled", "true")
-			if got := h.Attr(url, types.QueueAttributeNameSqsManagedSseEnabled); got != "true" {
-				h.T.Fatalf("SqsManagedSseEnabled = %q, want true", got)
-			}
-		}},
 		{caps: []capabilities.ID{capabilities.AttrRedriveAllow}, name: "redrive-allow-policy-round-trip", run: func(h *H) {
 			url := h.Queue()
 			pol := `{"redrivePermission":"denyAll"}`

@@ -83,6 +83,7 @@ type H struct {
 	drv     *observedDriver
 	prefix  string
 	seq     atomic.Int64
+	headers headerRecorder
 }
 
 // newHarness starts a gateway for backend b on fresh storage.
@@ -173,7 +174,32 @@ func (h *H) newClient() *sqs.Client {
 		Credentials:  credentials.NewStaticCredentialsProvider("AKIDCONFORMANCE", "conformance-secret", ""),
 		BaseEndpoint: aws.String(h.URL),
 		Retryer:      aws.NopRetryer{},
+		HTTPClient:   &http.Client{Transport: &h.headers},
 	})
+}
+
+// headerRecorder is the client's transport; it keeps the last response's headers so
+// that cases can check the gateway's X-Anysqs-* headers.
+type headerRecorder struct {
+	mu   sync.Mutex
+	last http.Header
+}
+
+func (r *headerRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := http.DefaultTransport.RoundTrip(req)
+	if err == nil {
+		r.mu.Lock()
+		r.last = resp.Header.Clone()
+		r.mu.Unlock()
+	}
+	return resp, err
+}
+
+// LastHeader returns header k of the last response the case's client received.
+func (h *H) LastHeader(k string) string {
+	h.headers.mu.Lock()
+	defer h.headers.mu.Unlock()
+	return h.headers.last.Get(k)
 }
 
 // Name returns a queue name unique to this case (backends may share a namespace).

@@ -1,0 +1,312 @@
+package conformance_test
+
+import (
+	"fmt"
+	"math/big"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/anysqs/anysqs/capabilities"
+)
+
+// FIFO queues: ordering, group blocking, dedup, sequence numbers, receive attempts.
+func fifoCases() []tc {
+	order := []capabilities.ID{capabilities.FIFOOrdering}
+	return []tc{
+		{caps: order, name: "order-within-group", run: func(h *H) {
+			url := h.FifoQueue("ContentBasedDeduplication", "true")
+			for i := 0; i < 10; i++ {
+				h.SendFifo(url, "g", "", bodyN(i))
+			}
+			var got []string
+			for len(got) < 10 {
+				ms := h.Receive(url, 3, 0)
+				if len(ms) == 0 {
+					h.T.Fatalf("receive stalled after %v", got)
+				}
+				for _, m := range ms {
+					got = append(got, aws.ToString(m.Body))
+					h.Delete(url, m)
+				}
+			}
+			for i, b := range got {
+				if b != bodyN(i) {
+					h.T.Fatalf("order %v, want message-000..009", got)
+				}
+			}
+		}},
+		{caps: order, name: "group-blocked-while-in-flight", run: func(h *H) {
+			url := h.FifoQueue("ContentBasedDeduplication", "true")
+			h.SendFifo(url, "g", "", "one")
+			h.SendFifo(url, "g", "", "two")
+			m := h.ReceiveOne(url, 30)
+			if aws.ToString(m.Body) != "one" {
+				h.T.Fatalf("first receive %q, want one", aws.ToString(m.Body))
+			}
+			h.ReceiveNone(url, "while the group's first message is in flight")
+			h.Delete(url, m)
+			if got := aws.ToString(h.ReceiveOne(url, 30).Body); got != "two" {
+				h.T.Fatalf("after delete received %q, want two", got)
+			}
+		}},
+		{caps: order, name: "redelivered-in-order-after-expiry", run: func(h *H) {
+			url := h.FifoQueue("ContentBasedDeduplication", "true")
+			for i := 0; i < 3; i++ {
+				h.SendFifo(url, "g", "", bodyN(i))
+			}
+			first := h.Receive(url, 10, 10)
+			h.Clock.Advance(11 * time.Second)
+			again := h.Receive(url, 10, 10)
+			if len(first) == 0 || len(again) == 0 || aws.ToString(again[0].Body) != bodyN(0) {
+				h.T.Fatalf("after expiry got %v (first %v), want to start again at %s", Bodies(again), Bodies(first), bodyN(0))
+			}
+		}},
+		{caps: order, name: "other-groups-not-blocked", run: func(h *H) {
+			url := h.FifoQueue("ContentBasedDeduplication", "true")
+			h.SendFifo(url, "a", "", "a1")
+			h.SendFifo(url, "a", "", "a2")
+			h.SendFifo(url, "b", "", "b1")
+			m := h.ReceiveOne(url, 30)
+			if aws.ToString(m.Body) != "a1" {
+				h.T.Fatalf("first receive %q, want a1", aws.ToString(m.Body))
+			}
+			if got := aws.ToString(h.ReceiveOne(url, 30).Body); got != "b1" {
+				h.T.Fatalf("with group a blocked received %q, want b1", got)
+			}
+		}},
+		{caps: []capabilities.ID{capabilities.FIFOOrdering, capabilities.FIFOGroupBatch}, name: "three-groups-concurrent-consumers", run: func(h *H) {
+			url := h.FifoQueue("ContentBasedDeduplication", "true")
+			groups := []string{"red", "green", "blue"}
+			const per = 12
+			for i := 0; i < per; i++ {
+				for _, g := range groups {
+					h.SendFifo(url, g, "", fmt.Sprintf("%s-%02d", g, i))
+				}
+			}
+			var mu sync.Mutex
+			seen := map[string][]string{}
+			total := 0
+			h.consumers(3, func(c *sqsConsumer) bool {
+				ms := c.receive(url, 4, 60)
+				for _, m := range ms {
+					g := m.Attributes["MessageGroupId"]
+					mu.Lock()
+					seen[g] = append(seen[g], aws.ToString(m.Body)) // recorded before the delete frees the group
+					total++
+					mu.Unlock()
+					c.delete(url, m)
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				return total < per*len(groups)
+			})
+			for _, g := range groups {
+				if len(seen[g]) != per {
+					h.T.Fatalf("group %s: received %d messages, want %d", g, len(seen[g]), per)
+				}
+				for i, b := range seen[g] {
+					if want := fmt.Sprintf("%s-%02d", g, i); b != want {
+						h.T.Fatalf("group %s out of order: %v", g, seen[g])
+					}
+				}
+			}
+		}},
+		{caps: []capabilities.ID{capabilities.FIFOGroupBatch}, name: "several-of-one-group-in-one-receive", run: func(h *H) {
+			url := h.FifoQueue("ContentBasedDeduplication", "true")
+			for i := 0; i < 5; i++ {
+				h.SendFifo(url, "g", "", bodyN(i))
+			}
+			ms := h.Receive(url, 10, 30)
+			if len(ms) < 2 {
+				h.T.Fatalf("one receive returned %d messages of a 5-message group, want several", len(ms))
+			}
+			for i, m := range ms {
+				if aws.ToString(m.Body) != bodyN(i) {
+					h.T.Fatalf("batch out of order: %v", Bodies(ms))
+				}
+			}
+		}},
+		{caps: []capabilities.ID{capabilities.FIFODedupExplicit, capabilities.FIFODedupEcho}, name: "explicit-dedup-echoes-original", run: func(h *H) {
+			url := h.FifoQueue()
+			a := h.SendFifo(url, "g", "d-1", "first")
+			b := h.SendFifo(url, "g", "d-1", "second body, same id")
+			if aws.ToString(b.MessageId) != aws.ToString(a.MessageId) || aws.ToString(b.SequenceNumber) != aws.ToString(a.SequenceNumber) {
+				h.T.Fatalf("duplicate send returned %s/%s, want original %s/%s", aws.ToString(b.MessageId), aws.ToString(b.SequenceNumber), aws.ToString(a.MessageId), aws.ToString(a.SequenceNumber))
+			}
+			if got := h.drain(url, 2); len(got) != 1 || got[0] != "first" {
+				h.T.Fatalf("queue holds %v, want [first]", got)
+			}
+		}},
+		{caps: []capabilities.ID{capabilities.FIFODedupContent, capabilities.FIFODedupEcho}, name: "content-dedup-echoes-original", run: func(h *H) {
+			url := h.FifoQueue("ContentBasedDeduplication", "true")
+			a := h.SendFifo(url, "g", "", "same body")
+			b := h.SendFifo(url, "g", "", "same body")
+			if aws.ToString(b.MessageId) != aws.ToString(a.MessageId) || aws.ToString(b.SequenceNumber) != aws.ToString(a.SequenceNumber) {
+				h.T.Fatalf("content duplicate returned %s/%s, want original %s/%s", aws.ToString(b.MessageId), aws.ToString(b.SequenceNumber), aws.ToString(a.MessageId), aws.ToString(a.SequenceNumber))
+			}
+			h.SendFifo(url, "g", "", "other body")
+			if got := h.drain(url, 3); len(got) != 2 {
+				h.T.Fatalf("queue holds %v, want the two distinct bodies", got)
+			}
+		}},
+		{caps: []capabilities.ID{capabilities.FIFODedupExplicit}, name: "dedup-window-five-minutes", run: func(h *H) {
+			url := h.FifoQueue()
+			a := h.SendFifo(url, "g", "d", "x")
+			h.Clock.Advance(4*time.Minute + 50*time.Second)
+			if b := h.SendFifo(url, "g", "d", "x"); aws.ToString(b.MessageId) != aws.ToString(a.MessageId) {
+				h.T.Fatalf("duplicate inside the window stored anew")
+			}
+			h.Clock.Advance(20 * time.Second)
+			if c := h.SendFifo(url, "g", "d", "x"); aws.ToString(c.MessageId) == aws.ToString(a.MessageId) {
+				h.T.Fatalf("send after the 5-minute window was still deduplicated")
+			}
+		}},
+		{caps: []capabilities.ID{capabilities.FIFODedupExplicit}, name: "dedup-after-delete", run: func(h *H) {
+			url := h.FifoQueue()
+			a := h.SendFifo(url, "g", "d", "x")
+			h.Delete(url, h.ReceiveOne(url, 0))
+			if b := h.SendFifo(url, "g", "d", "x"); aws.ToString(b.MessageId) != aws.ToString(a.MessageId) {
+				h.T.Fatalf("dedup id forgotten when the message was deleted")
+			}
+			h.ReceiveNone(url, "duplicate of a deleted message")
+		}},
+		{caps: []capabilities.ID{capabilities.FIFODedupExplicit}, name: "dedup-id-required-without-content-dedup", run: func(h *H) {
+			url := h.FifoQueue()
+			_, err := h.SQS.SendMessage(h.Ctx, &sqs.SendMessageInput{QueueUrl: aws.String(url), MessageBody: aws.String("x"), MessageGroupId: aws.String("g")})
+			h.WantErr(err, "FIFO send without dedup id or content dedup", "InvalidParameterValue", "MissingParameter")
+		}},
+		{caps: []capabilities.ID{capabilities.FIFOOrdering, capabilities.QueueFIFO}, name: "group-id-required", run: func(h *H) {
+			url := h.FifoQueue("ContentBasedDeduplication", "true")
+			_, err := h.SQS.SendMessage(h.Ctx, &sqs.SendMessageInput{QueueUrl: aws.String(url), MessageBody: aws.String("x")})
+			h.WantErr(err, "FIFO send without MessageGroupId", "MissingParameter", "InvalidParameterValue")
+		}},
+		{caps: []capabilities.ID{capabilities.FIFODedupScopeGroup}, name: "dedup-scope-message-group", run: func(h *H) {
+			url := h.FifoQueue("DeduplicationScope", "messageGroup", "FifoThroughputLimit", "perMessageGroupId")
+			a := h.SendFifo(url, "g1", "d", "x")
+			b := h.SendFifo(url, "g2", "d", "x")
+			if aws.ToString(a.MessageId) == aws.ToString(b.MessageId) {
+				h.T.Fatalf("same dedup id in another group was deduplicated under DeduplicationScope=messageGroup")
+			}
+			if c := h.SendFifo(url, "g1", "d", "x"); aws.ToString(c.MessageId) != aws.ToString(a.MessageId) {
+				h.T.Fatalf("same dedup id in the same group was not deduplicated")
+			}
+		}},
+		{caps: []capabilities.ID{capabilities.FIFODedupExplicit}, name: "dedup-scope-queue-spans-groups", run: func(h *H) {
+			url := h.FifoQueue()
+			a := h.SendFifo(url, "g1", "d", "x")
+			if b := h.SendFifo(url, "g2", "d", "x"); aws.ToString(a.MessageId) != aws.ToString(b.MessageId) {
+				h.T.Fatalf("queue-scoped dedup id reused in another group stored a new message")
+			}
+		}},
+		{caps: []capabilities.ID{capabilities.FIFOSequenceNumber}, name: "sequence-numbers-increase", run: func(h *H) {
+			url := h.FifoQueue("ContentBasedDeduplication", "true")
+			prev := big.NewInt(-1)
+			sent := map[string]string{}
+			for i := 0; i < 6; i++ {
+				out := h.SendFifo(url, fmt.Sprint("g", i%2), "", bodyN(i))
+				n, ok := new(big.Int).SetString(aws.ToString(out.SequenceNumber), 10)
+				if !ok || n.Cmp(prev) <= 0 {
+					h.T.Fatalf("SequenceNumber %s after %s: want a larger decimal", aws.ToString(out.SequenceNumber), prev)
+				}
+				prev = n
+				sent[aws.ToString(out.MessageId)] = aws.ToString(out.SequenceNumber)
+			}
+			for _, m := range h.receiveN(url, 2, 30) {
+				if got := h.SysAttr(m, "SequenceNumber"); got != sent[aws.ToString(m.MessageId)] {
+					h.T.Fatalf("received SequenceNumber %s, sent %s", got, sent[aws.ToString(m.MessageId)])
+				}
+			}
+		}},
+		{caps: []capabilities.ID{capabilities.FIFOSequenceNumber, capabilities.QueueFIFO}, name: "fifo-system-attributes", run: func(h *H) {
+			url := h.FifoQueue()
+			h.SendFifo(url, "grp", "ddp", "x")
+			m := h.ReceiveOne(url, 0)
+			if h.SysAttr(m, "MessageGroupId") != "grp" || h.SysAttr(m, "MessageDeduplicationId") != "ddp" {
+				h.T.Fatalf("attributes %v: want MessageGroupId grp and MessageDeduplicationId ddp", m.Attributes)
+			}
+		}},
+		{caps: []capabilities.ID{capabilities.FIFOReceiveAttempt}, name: "receive-attempt-replay", run: func(h *H) {
+			url := h.FifoQueue("ContentBasedDeduplication", "true")
+			for i := 0; i < 3; i++ {
+				h.SendFifo(url, "g", "", bodyN(i))
+			}
+			recv := func() []types.Message {
+				out, err := h.SQS.ReceiveMessage(h.Ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(url), MaxNumberOfMessages: 2, ReceiveRequestAttemptId: aws.String("attempt-1")})
+				h.Must(err, "ReceiveMessage with ReceiveRequestAttemptId")
+				return out.Messages
+			}
+			first := recv()
+			h.Clock.Advance(10 * time.Second)
+			again := recv()
+			if len(first) == 0 || len(again) != len(first) {
+				h.T.Fatalf("replay returned %d messages, first call %d", len(again), len(first))
+			}
+			for i := range first {
+				if aws.ToString(again[i].MessageId) != aws.ToString(first[i].MessageId) || aws.ToString(again[i].ReceiptHandle) != aws.ToString(first[i].ReceiptHandle) {
+					h.T.Fatalf("replay entry %d differs: %s/%s vs %s/%s", i, aws.ToString(again[i].MessageId), aws.ToString(again[i].ReceiptHandle), aws.ToString(first[i].MessageId), aws.ToString(first[i].ReceiptHandle))
+				}
+			}
+			h.Delete(url, again[0])
+		}},
+		{caps: []capabilities.ID{capabilities.FIFOReceiveAttempt}, name: "different-attempt-ids-differ", run: func(h *H) {
+			url := h.FifoQueue("ContentBasedDeduplication", "true")
+			h.SendFifo(url, "a", "", "a1")
+			h.SendFifo(url, "b", "", "b1")
+			ids := map[string]bool{}
+			for _, att := range []string{"x", "y"} {
+				out, err := h.SQS.ReceiveMessage(h.Ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(url), MaxNumberOfMessages: 1, ReceiveRequestAttemptId: aws.String(att)})
+				h.Must(err, "ReceiveMessage")
+				if len(out.Messages) != 1 || ids[aws.ToString(out.Messages[0].MessageId)] {
+					h.T.Fatalf("attempt %s: %v", att, Bodies(out.Messages))
+				}
+				ids[aws.ToString(out.Messages[0].MessageId)] = true
+			}
+		}},
+		{caps: []capabilities.ID{capabilities.FIFOOrdering, capabilities.FIFOSequenceNumber}, name: "send-batch-keeps-order", run: func(h *H) {
+			url := h.FifoQueue("ContentBasedDeduplication", "true")
+			var entries []types.SendMessageBatchRequestEntry
+			for i := 0; i < 5; i++ {
+				entries = append(entries, types.SendMessageBatchRequestEntry{Id: aws.String(fmt.Sprint("e", i)), MessageBody: aws.String(bodyN(i)), MessageGroupId: aws.String("g")})
+			}
+			out, err := h.SQS.SendMessageBatch(h.Ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(url), Entries: entries})
+			h.Must(err, "FIFO SendMessageBatch")
+			if len(out.Successful) != 5 {
+				h.T.Fatalf("FIFO batch: %d successful, failed %+v", len(out.Successful), out.Failed)
+			}
+			for _, s := range out.Successful {
+				if aws.ToString(s.SequenceNumber) == "" {
+					h.T.Fatalf("batch entry %s has no SequenceNumber", aws.ToString(s.Id))
+				}
+			}
+			var got []string
+			for len(got) < 5 {
+				ms := h.Receive(url, 10, 0)
+				if len(ms) == 0 {
+					break
+				}
+				for _, m := range ms {
+					got = append(got, aws.ToString(m.Body))
+					h.Delete(url, m)
+				}
+			}
+			for i, b := range got {
+				if b != bodyN(i) {
+					h.T.Fatalf("batch received out of order: %v", got)
+				}
+			}
+		}},
+		{caps: []capabilities.ID{capabilities.QueueFIFO, capabilities.ReceiptStale}, name: "fifo-delete-with-expired-handle", run: func(h *H) {
+			url := h.FifoQueue("ContentBasedDeduplication", "true")
+			h.SendFifo(url, "g", "", "x")
+			old := h.ReceiveOne(url, 5)
+			h.Clock.Advance(6 * time.Second)
+			h.ReceiveOne(url, 30)
+			_, err := h.SQS.DeleteMessage(h.Ctx, &sqs.DeleteMessageInput{QueueUrl: aws.String(url), ReceiptHandle: old.ReceiptHandle})
+			h.WantErr(err, "FIFO DeleteMessage with an expired handle", "ReceiptHandleIsInvalid")
+		}},
+	}
+}

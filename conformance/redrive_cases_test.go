@@ -1,0 +1,205 @@
+package conformance_test
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/anysqs/anysqs/capabilities"
+)
+
+// Dead-letter queues, redrive policies and message move tasks.
+func redriveCases() []tc {
+	dlq := []capabilities.ID{capabilities.RedriveDLQ}
+	move := []capabilities.ID{capabilities.RedriveMoveTasks}
+	return []tc{
+		{caps: dlq, name: "moved-after-max-receive-count", run: func(h *H) {
+			dl, src := h.withDLQ(2)
+			sent := h.Send(src, "poison")
+			for i := 1; i <= 2; i++ {
+				m := h.ReceiveOne(src, 5)
+				if h.ReceiveCount(m) != i {
+					h.T.Fatalf("receive %d: ApproximateReceiveCount %d", i, h.ReceiveCount(m))
+				}
+				h.Clock.Advance(6 * time.Second)
+			}
+			h.ReceiveNone(src, "after maxReceiveCount receives")
+			m := h.ReceiveOne(dl, 0)
+			if aws.ToString(m.MessageId) != aws.ToString(sent.MessageId) || aws.ToString(m.Body) != "poison" {
+				h.T.Fatalf("DLQ holds %s %q, want %s poison", aws.ToString(m.MessageId), aws.ToString(m.Body), aws.ToString(sent.MessageId))
+			}
+			if c := h.ReceiveCount(m); c < 3 {
+				h.T.Fatalf("DLQ message ApproximateReceiveCount %d: the source's receives must be kept", c)
+			}
+			if dls, ok := m.Attributes["DeadLetterQueueSourceArn"]; ok && dls != h.Arn(src) {
+				h.T.Fatalf("DeadLetterQueueSourceArn = %s, want %s", dls, h.Arn(src))
+			}
+		}},
+		{caps: dlq, name: "deleted-messages-not-moved", run: func(h *H) {
+			dl, src := h.withDLQ(1)
+			h.Send(src, "fine")
+			h.Delete(src, h.ReceiveOne(src, 5))
+			h.Clock.Advance(6 * time.Second)
+			h.ReceiveNone(src, "after delete")
+			h.ReceiveNone(dl, "DLQ of a deleted message")
+		}},
+		{caps: dlq, name: "list-dead-letter-source-queues", run: func(h *H) {
+			dl, src := h.withDLQ(3)
+			other := h.Queue()
+			out, err := h.SQS.ListDeadLetterSourceQueues(h.Ctx, &sqs.ListDeadLetterSourceQueuesInput{QueueUrl: aws.String(dl)})
+			h.Must(err, "ListDeadLetterSourceQueues")
+			if len(out.QueueUrls) != 1 || out.QueueUrls[0] != src {
+				h.T.Fatalf("ListDeadLetterSourceQueues = %v, want [%s] (not %s)", out.QueueUrls, src, other)
+			}
+		}},
+		{caps: []capabilities.ID{capabilities.RedriveDLQ, capabilities.QueueFIFO}, name: "fifo-dlq-must-be-fifo", run: func(h *H) {
+			std := h.Queue()
+			_, err := h.SQS.CreateQueue(h.Ctx, &sqs.CreateQueueInput{QueueName: aws.String(h.FifoName("src")), Attributes: map[string]string{
+				"FifoQueue": "true", "RedrivePolicy": redrivePolicy(h.Arn(std), 2)}})
+			h.WantErr(err, "FIFO queue with a standard DLQ", "InvalidParameterValue", "InvalidAttributeValue")
+		}},
+		{caps: []capabilities.ID{capabilities.RedriveDLQ, capabilities.FIFOOrdering}, name: "fifo-dlq-after-max-receive-count", run: func(h *H) {
+			dl := h.FifoQueue("ContentBasedDeduplication", "true")
+			src := h.FifoQueue("ContentBasedDeduplication", "true", "RedrivePolicy", redrivePolicy(h.Arn(dl), 1))
+			h.SendFifo(src, "g", "", "first")
+			h.SendFifo(src, "g", "", "second")
+			h.ReceiveOne(src, 5)
+			h.Clock.Advance(6 * time.Second)
+			m := h.ReceiveOne(src, 5)
+			if aws.ToString(m.Body) != "second" {
+				h.T.Fatalf("after first moved to the DLQ, received %q, want second", aws.ToString(m.Body))
+			}
+			if got := aws.ToString(h.ReceiveOne(dl, 0).Body); got != "first" {
+				h.T.Fatalf("FIFO DLQ holds %q, want first", got)
+			}
+		}},
+		{caps: []capabilities.ID{capabilities.RedriveAllow}, name: "deny-all-rejects-source", run: func(h *H) {
+			dl := h.Queue("RedriveAllowPolicy", `{"redrivePermission":"denyAll"}`)
+			_, err := h.SQS.CreateQueue(h.Ctx, &sqs.CreateQueueInput{QueueName: aws.String(h.Name("src")),
+				Attributes: map[string]string{"RedrivePolicy": redrivePolicy(h.Arn(dl), 2)}})
+			h.WantErr(err, "source of a denyAll DLQ", "InvalidParameterValue", "InvalidAttributeValue")
+		}},
+		{caps: []capabilities.ID{capabilities.RedriveAllow}, name: "by-queue-admits-listed-source", run: func(h *H) {
+			srcName := h.Name("src")
+			srcArn := "arn:aws:sqs:" + testRegion + ":" + testAccount + ":" + srcName
+			dl := h.Queue("RedriveAllowPolicy", `{"redrivePermission":"byQueue","sourceQueueArns":["`+srcArn+`"]}`)
+			h.CreateQueue(srcName, map[string]string{"RedrivePolicy": redrivePolicy(h.Arn(dl), 2)})
+			_, err := h.SQS.CreateQueue(h.Ctx, &sqs.CreateQueueInput{QueueName: aws.String(h.Name("other")),
+				Attributes: map[string]string{"RedrivePolicy": redrivePolicy(h.Arn(dl), 2)}})
+			h.WantErr(err, "unlisted source of a byQueue DLQ", "InvalidParameterValue", "InvalidAttributeValue")
+		}},
+		{caps: move, name: "redrive-back-to-source", run: func(h *H) {
+			dl, src := h.withDLQ(1)
+			for i := 0; i < 3; i++ {
+				h.Send(src, bodyN(i))
+			}
+			h.deadLetterAll(src, 3)
+			out, err := h.SQS.StartMessageMoveTask(h.Ctx, &sqs.StartMessageMoveTaskInput{SourceArn: aws.String(h.Arn(dl))})
+			h.Must(err, "StartMessageMoveTask")
+			if aws.ToString(out.TaskHandle) == "" {
+				h.T.Fatalf("no TaskHandle")
+			}
+			task := h.awaitMoveTask(dl, "COMPLETED")
+			if task.ApproximateNumberOfMessagesMoved != 3 {
+				h.T.Fatalf("task moved %d, want 3", task.ApproximateNumberOfMessagesMoved)
+			}
+			h.ReceiveNone(dl, "DLQ after redrive")
+			ms := h.receiveN(src, 3, 30)
+			for _, m := range ms {
+				if h.ReceiveCount(m) != 1 {
+					h.T.Fatalf("redriven message has receive count %d, want a fresh 1", h.ReceiveCount(m))
+				}
+			}
+		}},
+		{caps: move, name: "move-to-explicit-destination", run: func(h *H) {
+			dl, src := h.withDLQ(1)
+			dest := h.Queue()
+			h.Send(src, "m")
+			h.deadLetterAll(src, 1)
+			_, err := h.SQS.StartMessageMoveTask(h.Ctx, &sqs.StartMessageMoveTaskInput{SourceArn: aws.String(h.Arn(dl)), DestinationArn: aws.String(h.Arn(dest))})
+			h.Must(err, "StartMessageMoveTask to a destination")
+			h.awaitMoveTask(dl, "COMPLETED")
+			if got := aws.ToString(h.ReceiveOne(dest, 0).Body); got != "m" {
+				h.T.Fatalf("destination holds %q, want m", got)
+			}
+			h.ReceiveNone(src, "source when a destination was given")
+		}},
+		{caps: move, name: "list-and-cancel", run: func(h *H) {
+			dl, src := h.withDLQ(1)
+			for i := 0; i < 5; i++ {
+				h.Send(src, bodyN(i))
+			}
+			h.deadLetterAll(src, 5)
+			out, err := h.SQS.StartMessageMoveTask(h.Ctx, &sqs.StartMessageMoveTaskInput{SourceArn: aws.String(h.Arn(dl)), MaxNumberOfMessagesPerSecond: aws.Int32(1)})
+			h.Must(err, "StartMessageMoveTask at 1 message/s")
+			// The task is paced on the gateway clock, which does not move until we advance it.
+			lt, err := h.SQS.ListMessageMoveTasks(h.Ctx, &sqs.ListMessageMoveTasksInput{SourceArn: aws.String(h.Arn(dl))})
+			h.Must(err, "ListMessageMoveTasks")
+			if len(lt.Results) != 1 || aws.ToString(lt.Results[0].Status) != "RUNNING" || aws.ToString(lt.Results[0].TaskHandle) != aws.ToString(out.TaskHandle) {
+				h.T.Fatalf("ListMessageMoveTasks = %+v, want one RUNNING task %s", lt.Results, aws.ToString(out.TaskHandle))
+			}
+			_, err = h.SQS.StartMessageMoveTask(h.Ctx, &sqs.StartMessageMoveTaskInput{SourceArn: aws.String(h.Arn(dl))})
+			h.WantErr(err, "second task on the same source", "InvalidParameterValue", "UnsupportedOperation")
+			cout, err := h.SQS.CancelMessageMoveTask(h.Ctx, &sqs.CancelMessageMoveTaskInput{TaskHandle: out.TaskHandle})
+			h.Must(err, "CancelMessageMoveTask")
+			h.Clock.Advance(30 * time.Second)
+			task := h.awaitMoveTask(dl, "CANCELLED")
+			if task.ApproximateNumberOfMessagesMoved != cout.ApproximateNumberOfMessagesMoved || task.ApproximateNumberOfMessagesMoved >= 5 {
+				h.T.Fatalf("after cancel moved %d (cancel said %d); the task kept going", task.ApproximateNumberOfMessagesMoved, cout.ApproximateNumberOfMessagesMoved)
+			}
+			_, err = h.SQS.CancelMessageMoveTask(h.Ctx, &sqs.CancelMessageMoveTaskInput{TaskHandle: out.TaskHandle})
+			h.WantErr(err, "cancelling a cancelled task", "ResourceNotFoundException", "InvalidParameterValue")
+		}},
+		{caps: move, name: "source-must-be-a-dlq", run: func(h *H) {
+			q := h.Queue()
+			_, err := h.SQS.StartMessageMoveTask(h.Ctx, &sqs.StartMessageMoveTaskInput{SourceArn: aws.String(h.Arn(q))})
+			h.WantErr(err, "StartMessageMoveTask from a queue that is no DLQ", "InvalidParameterValue", "UnsupportedOperation")
+			_, err = h.SQS.StartMessageMoveTask(h.Ctx, &sqs.StartMessageMoveTaskInput{SourceArn: aws.String(h.Arn(q) + "-missing")})
+			h.WantErr(err, "StartMessageMoveTask from a missing queue", "ResourceNotFoundException", "QueueDoesNotExist", "InvalidParameterValue")
+		}},
+	}
+}
+
+// withDLQ creates a DLQ and a source queue redriving to it after maxReceive receives.
+func (h *H) withDLQ(maxReceive int) (dlq, src string) {
+	h.T.Helper()
+	dlq = h.Queue()
+	src = h.Queue("RedrivePolicy", redrivePolicy(h.Arn(dlq), maxReceive))
+	return dlq, src
+}
+
+func redrivePolicy(dlqArn string, maxReceive int) string {
+	return fmt.Sprintf(`{"deadLetterTargetArn":"%s","maxReceiveCount":"%d"}`, dlqArn, maxReceive)
+}
+
+// deadLetterAll receives n messages once (maxReceiveCount 1) and lets them expire, so
+// the next receive moves them to the DLQ.
+func (h *H) deadLetterAll(src string, n int) {
+	h.T.Helper()
+	h.receiveN(src, n, 5)
+	h.Clock.Advance(6 * time.Second)
+	h.ReceiveNone(src, "source after maxReceiveCount")
+}
+
+// awaitMoveTask waits, advancing the gateway clock (tasks are paced on it), until the
+// newest move task of dlq has status.
+func (h *H) awaitMoveTask(dlq, status string) types.ListMessageMoveTasksResultEntry {
+	h.T.Helper()
+	var last types.ListMessageMoveTasksResultEntry
+	h.Eventually("move task "+status, time.Second, func() bool {
+		out, err := h.SQS.ListMessageMoveTasks(h.Ctx, &sqs.ListMessageMoveTasksInput{SourceArn: aws.String(h.Arn(dlq))})
+		h.Must(err, "ListMessageMoveTasks")
+		if len(out.Results) == 0 {
+			h.T.Fatalf("ListMessageMoveTasks: no task")
+		}
+		last = out.Results[0]
+		if s := aws.ToString(last.Status); s == "FAILED" && status != "FAILED" {
+			h.T.Fatalf("move task failed: %s", aws.ToString(last.FailureReason))
+		}
+		return aws.ToString(last.Status) == status
+	})
+	return last
+}
