@@ -201,6 +201,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		proto = protoJSON
 	}
 	name, c, err := s.decodeRequest(w, r, proto)
+	defer func() {
+		// A panic is a gateway bug; the client still gets a well-formed InternalError and
+		// the process keeps serving. The fuzz targets treat any 5xx as a failure.
+		if p := recover(); p != nil {
+			s.log.Error("panic serving request", "action", name, "request_id", reqID, "panic", p)
+			s.writeError(w, proto, reqID, name, sqserr.New(sqserr.InternalError, "internal error (request %s)", reqID))
+		}
+	}()
 	var out any
 	if err == nil {
 		act, ok := s.actions[name]
