@@ -188,3 +188,79 @@ func (d *Driver) allQueueNames(ctx context.Context) ([]string, error) {
 	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	return names, mapErr(ctx, err, "list queues after reconnecting the listener")
 }
+
+// notifier sends the NOTIFYs of message sends after they commit, coalesced: one
+// goroutine sends one statement naming every queue written since its previous one.
+//
+// Measured on 2 cores (BenchmarkCycle, batch 1): a NOTIFY inside each send
+// transaction cut driver throughput to about a quarter, because PostgreSQL serializes
+// the commits of notifying transactions on one database-wide lock, WAL flush included.
+// The price of sending after commit: if the gateway dies between a send's commit and
+// its NOTIFY, waiting receives on other gateways learn of the message at the end of
+// their wait (at most 20 s) instead of at once. Nothing is lost.
+type notifier struct {
+	pool    *pgxpool.Pool
+	channel string
+
+	mu      sync.Mutex
+	pending map[string]bool
+	kick    chan struct{} // capacity 1: "pending is not empty"
+
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+func startNotifier(pool *pgxpool.Pool, channel string) *notifier {
+	ctx, cancel := context.WithCancel(context.Background())
+	n := &notifier{pool: pool, channel: channel, pending: map[string]bool{}, kick: make(chan struct{}, 1),
+		cancel: cancel, done: make(chan struct{})}
+	go n.run(ctx)
+	return n
+}
+
+// notify schedules a NOTIFY naming queue.
+func (n *notifier) notify(queue string) {
+	n.mu.Lock()
+	n.pending[queue] = true
+	n.mu.Unlock()
+	select {
+	case n.kick <- struct{}{}:
+	default:
+	}
+}
+
+func (n *notifier) run(ctx context.Context) {
+	defer close(n.done)
+	for {
+		select {
+		case <-ctx.Done():
+			n.flush(context.Background()) // best effort on Close
+			return
+		case <-n.kick:
+		}
+		n.flush(ctx)
+	}
+}
+
+func (n *notifier) flush(ctx context.Context) {
+	n.mu.Lock()
+	queues := make([]string, 0, len(n.pending))
+	for q := range n.pending {
+		queues = append(queues, q)
+	}
+	n.pending = map[string]bool{}
+	n.mu.Unlock()
+	if len(queues) == 0 {
+		return
+	}
+	// On failure the wake-up is dropped: waiters still wake at their deadline, and the
+	// listeners of other gateways report every queue after they reconnect.
+	// A wake-up hint need not wait for its commit record to reach disk.
+	_, _ = n.pool.Exec(ctx, `SELECT pg_notify($1, q), set_config('synchronous_commit', 'off', true)
+		FROM unnest($2::text[]) AS q`, n.channel, queues)
+}
+
+func (n *notifier) close() {
+	n.cancel()
+	<-n.done
+}

@@ -39,8 +39,9 @@ func parseHandles(n int, get func(i int) string, errs []*drivers.Error) parsedHa
 const deleteSQL = `WITH q AS (SELECT id, fifo FROM queues WHERE name = $1),
 h AS (SELECT * FROM unnest($2::bigint[], $3::uuid[], $4::int[]) AS h(id, receipt, ord)),
 del AS (
-	DELETE FROM messages m USING q, h
-	WHERE m.queue_id = q.id AND m.id = h.id AND m.receipt = h.receipt AND (NOT q.fifo OR m.visible_at > $5)
+	DELETE FROM messages m USING h
+	WHERE m.queue_id = (SELECT id FROM q) AND m.id = ANY ($2::bigint[]) AND m.id = h.id AND m.receipt = h.receipt
+		AND (NOT (SELECT fifo FROM q) OR m.visible_at > $5)
 	RETURNING h.ord
 )
 SELECT q.id, q.fifo, coalesce((SELECT array_agg(ord) FROM del), '{}') FROM q`
@@ -91,11 +92,12 @@ const changeVisibilitySQL = `WITH q AS (SELECT id FROM queues WHERE name = $1),
 h AS (SELECT * FROM unnest($2::bigint[], $3::uuid[], $4::timestamptz[], $5::int[]) AS h(id, receipt, deadline, ord)),
 cur AS (
 	SELECT m.id, m.visible_at AS old, h.deadline, h.ord FROM messages m JOIN h ON m.id = h.id AND m.receipt = h.receipt
-	WHERE m.queue_id = (SELECT id FROM q) FOR UPDATE OF m
+	WHERE m.queue_id = (SELECT id FROM q) AND m.id = ANY ($2::bigint[]) FOR UPDATE OF m
 ),
 up AS (
 	UPDATE messages m SET visible_at = cur.deadline FROM cur
-	WHERE m.queue_id = (SELECT id FROM q) AND m.id = cur.id AND cur.old > $6
+	WHERE m.queue_id = (SELECT id FROM q) AND m.id = ANY (ARRAY(SELECT id FROM cur WHERE old > $6))
+		AND m.id = cur.id AND cur.old > $6
 	RETURNING cur.ord, cur.deadline < cur.old AS earlier
 ),
 nt AS (SELECT pg_notify($7, $1) WHERE EXISTS (SELECT 1 FROM up WHERE earlier))
@@ -148,7 +150,7 @@ func (d *Driver) ChangeVisibility(ctx context.Context, req drivers.ChangeVisibil
 const moveSQL = `WITH s AS (SELECT id FROM queues WHERE name = $1),
 dst AS (SELECT id FROM queues WHERE name = $2),
 c AS (
-	SELECT m.id, coalesce((SELECT id FROM dst), (SELECT t.id FROM queues t WHERE t.name = m.dlq_source)) AS target
+	SELECT m.ctid, m.id, coalesce((SELECT id FROM dst), (SELECT t.id FROM queues t WHERE t.name = m.dlq_source)) AS target
 	FROM messages m WHERE m.queue_id = (SELECT id FROM s) AND m.visible_at <= $3
 		AND ($2 <> '' OR EXISTS (SELECT 1 FROM queues t WHERE t.name = m.dlq_source))
 	ORDER BY m.id LIMIT $4 FOR UPDATE OF m SKIP LOCKED
@@ -157,7 +159,7 @@ mv AS (
 	UPDATE messages m SET queue_id = c.target, id = nextval('message_seq'), visible_at = $3, receipt = NULL,
 		receive_count = 0, first_received_at = NULL, dlq_source = NULL,
 		message_id = gen_random_uuid()::text, sent_at = $3, enqueued_at = $3
-	FROM c WHERE m.queue_id = (SELECT id FROM s) AND m.id = c.id AND c.target IS NOT NULL
+	FROM c WHERE m.ctid = ANY (ARRAY(SELECT ctid FROM c WHERE target IS NOT NULL)) AND m.ctid = c.ctid
 	RETURNING m.queue_id
 ),
 nt AS (SELECT pg_notify($5, t.name) FROM queues t WHERE t.id IN (SELECT queue_id FROM mv))

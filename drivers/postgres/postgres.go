@@ -59,6 +59,7 @@ type Driver struct {
 	channel string // NOTIFY channel shared by every gateway on this schema
 	keys    lockKeys
 	lis     *listener
+	notes   *notifier
 
 	closeOnce sync.Once
 }
@@ -104,6 +105,7 @@ func Open(ctx context.Context, o Options) (*Driver, error) {
 		return nil, err
 	}
 	d.lis = lis
+	d.notes = startNotifier(pool, d.channel)
 	return d, nil
 }
 
@@ -126,6 +128,7 @@ func poolConfig(o Options) (*pgxpool.Config, error) {
 	}
 	cfg.ConnConfig.RuntimeParams["search_path"] = pgx.Identifier{o.Schema}.Sanitize()
 	cfg.ConnConfig.RuntimeParams["application_name"] = "anysqs"
+	cfg.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_generic_plan"
 	cfg.MaxConns = 16
 	if o.MaxConns > 0 {
 		cfg.MaxConns = o.MaxConns
@@ -193,9 +196,8 @@ func createDatabase(ctx context.Context, cc *pgx.ConnConfig) error {
 // Close stops listening and closes the pool.
 func (d *Driver) Close() error {
 	d.closeOnce.Do(func() {
-		if d.lis != nil {
-			d.lis.close()
-		}
+		d.notes.close()
+		d.lis.close()
 		d.pool.Close()
 	})
 	return nil

@@ -16,13 +16,15 @@ import (
 // claims of one queue are serialized by an advisory lock taken in the previous
 // statement of the same transaction, so this statement's snapshot already sees the
 // previous claim, and they wait for (rather than skip) locked rows, since skipping an
-// earlier message of a group would let a later one overtake it.
+// earlier message of a group would let a later one overtake it. The queue id is a
+// scalar subquery, not a join, so the planner reads the index in order and stops after
+// LIMIT rows instead of sorting the whole backlog.
 const (
-	standardCandidates = `SELECT m.id, m.receive_count FROM messages m, q
-	WHERE m.queue_id = q.id AND m.visible_at <= $2 AND m.enqueued_at > q.cutoff
+	standardCandidates = `SELECT m.ctid, m.id, m.receive_count FROM messages m
+	WHERE m.queue_id = (SELECT id FROM q) AND m.visible_at <= $2 AND m.enqueued_at > (SELECT cutoff FROM q)
 	ORDER BY m.visible_at LIMIT $3 FOR UPDATE OF m SKIP LOCKED`
-	fifoCandidates = `SELECT m.id, m.receive_count FROM messages m, q
-	WHERE m.queue_id = q.id AND m.visible_at <= $2 AND m.enqueued_at > q.cutoff
+	fifoCandidates = `SELECT m.ctid, m.id, m.receive_count FROM messages m
+	WHERE m.queue_id = (SELECT id FROM q) AND m.visible_at <= $2 AND m.enqueued_at > (SELECT cutoff FROM q)
 	AND NOT EXISTS (SELECT 1 FROM messages b WHERE b.queue_id = m.queue_id AND b.group_id = m.group_id
 		AND b.visible_at > $2 AND (b.receipt IS NOT NULL OR b.id < m.id))
 	ORDER BY m.id LIMIT $3 FOR UPDATE OF m`
@@ -31,8 +33,24 @@ const (
 // claimSQL claims candidates in one statement: messages already received
 // maxReceiveCount times move to the dead-letter queue (FIFO ones with a new sequence
 // number there), the others get a new receipt token, deadline and receive count. With
-// an attempt id ($6) the claimed set is recorded for replay.
-func claimSQL(candidates string) string {
+// an attempt id ($6) the claimed set is recorded for replay. The updates address the
+// rows c locked by ctid: a TID scan is every planner's cheapest choice, whereas an
+// index condition on queue_id alone could tempt a plan made while the table was small
+// into scanning the queue's whole backlog. c holds the row locks, so the ctids stay
+// current until the statement ends.
+func claimSQL(candidates string, attempts bool) string {
+	rec := ""
+	if attempts {
+		rec = `
+rec AS (
+	INSERT INTO receive_attempts (queue_id, attempt_id, ids, receipts, expires_at)
+	SELECT (SELECT id FROM q), $6, array_agg(id ORDER BY id), array_agg(receipt ORDER BY id), $7 FROM cl
+	WHERE $6 <> '' HAVING count(*) > 0
+	ON CONFLICT (queue_id, attempt_id) DO UPDATE
+		SET ids = excluded.ids, receipts = excluded.receipts, expires_at = excluded.expires_at
+	RETURNING 1
+),`
+	}
 	return `WITH q AS (
 	SELECT q.id, q.fifo, d.name AS dlq_name, d.id AS dlq_id, d.fifo AS dlq_fifo,
 		CASE WHEN d.id IS NOT NULL THEN q.max_receive ELSE 2147483647 END AS redrive_at,
@@ -46,37 +64,30 @@ mv AS (
 		id = CASE WHEN q.dlq_fifo THEN nextval('message_seq') ELSE m.id END,
 		enqueued_at = CASE WHEN q.dlq_fifo THEN $2 ELSE m.enqueued_at END,
 		dedup_id = CASE WHEN q.dlq_fifo THEN m.message_id ELSE m.dedup_id END
-	FROM c, q WHERE m.queue_id = q.id AND m.id = c.id AND c.receive_count >= q.redrive_at
+	FROM q WHERE m.ctid = ANY (ARRAY(SELECT c.ctid FROM c WHERE c.receive_count >= (SELECT redrive_at FROM q)))
 	RETURNING m.id
 ),
 cl AS (
 	UPDATE messages m SET receipt = gen_random_uuid(), visible_at = $4, receive_count = m.receive_count + 1,
 		first_received_at = coalesce(m.first_received_at, $2)
-	FROM c, q WHERE m.queue_id = q.id AND m.id = c.id AND c.receive_count < q.redrive_at
+	WHERE m.ctid = ANY (ARRAY(SELECT c.ctid FROM c WHERE c.receive_count < (SELECT redrive_at FROM q)))
 	RETURNING m.id, m.message_id, m.receipt, m.body, m.attrs, m.sys_attrs, m.sender_id, m.sent_at,
 		m.first_received_at, m.receive_count, m.group_id, m.dedup_id, m.dlq_source
-),
-rec AS (
-	INSERT INTO receive_attempts (queue_id, attempt_id, ids, receipts, expires_at)
-	SELECT (SELECT id FROM q), $5, array_agg(id ORDER BY id), array_agg(receipt ORDER BY id), $6 FROM cl
-	WHERE $5 <> '' HAVING count(*) > 0
-	ON CONFLICT (queue_id, attempt_id) DO UPDATE
-		SET ids = excluded.ids, receipts = excluded.receipts, expires_at = excluded.expires_at
-	RETURNING 1
-),
-nt AS (SELECT pg_notify($7, q.dlq_name) FROM q WHERE EXISTS (SELECT 1 FROM mv))
-SELECT q.id, q.fifo, (SELECT count(*) FROM nt), cl.*
+),` + rec + `
+nt AS (SELECT pg_notify($5, q.dlq_name) FROM q WHERE EXISTS (SELECT 1 FROM mv)),
+nv AS (
+	SELECT CASE WHEN (SELECT count(*) FROM cl) < $3 THEN least(
+		(SELECT min(m.visible_at) FROM messages m, q WHERE m.queue_id = q.id AND m.visible_at > $2),
+		CASE WHEN EXISTS (SELECT 1 FROM cl) THEN $4::timestamptz END) END AS next
+)
+SELECT q.id, q.fifo, (SELECT count(*) FROM nt), (SELECT next FROM nv), cl.*
 FROM q LEFT JOIN cl ON true ORDER BY cl.id`
 }
 
 var (
-	standardClaimSQL = claimSQL(standardCandidates)
-	fifoClaimSQL     = claimSQL(fifoCandidates)
+	standardClaimSQL = claimSQL(standardCandidates, false)
+	fifoClaimSQL     = claimSQL(fifoCandidates, true)
 )
-
-// nextVisibleSQL finds the earliest future deadline of the queue, for the gateway's long poll.
-const nextVisibleSQL = `SELECT min(visible_at) FROM messages
-	WHERE queue_id = (SELECT id FROM queues WHERE name = $1) AND visible_at > $2`
 
 // claimedRow is one row of claimSQL's result; the message columns are NULL when nothing
 // was claimed.
@@ -84,6 +95,7 @@ type claimedRow struct {
 	queueID         int32
 	fifo            bool
 	notified        int64
+	next            *time.Time // earliest future deadline, only when the batch is not full
 	id              *int64
 	messageID       *string
 	receipt         pgtype.UUID
@@ -99,7 +111,7 @@ type claimedRow struct {
 }
 
 func (r *claimedRow) scan(row pgx.Row) error {
-	return row.Scan(&r.queueID, &r.fifo, &r.notified, &r.id, &r.messageID, &r.receipt, &r.body, &r.attrs, &r.sys,
+	return row.Scan(&r.queueID, &r.fifo, &r.notified, &r.next, &r.id, &r.messageID, &r.receipt, &r.body, &r.attrs, &r.sys,
 		&r.senderID, &r.sentAt, &r.firstReceivedAt, &r.receiveCount, &r.groupID, &r.dedupID, &r.dlqSource)
 }
 
@@ -181,8 +193,9 @@ type claimResult struct {
 	moved bool
 }
 
-// claim runs one claim in one round trip: (FIFO: lock,) claim, next deadline, all in
-// one implicit transaction.
+// claim runs one claim in one round trip: (FIFO: lock,) claim, in one implicit
+// transaction. NextVisibleAt is computed only when fewer than max messages were
+// claimed: a full batch never makes the gateway wait, and the contract lets it be zero.
 func (d *Driver) claim(ctx context.Context, req drivers.ReceiveMessagesRequest, fifo bool, max int, attempt string) (claimResult, error) {
 	b := &pgx.Batch{}
 	claim := standardClaimSQL
@@ -194,7 +207,11 @@ func (d *Driver) claim(ctx context.Context, req drivers.ReceiveMessagesRequest, 
 	var res claimResult
 	found := false
 	var decodeErr error
-	b.Queue(claim, req.Name, req.Now, max, deadline, attempt, req.Now.Add(dedupWindow), d.channel).
+	args := []any{req.Name, req.Now, max, deadline, d.channel}
+	if fifo {
+		args = append(args, attempt, req.Now.Add(dedupWindow))
+	}
+	b.Queue(claim, args...).
 		Query(func(rows pgx.Rows) error {
 			for rows.Next() {
 				var r claimedRow
@@ -203,6 +220,9 @@ func (d *Driver) claim(ctx context.Context, req drivers.ReceiveMessagesRequest, 
 				}
 				found = true
 				res.moved = r.notified > 0
+				if r.next != nil {
+					res.NextVisibleAt = *r.next
+				}
 				if r.id == nil {
 					continue
 				}
@@ -215,8 +235,6 @@ func (d *Driver) claim(ctx context.Context, req drivers.ReceiveMessagesRequest, 
 			}
 			return rows.Err()
 		})
-	var next *time.Time
-	b.Queue(nextVisibleSQL, req.Name, req.Now).QueryRow(func(r pgx.Row) error { return r.Scan(&next) })
 	if err := d.pool.SendBatch(ctx, b).Close(); err != nil {
 		return claimResult{}, mapErr(ctx, err, "receive from "+req.Name)
 	}
@@ -226,9 +244,6 @@ func (d *Driver) claim(ctx context.Context, req drivers.ReceiveMessagesRequest, 
 	if decodeErr != nil {
 		// The claim committed; the messages reappear after their visibility timeout.
 		return claimResult{}, decodeErr
-	}
-	if next != nil {
-		res.NextVisibleAt = *next
 	}
 	return res, nil
 }

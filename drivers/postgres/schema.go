@@ -60,7 +60,7 @@ CREATE TABLE messages (
 	autovacuum_vacuum_insert_scale_factor = 0,
 	autovacuum_vacuum_insert_threshold = 20000,
 	autovacuum_analyze_scale_factor = 0,
-	autovacuum_analyze_threshold = 20000,
+	autovacuum_analyze_threshold = 1000, -- fresh statistics keep plans on the right index
 	vacuum_truncate = false
 );
 ALTER SEQUENCE message_seq OWNED BY messages.id;

@@ -45,8 +45,8 @@ func nullIfEmpty(s string) *string {
 	return &s
 }
 
-// SendMessages stores the entries in one transaction (one round trip for standard
-// queues) and notifies other gateways in the same transaction.
+// SendMessages stores the entries in one transaction and round trip, then has the
+// notifier tell other gateways.
 func (d *Driver) SendMessages(ctx context.Context, req drivers.SendMessagesRequest) (drivers.SendMessagesResult, error) {
 	if len(req.Entries) == 0 {
 		return drivers.SendMessagesResult{}, nil
@@ -92,7 +92,6 @@ func (d *Driver) sendStandard(ctx context.Context, req drivers.SendMessagesReque
 	}
 	b := &pgx.Batch{}
 	ins := b.Queue(sendStandardSQL, req.Name, req.Now, ids, bodies, attrs, sys, senders, visible, groups, dedups)
-	b.Queue(`SELECT pg_notify($1, $2)`, d.channel, req.Name)
 	var inserted int64
 	ins.Exec(func(tag pgconn.CommandTag) error { inserted = tag.RowsAffected(); return nil })
 	// Statements of one batch share one implicit transaction, committed at its end.
@@ -102,6 +101,7 @@ func (d *Driver) sendStandard(ctx context.Context, req drivers.SendMessagesReque
 	if inserted == 0 {
 		return drivers.SendMessagesResult{}, notFound(req.Name)
 	}
+	d.notes.notify(req.Name)
 	res := drivers.SendMessagesResult{Entries: make([]drivers.SendEntryResult, n)}
 	for i, e := range req.Entries {
 		res.Entries[i] = drivers.SendEntryResult{EntryID: e.EntryID, MessageID: e.MessageID}
@@ -189,7 +189,6 @@ func (d *Driver) sendFIFO(ctx context.Context, req drivers.SendMessagesRequest) 
 				return err
 			})
 	}
-	b.Queue(`SELECT pg_notify($1, $2)`, d.channel, req.Name)
 	if err := d.pool.SendBatch(ctx, b).Close(); err != nil {
 		return drivers.SendMessagesResult{}, mapErr(ctx, err, "send to "+req.Name)
 	}
@@ -200,6 +199,9 @@ func (d *Driver) sendFIFO(ctx context.Context, req drivers.SendMessagesRequest) 
 		o := outs[i]
 		if o.queueFound == 0 {
 			return drivers.SendMessagesResult{}, notFound(req.Name)
+		}
+		if o.insertedSeq != nil {
+			d.notes.notify(req.Name)
 		}
 		r := &res.Entries[i]
 		if o.insertedSeq != nil {

@@ -1,0 +1,152 @@
+package postgres_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/anysqs/anysqs/drivers"
+)
+
+// BenchmarkCycle compares send+receive+delete cycles through the driver with the same
+// cycle written directly in SQL (pgmq style: INSERT; UPDATE ... FOR UPDATE SKIP LOCKED
+// RETURNING; DELETE) on the same database, 16 concurrent workers, batches of 1 and 10.
+// Both run in the same benchmark, in alternating rounds, so that their ratio is measured
+// under the same conditions:
+//
+//	go test ./drivers/postgres -run '^$' -bench Cycle -benchtime 20000x
+//
+// Metrics: raw_msgs/s, driver_msgs/s and driver/raw (the ratio).
+func BenchmarkCycle(b *testing.B) {
+	for _, batch := range []int{1, 10} {
+		b.Run(fmt.Sprintf("batch%d", batch), func(b *testing.B) {
+			dsn := newDatabase(b)
+			d := openDriver(b, dsn)
+			createQueue(b, d, "bench", stdAttrs())
+			pool, err := pgxpool.New(context.Background(), dsn+"&pool_max_conns=16")
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer pool.Close()
+			if _, err := pool.Exec(context.Background(), rawSchema); err != nil {
+				b.Fatal(err)
+			}
+			msgs := b.N * batch
+			b.ResetTimer()
+			// Alternate short rounds so that both sides see the same background load.
+			var raw, drv time.Duration
+			for round := 0; round < benchRounds; round++ {
+				n := b.N / benchRounds
+				if round == 0 {
+					n += b.N % benchRounds
+				}
+				raw += runWorkers(b, n, func(ctx context.Context) error { return rawCycle(ctx, pool, batch) })
+				drv += runWorkers(b, n, func(ctx context.Context) error { return driverCycle(ctx, d, batch) })
+			}
+			b.StopTimer()
+			rawRate, drvRate := float64(msgs)/raw.Seconds(), float64(msgs)/drv.Seconds()
+			b.ReportMetric(rawRate, "raw_msgs/s")
+			b.ReportMetric(drvRate, "driver_msgs/s")
+			b.ReportMetric(drvRate/rawRate, "driver/raw")
+		})
+	}
+}
+
+const (
+	benchWorkers = 16
+	benchRounds  = 10
+)
+
+// runWorkers runs n cycles on benchWorkers goroutines and returns the elapsed time.
+func runWorkers(b *testing.B, n int, cycle func(context.Context) error) time.Duration {
+	var left atomic.Int64
+	left.Store(int64(n))
+	var wg sync.WaitGroup
+	var firstErr atomic.Value
+	start := time.Now()
+	for w := 0; w < benchWorkers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for left.Add(-1) >= 0 {
+				if err := cycle(context.Background()); err != nil {
+					firstErr.CompareAndSwap(nil, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err, _ := firstErr.Load().(error); err != nil {
+		b.Fatal(err)
+	}
+	return time.Since(start)
+}
+
+var benchSeq atomic.Int64
+
+func driverCycle(ctx context.Context, d drivers.Driver, batch int) error {
+	now := time.Now()
+	entries := make([]drivers.SendEntry, batch)
+	for i := range entries {
+		n := benchSeq.Add(1)
+		entries[i] = drivers.SendEntry{EntryID: fmt.Sprint(i), MessageID: fmt.Sprintf("bench-%d", n), Body: "payload of a benchmark message"}
+	}
+	if _, err := d.SendMessages(ctx, drivers.SendMessagesRequest{Name: "bench", Now: now, Entries: entries}); err != nil {
+		return err
+	}
+	r, err := d.ReceiveMessages(ctx, drivers.ReceiveMessagesRequest{Name: "bench", Now: now, MaxMessages: batch, VisibilityTimeout: 30})
+	if err != nil {
+		return err
+	}
+	if len(r.Messages) == 0 {
+		return nil
+	}
+	del := drivers.DeleteMessagesRequest{Name: "bench", Now: now}
+	for i, m := range r.Messages {
+		del.Entries = append(del.Entries, drivers.DeleteEntry{EntryID: fmt.Sprint(i), ReceiptHandle: m.ReceiptHandle})
+	}
+	_, err = d.DeleteMessages(ctx, del)
+	return err
+}
+
+const rawSchema = `CREATE TABLE raw_q (id bigserial PRIMARY KEY, vt timestamptz NOT NULL DEFAULT now(),
+	read_ct int NOT NULL DEFAULT 0, enqueued_at timestamptz NOT NULL DEFAULT now(), message text NOT NULL)
+	WITH (autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 2000,
+		autovacuum_vacuum_cost_delay = 0, vacuum_truncate = false);
+CREATE INDEX raw_q_vt ON raw_q (vt)`
+
+func rawCycle(ctx context.Context, pool *pgxpool.Pool, batch int) error {
+	bodies := make([]string, batch)
+	for i := range bodies {
+		bodies[i] = "payload of a benchmark message"
+	}
+	if _, err := pool.Exec(ctx, `INSERT INTO raw_q (message) SELECT unnest($1::text[])`, bodies); err != nil {
+		return err
+	}
+	rows, err := pool.Query(ctx, `UPDATE raw_q SET vt = now() + interval '30 seconds', read_ct = read_ct + 1
+		WHERE id IN (SELECT id FROM raw_q WHERE vt <= now() ORDER BY vt LIMIT $1 FOR UPDATE SKIP LOCKED)
+		RETURNING id, message, read_ct, enqueued_at, vt`, batch)
+	if err != nil {
+		return err
+	}
+	ids, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (int64, error) {
+		var id int64
+		var msg string
+		var ct int32
+		var enq, vt time.Time
+		err := r.Scan(&id, &msg, &ct, &enq, &vt)
+		return id, err
+	})
+	if err != nil || len(ids) == 0 {
+		return err
+	}
+	_, err = pool.Exec(ctx, `DELETE FROM raw_q WHERE id = ANY($1)`, ids)
+	return err
+}
