@@ -262,10 +262,13 @@ func (p *sqlPath) Send(ctx context.Context, q string, bodies, _ []string) error 
 }
 
 func (p *sqlPath) Receive(ctx context.Context, q string, max int) ([]string, error) {
+	// The candidates are joined on the primary key: written as "id IN (subquery)" next to
+	// "queue_id = $1", the planner may walk every row of the queue, dead ones included.
 	rows, err := p.pool.Query(ctx, `UPDATE messages m SET receipt = gen_random_uuid(),
 			visible_at = now() + make_interval(secs => $3), receive_count = m.receive_count + 1
-		WHERE m.queue_id = $1 AND m.id IN (SELECT id FROM messages WHERE queue_id = $1 AND visible_at <= now()
-			ORDER BY visible_at LIMIT $2 FOR UPDATE SKIP LOCKED)
+		FROM (SELECT queue_id, id FROM messages WHERE queue_id = $1 AND visible_at <= now()
+			ORDER BY visible_at LIMIT $2 FOR UPDATE SKIP LOCKED) c
+		WHERE m.queue_id = c.queue_id AND m.id = c.id
 		RETURNING m.id::text || ':' || m.receipt::text, m.message_id, m.body`, queueID(q), max, visibility)
 	if err != nil {
 		return nil, err
@@ -290,7 +293,7 @@ func (p *sqlPath) Delete(ctx context.Context, q string, handles []string) error 
 		receipts[i] = receipt
 	}
 	_, err := p.pool.Exec(ctx, `DELETE FROM messages m USING unnest($2::bigint[], $3::uuid[]) AS h(id, receipt)
-		WHERE m.queue_id = $1 AND m.id = h.id AND m.receipt = h.receipt`, queueID(q), ids, receipts)
+		WHERE m.queue_id = $1 AND m.id = ANY ($2) AND m.id = h.id AND m.receipt = h.receipt`, queueID(q), ids, receipts)
 	return err
 }
 

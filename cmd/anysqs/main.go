@@ -19,6 +19,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/anysqs/anysqs/capabilities"
 	"github.com/anysqs/anysqs/drivers"
 	_ "github.com/anysqs/anysqs/drivers/postgres" // registers "postgres"
 	_ "github.com/anysqs/anysqs/drivers/sqlite"   // registers "sqlite"
@@ -83,7 +84,10 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 		AccountID: cfg.AccountID,
 		Region:    cfg.Region,
 		PublicURL: cfg.PublicURL,
-		Logger:    log,
+		Policy: capabilities.Config{
+			Mode: cfg.Policy.Mode, Overrides: cfg.Policy.Overrides, Require: cfg.Policy.Require,
+		},
+		Logger: log,
 	})
 	if err != nil {
 		return err

@@ -47,10 +47,12 @@ type Backend struct {
 
 // Policy is the capability policy: Mode is "degrade" (default: degraded capabilities
 // work in their documented fallback form) or "strict" (they are rejected); Overrides
-// sets the mode per capability ID.
+// sets the mode per capability ID; Require lists capability IDs the application cannot
+// do without, so start-up fails on a backend that does not deliver them.
 type Policy struct {
 	Mode      string            `yaml:"mode"`
 	Overrides map[string]string `yaml:"overrides"`
+	Require   []string          `yaml:"require"`
 }
 
 // Default returns the configuration used when no file is given: the embedded backend
@@ -120,6 +122,9 @@ func merge(dst *Config, src Config) {
 	set(&dst.Policy.Mode, src.Policy.Mode)
 	if src.Policy.Overrides != nil {
 		dst.Policy.Overrides = src.Policy.Overrides
+	}
+	if src.Policy.Require != nil {
+		dst.Policy.Require = src.Policy.Require
 	}
 }
 
