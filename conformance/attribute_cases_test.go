@@ -92,6 +92,8 @@ func attributeCases() []tc {
 			pol := `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":"*","Action":"sqs:SendMessage","Resource":"` + arn + `"}]}`
 			h.SetAttrs(url, "Policy", pol)
 			h.wantSameJSON(h.Attr(url, types.QueueAttributeNamePolicy), pol, "Policy")
+		}, degraded: func(h *H, d capabilities.Declaration) {
+			h.attrRoundTrip("Policy", `{"Version":"2012-10-17","Statement":[]}`, capabilities.AttrPolicy, true)
 		}},
 		{caps: []capabilities.ID{capabilities.AttrRedrivePolicy, capabilities.RedriveDLQ}, name: "redrive-policy-round-trip", run: func(h *H) {
 			dlq := h.Queue()
@@ -141,12 +143,17 @@ func attributeCases() []tc {
 				Attributes: map[string]string{"FifoQueue": "false"}})
 			h.WantErr(err, "SetQueueAttributes FifoQueue", "InvalidAttributeName", "InvalidAttributeValue")
 		}},
-		{caps: []capabilities.ID{capabilities.AttrDedupScope, capabilities.AttrThroughputLimit}, name: "high-throughput-fifo-attributes", run: func(h *H) {
+		{caps: []capabilities.ID{capabilities.AttrDedupScope}, name: "high-throughput-fifo-attributes", run: func(h *H) {
 			url := h.FifoQueue("DeduplicationScope", "messageGroup", "FifoThroughputLimit", "perMessageGroupId")
 			a := h.Attrs(url, types.QueueAttributeNameAll)
 			if a["DeduplicationScope"] != "messageGroup" || a["FifoThroughputLimit"] != "perMessageGroupId" {
 				h.T.Fatalf("attributes %v: want DeduplicationScope=messageGroup FifoThroughputLimit=perMessageGroupId", a)
 			}
+		}},
+		{caps: []capabilities.ID{capabilities.AttrThroughputLimit}, name: "throughput-limit-round-trip", run: func(h *H) {
+			h.attrRoundTrip("FifoThroughputLimit", "perQueue", capabilities.AttrThroughputLimit, false)
+		}, degraded: func(h *H, d capabilities.Declaration) {
+			h.attrRoundTrip("FifoThroughputLimit", "perQueue", capabilities.AttrThroughputLimit, true)
 		}},
 		{caps: []capabilities.ID{capabilities.AttrDedupScope}, name: "dedup-scope-invalid-value", run: func(h *H) {
 			_, err := h.SQS.CreateQueue(h.Ctx, &sqs.CreateQueueInput{QueueName: aws.String(h.FifoName("scope")),

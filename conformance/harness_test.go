@@ -62,7 +62,7 @@ type backend struct {
 
 // backends is THE table: every case runs once per row.
 func backends() []backend {
-	return selectBackends(sqliteBackend())
+	return selectBackends(sqliteBackend(), postgresBackend())
 }
 
 // H is the harness of one case: a gateway over one backend with a fake clock, and an

@@ -112,14 +112,14 @@ func purgeTagCases() []tc {
 			h.wantCountsAsDeclared(url, 0, 0, 0)
 		}},
 		{caps: []capabilities.ID{capabilities.AttrKMS}, name: "kms-key-round-trip", run: func(h *H) {
-			h.encryptionAttr("KmsMasterKeyId", "alias/aws/sqs", capabilities.AttrKMS, false)
+			h.attrRoundTrip("KmsMasterKeyId", "alias/aws/sqs", capabilities.AttrKMS, false)
 		}, degraded: func(h *H, d capabilities.Declaration) {
-			h.encryptionAttr("KmsMasterKeyId", "alias/aws/sqs", capabilities.AttrKMS, true)
+			h.attrRoundTrip("KmsMasterKeyId", "alias/aws/sqs", capabilities.AttrKMS, true)
 		}},
 		{caps: []capabilities.ID{capabilities.AttrKMSReuse}, name: "kms-data-key-reuse-round-trip", run: func(h *H) {
-			h.encryptionAttr("KmsDataKeyReusePeriodSeconds", "600", capabilities.AttrKMSReuse, false)
+			h.attrRoundTrip("KmsDataKeyReusePeriodSeconds", "600", capabilities.AttrKMSReuse, false)
 		}, degraded: func(h *H, d capabilities.Declaration) {
-			h.encryptionAttr("KmsDataKeyReusePeriodSeconds", "600", capabilities.AttrKMSReuse, true)
+			h.attrRoundTrip("KmsDataKeyReusePeriodSeconds", "600", capabilities.AttrKMSReuse, true)
 		}},
 		{caps: []capabilities.ID{capabilities.AttrKMSReuse}, name: "kms-data-key-reuse-range", run: func(h *H) {
 			url := h.Queue()
@@ -133,19 +133,22 @@ func purgeTagCases() []tc {
 			h.WantErr(err, "KmsDataKeyReusePeriodSeconds=59 (validated even when degraded)", "InvalidAttributeValue")
 		}},
 		{caps: []capabilities.ID{capabilities.AttrSSE}, name: "sse-round-trip", run: func(h *H) {
-			h.encryptionAttr("SqsManagedSseEnabled", "true", capabilities.AttrSSE, false)
+			h.attrRoundTrip("SqsManagedSseEnabled", "true", capabilities.AttrSSE, false)
 		}, degraded: func(h *H, d capabilities.Declaration) {
-			h.encryptionAttr("SqsManagedSseEnabled", "true", capabilities.AttrSSE, true)
+			h.attrRoundTrip("SqsManagedSseEnabled", "true", capabilities.AttrSSE, true)
 		}},
 	}
 }
 
-// encryptionAttr sets attribute name on a new queue and reads it back. Degraded: the value
+// attrRoundTrip sets attribute name on a new queue and reads it back. Degraded: the value
 // is stored and returned as the catalog says, and the response names the capability in
 // X-Anysqs-Degraded.
-func (h *H) encryptionAttr(name, value string, id capabilities.ID, degraded bool) {
+func (h *H) attrRoundTrip(name, value string, id capabilities.ID, degraded bool) {
 	h.T.Helper()
 	url := h.Queue()
+	if fifoOnlyAttr(name) {
+		url = h.FifoQueue()
+	}
 	h.SetAttrs(url, name, value)
 	if degraded {
 		if got := h.LastHeader("X-Anysqs-Degraded"); !strings.Contains(got, string(id)) {

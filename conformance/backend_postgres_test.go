@@ -1,0 +1,66 @@
+package conformance_test
+
+import (
+	"context"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/anysqs/anysqs/drivers"
+	"github.com/anysqs/anysqs/drivers/postgres"
+)
+
+const defaultPostgresDSN = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
+
+func postgresDSN() string {
+	if dsn := os.Getenv("ANYSQS_TEST_POSTGRES_DSN"); dsn != "" {
+		return dsn
+	}
+	return defaultPostgresDSN
+}
+
+var postgresReachable = sync.OnceValue(func() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, postgresDSN())
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.Background())
+	return conn.Ping(ctx)
+})
+
+// postgresBackend runs each case in a schema of its own on the test server, dropped
+// afterwards: cases never see each other's queues, and one case's retention sweep (its
+// clock may be days ahead) cannot touch another's messages.
+func postgresBackend() backend {
+	return backend{
+		name:     "postgres",
+		parallel: true,
+		prepare: func(t *testing.T) storage {
+			if err := postgresReachable(); err != nil {
+				skipUnavailable(t, "PostgreSQL at %s: %v", postgresDSN(), err)
+			}
+			schema := "anysqs_conf_" + randomHex(6)
+			t.Cleanup(func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				defer cancel()
+				conn, err := pgx.Connect(ctx, postgresDSN())
+				if err != nil {
+					t.Logf("drop schema %s: %v", schema, err)
+					return
+				}
+				defer conn.Close(context.Background())
+				if _, err := conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+schema+" CASCADE"); err != nil {
+					t.Logf("drop schema %s: %v", schema, err)
+				}
+			})
+			return storage{open: func(ctx context.Context) (drivers.Driver, error) {
+				return postgres.Open(ctx, postgres.Options{DSN: postgresDSN(), Schema: schema, MaxConns: 4})
+			}}
+		},
+	}
+}
