@@ -105,7 +105,10 @@ type Driver interface {
 	// ChangeVisibility sets a claimed message's visibility deadline to Now+Timeout (zero
 	// makes it visible at once). The handle must be the message's current one and the
 	// message in flight, else the entry fails with KindMessageNotInflight (handle current
-	// but visibility already expired) or KindInvalidReceiptHandle.
+	// but visibility already expired) or KindInvalidReceiptHandle. As in SQS, a message
+	// cannot stay invisible for more than 12 hours after the receive that issued its
+	// handle: an entry whose new deadline would pass that fails with KindInvalidArgument
+	// and changes nothing.
 	ChangeVisibility(ctx context.Context, req ChangeVisibilityRequest) (BatchResult, error)
 
 	// MoveMessages atomically moves up to req.Limit visible messages from req.Source to
