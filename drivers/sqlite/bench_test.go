@@ -84,3 +84,55 @@ func benchCycle(b *testing.B, mode string, fifo bool, batch int) {
 	}
 	b.ReportMetric(float64(b.N*batch)/b.Elapsed().Seconds(), "msgs/s")
 }
+
+// BenchmarkFIFOBacklog receives from a FIFO queue holding 10,000 messages in 20 groups
+// while other receivers hold groups in flight: the group checks must not scan the backlog.
+func BenchmarkFIFOBacklog(b *testing.B) {
+	ctx := context.Background()
+	d, err := sqlite.Open(ctx, sqlite.Options{DataDir: sqlite.MemoryDataDir})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer d.Close()
+	now := time.Unix(1_800_000_000, 0)
+	const name = "backlog.fifo"
+	if _, err := d.CreateQueue(ctx, drivers.CreateQueueRequest{Queue: drivers.Queue{Name: name, Attributes: drivertest.FIFOAttributes(), CreatedAt: now, LastModified: now}}); err != nil {
+		b.Fatal(err)
+	}
+	n := 0
+	sendBatch := func() {
+		entries := make([]drivers.SendEntry, 10)
+		for j := range entries {
+			n++
+			id := fmt.Sprint("m", n)
+			entries[j] = drivers.SendEntry{EntryID: fmt.Sprint(j), MessageID: id, Body: "x", MessageGroupID: fmt.Sprint("g", n%20), MessageDeduplicationID: id}
+		}
+		if _, err := d.SendMessages(ctx, drivers.SendMessagesRequest{Name: name, Now: now, Entries: entries}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for range 1000 {
+		sendBatch()
+	}
+	// Half the groups stay in flight for the whole benchmark.
+	for range 10 {
+		if _, err := d.ReceiveMessages(ctx, drivers.ReceiveMessagesRequest{Name: name, Now: now, MaxMessages: 1, VisibilityTimeout: 43200}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		res, err := d.ReceiveMessages(ctx, drivers.ReceiveMessagesRequest{Name: name, Now: now, MaxMessages: 10, VisibilityTimeout: 30})
+		if err != nil || len(res.Messages) == 0 {
+			b.Fatalf("receive: %d messages, %v", len(res.Messages), err)
+		}
+		dels := make([]drivers.DeleteEntry, len(res.Messages))
+		for j, m := range res.Messages {
+			dels[j] = drivers.DeleteEntry{EntryID: fmt.Sprint(j), ReceiptHandle: m.ReceiptHandle}
+		}
+		if _, err := d.DeleteMessages(ctx, drivers.DeleteMessagesRequest{Name: name, Now: now, Entries: dels}); err != nil {
+			b.Fatal(err)
+		}
+		sendBatch()
+	}
+}

@@ -316,13 +316,22 @@ func candidates(ctx context.Context, tx conn, q queueRow, now int64, n int) ([]m
 	cutoff := now - retentionNanos(q.attrs) // expired messages wait for Sweep but are never delivered
 	var query string
 	if q.fifo {
-		query = `SELECT ` + msgCols + ` FROM messages m
+		// The groups that block are found first from the (short) not-visible range of the
+		// visibility index: busy groups have a message in flight, late groups a delayed
+		// one. The walk then follows the sequence index and stops at the limit.
+		// INDEXED BY because the planner, unguided, filters on another index and then
+		// sorts the whole backlog.
+		query = `WITH busy AS (SELECT DISTINCT group_id FROM messages INDEXED BY messages_visible
+				WHERE queue_id = ?1 AND visible_at > ?2 AND token IS NOT NULL),
+			late AS (SELECT group_id, MIN(seq) AS seq FROM messages INDEXED BY messages_visible
+				WHERE queue_id = ?1 AND visible_at > ?2 AND token IS NULL GROUP BY group_id)
+			SELECT ` + msgCols + ` FROM messages m INDEXED BY messages_seq
 			WHERE m.queue_id = ?1 AND m.visible_at <= ?2 AND m.enqueued_at > ?3
-			AND NOT EXISTS (SELECT 1 FROM messages e WHERE e.queue_id = ?1 AND e.group_id = m.group_id
-				AND e.visible_at > ?2 AND (e.token IS NOT NULL OR e.seq < m.seq))
+			AND m.group_id NOT IN busy
+			AND NOT EXISTS (SELECT 1 FROM late WHERE late.group_id = m.group_id AND late.seq < m.seq)
 			ORDER BY m.seq LIMIT ?4`
 	} else {
-		query = `SELECT ` + msgCols + ` FROM messages
+		query = `SELECT ` + msgCols + ` FROM messages INDEXED BY messages_visible
 			WHERE queue_id = ?1 AND visible_at <= ?2 AND enqueued_at > ?3
 			ORDER BY visible_at, id LIMIT ?4`
 	}

@@ -159,7 +159,7 @@ var schema = []string{
 		seq INTEGER NOT NULL DEFAULT 0,
 		dlq_source TEXT NOT NULL DEFAULT '')`,
 	`CREATE INDEX IF NOT EXISTS messages_visible ON messages(queue_id, visible_at)`,
-	`CREATE INDEX IF NOT EXISTS messages_group ON messages(queue_id, group_id, seq)`,
+	`CREATE INDEX IF NOT EXISTS messages_group ON messages(queue_id, group_id, visible_at)`,
 	`CREATE INDEX IF NOT EXISTS messages_seq ON messages(queue_id, seq)`,
 	`CREATE INDEX IF NOT EXISTS messages_enqueued ON messages(queue_id, enqueued_at)`,
 	`CREATE TABLE IF NOT EXISTS dedup (
