@@ -1,0 +1,99 @@
+package postgres_test
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/anysqs/anysqs/capabilities"
+	"github.com/anysqs/anysqs/drivers"
+	"github.com/anysqs/anysqs/drivers/postgres"
+)
+
+// TestConcurrentOpen starts several drivers at once on a fresh database: the migration
+// runs once, and all of them work.
+func TestConcurrentOpen(t *testing.T) {
+	t.Parallel()
+	dsn := newDatabase(t)
+	var wg sync.WaitGroup
+	ds := make([]*postgres.Driver, 6)
+	errs := make([]error, len(ds))
+	for i := range ds {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ds[i], errs[i] = postgres.Open(context.Background(), postgres.Options{DSN: dsn})
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("open %d: %v", i, err)
+		}
+		defer ds[i].Close()
+	}
+	createQueue(t, ds[0], "q", stdAttrs())
+	send(t, ds[1], "q", epoch, drivers.SendEntry{Body: "x"})
+	if got := bodies(receive(t, ds[2], "q", epoch, 1, 30).Messages); len(got) != 1 {
+		t.Fatalf("received %v", got)
+	}
+	conn, err := pgx.Connect(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	var versions int
+	if err := conn.QueryRow(context.Background(), `SELECT count(*) FROM anysqs.schema_version`).Scan(&versions); err != nil || versions != 1 {
+		t.Fatalf("schema_version rows: %d, %v; want 1", versions, err)
+	}
+}
+
+func TestRegistryOptions(t *testing.T) {
+	t.Parallel()
+	dsn := newDatabase(t)
+	ctx := context.Background()
+	if _, err := drivers.Open(ctx, "postgres", map[string]any{"dsn": dsn, "colour": "blue"}); err == nil || !strings.Contains(err.Error(), "colour") {
+		t.Fatalf("unknown option: %v, want an error naming it", err)
+	}
+	d, err := drivers.Open(ctx, "postgres", map[string]any{"dsn": dsn, "schema": "other", "max_conns": 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	createQueue(t, d, "q", stdAttrs())
+	// A second schema in the same database is a separate namespace.
+	d2 := openDriver(t, dsn)
+	if _, err := d2.GetQueue(ctx, drivers.GetQueueRequest{Name: "q"}); drivers.KindOf(err) != drivers.KindNotFound {
+		t.Fatalf("queue of schema other visible in schema anysqs: %v", err)
+	}
+	desc, err := d.Describe(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := capabilities.Validate(desc.Capabilities); err != nil {
+		t.Fatalf("declarations: %v", err)
+	}
+}
+
+func TestDSNFromEnvironment(t *testing.T) {
+	dsn := newDatabase(t)
+	t.Setenv(postgres.DSNEnv, dsn)
+	d, err := postgres.Open(context.Background(), postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	createQueue(t, d, "q", stdAttrs())
+}
+
+func TestUnreachableIsUnavailable(t *testing.T) {
+	t.Parallel()
+	// Port 1 on loopback refuses connections at once.
+	_, err := postgres.Open(context.Background(), postgres.Options{DSN: "postgres://postgres@127.0.0.1:1/x?connect_timeout=2"})
+	if drivers.KindOf(err) != drivers.KindUnavailable {
+		t.Fatalf("open against a closed port: %v (kind %v), want Unavailable", err, drivers.KindOf(err))
+	}
+}
