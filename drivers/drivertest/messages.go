@@ -149,6 +149,23 @@ var visibilityCases = []testCase{
 		e.expectBodies("receive just before 12 h", e.receive(q, 12*time.Hour-time.Second, 1, 30).Messages)
 		e.expectBodies("receive at 12 h", e.receive(q, 12*time.Hour, 1, 30).Messages, "a")
 	}},
+	{string(capabilities.VisibilityMax), "change-capped-twelve-hours-from-receive", func(e *env) {
+		q := e.standard("q")
+		e.send(q, 0, msg("a"))
+		h := e.receive(q, 0, 1, 7200).Messages[0].ReceiptHandle
+		if err := e.change(q, time.Hour, h, 11*3600); err != nil {
+			e.t.Fatalf("ChangeVisibility to exactly 12 h after the receive: %v", err)
+		}
+		expectKind(e.t, "ChangeVisibility past 12 h after the receive", entryErr(e.change(q, 2*time.Hour, h, 11*3600)), drivers.KindInvalidArgument)
+		// Nothing changed: the deadline is still 12 h after the receive.
+		e.expectBodies("receive just before 12 h", e.receive(q, 12*time.Hour-time.Second, 1, 30).Messages)
+		got := e.receive(q, 12*time.Hour, 1, 7200)
+		e.expectBodies("receive at 12 h", got.Messages, "a")
+		// A new receive restarts the 12 hours.
+		if err := e.change(q, 13*time.Hour, got.Messages[0].ReceiptHandle, 11*3600); err != nil {
+			e.t.Fatalf("ChangeVisibility within 12 h of the second receive: %v", err)
+		}
+	}},
 	{string(capabilities.VisibilityChange), "extend-and-expired", func(e *env) {
 		q := e.standard("q")
 		e.send(q, 0, msg("a"))

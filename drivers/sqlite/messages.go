@@ -13,6 +13,9 @@ import (
 	"github.com/anysqs/anysqs/drivers"
 )
 
+// maxInvisible is how long SQS lets a message stay invisible after one receive.
+const maxInvisible = 12 * time.Hour
+
 // dedupWindow is how long SQS remembers a deduplication id or a receive attempt id.
 const dedupWindow = 5 * time.Minute
 
@@ -264,7 +267,7 @@ func (d *Driver) claimMessages(ctx context.Context, tx conn, q queueRow, req dri
 			}
 			m.visibleAt, m.token = deadline, sql.NullString{String: tok, Valid: true}
 			if _, err := tx.ExecContext(ctx, `UPDATE messages SET token = ?, visible_at = ?, receive_count = ?,
-				first_received_at = ? WHERE id = ?`, tok, deadline, m.receiveCount, m.firstReceivedAt, m.id); err != nil {
+				first_received_at = ?, received_at = ? WHERE id = ?`, tok, deadline, m.receiveCount, m.firstReceivedAt, now, m.id); err != nil {
 				return nil, err
 			}
 			msg, err := d.toMessage(q, m)
@@ -432,28 +435,29 @@ const (
 	handleInFlight                    // current and in flight
 )
 
-func (d *Driver) lookupHandle(ctx context.Context, tx conn, q queueRow, h string, now int64) (receipt, handleState, error) {
+// lookupHandle also returns when the receive that issued a current handle happened.
+func (d *Driver) lookupHandle(ctx context.Context, tx conn, q queueRow, h string, now int64) (receipt, handleState, int64, error) {
 	r, ok := d.decodeHandle(h)
 	if !ok || r.queueID != q.id {
-		return r, handleForeign, nil
+		return r, handleForeign, 0, nil
 	}
 	var (
-		token     sql.NullString
-		visibleAt int64
+		token                 sql.NullString
+		visibleAt, receivedAt int64
 	)
-	err := tx.QueryRowContext(ctx, `SELECT token, visible_at FROM messages WHERE id = ? AND queue_id = ?`, r.rowID, q.id).
-		Scan(&token, &visibleAt)
+	err := tx.QueryRowContext(ctx, `SELECT token, visible_at, received_at FROM messages WHERE id = ? AND queue_id = ?`, r.rowID, q.id).
+		Scan(&token, &visibleAt, &receivedAt)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
-		return r, handleStale, nil
+		return r, handleStale, 0, nil
 	case err != nil:
-		return r, handleForeign, err
+		return r, handleForeign, 0, err
 	case !token.Valid || token.String != r.token:
-		return r, handleStale, nil
+		return r, handleStale, 0, nil
 	case visibleAt <= now:
-		return r, handleExpired, nil
+		return r, handleExpired, receivedAt, nil
 	}
-	return r, handleInFlight, nil
+	return r, handleInFlight, receivedAt, nil
 }
 
 func invalidHandle(reason string) *drivers.Error {
@@ -472,7 +476,7 @@ func (d *Driver) DeleteMessages(ctx context.Context, req drivers.DeleteMessagesR
 		}
 		for _, e := range req.Entries {
 			out := drivers.EntryResult{EntryID: e.EntryID}
-			r, state, err := d.lookupHandle(ctx, tx, q, e.ReceiptHandle, now)
+			r, state, _, err := d.lookupHandle(ctx, tx, q, e.ReceiptHandle, now)
 			if err != nil {
 				return err
 			}
@@ -508,10 +512,11 @@ func (d *Driver) ChangeVisibility(ctx context.Context, req drivers.ChangeVisibil
 		}
 		for _, e := range req.Entries {
 			out := drivers.EntryResult{EntryID: e.EntryID}
-			r, state, err := d.lookupHandle(ctx, tx, q, e.ReceiptHandle, now)
+			r, state, receivedAt, err := d.lookupHandle(ctx, tx, q, e.ReceiptHandle, now)
 			if err != nil {
 				return err
 			}
+			deadline := now + int64(e.VisibilityTimeout)*int64(time.Second)
 			switch state {
 			case handleForeign:
 				out.Err = invalidHandle("not issued for this queue")
@@ -520,7 +525,12 @@ func (d *Driver) ChangeVisibility(ctx context.Context, req drivers.ChangeVisibil
 			case handleExpired:
 				out.Err = drivers.Errorf(drivers.KindMessageNotInflight, "the message is not in flight")
 			case handleInFlight:
-				deadline := now + int64(e.VisibilityTimeout)*int64(time.Second)
+				if deadline > receivedAt+int64(maxInvisible) {
+					out.Err = drivers.Errorf(drivers.KindInvalidArgument,
+						"visibility timeout %d s would keep the message invisible past 12 hours from its receive at %s",
+						e.VisibilityTimeout, fromNanos(receivedAt).Format(time.RFC3339))
+					break
+				}
 				if _, err := tx.ExecContext(ctx, `UPDATE messages SET visible_at = ? WHERE id = ?`, deadline, r.rowID); err != nil {
 					return err
 				}

@@ -21,8 +21,8 @@ import (
 // Version is this driver's version, reported by Describe.
 const Version = "0.1.0"
 
-// schemaVersion is the version of the tables below; Open refuses a newer database.
-const schemaVersion = 1
+// schemaVersion is the version migrations bring a database to; Open refuses a newer one.
+var schemaVersion = len(migrations) - 1
 
 // MemoryDataDir as Options.DataDir keeps everything in memory (tests only: nothing survives Close).
 const MemoryDataDir = ":memory:"
@@ -125,11 +125,13 @@ func dsnParams(busyMS int, wal bool) string {
 	return v.Encode()
 }
 
-var schema = []string{
-	`CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)`,
-	// AUTOINCREMENT so that ids of deleted queues and messages are never reused: a stale
-	// receipt handle must not name a newer row.
-	`CREATE TABLE IF NOT EXISTS queues (
+// migrations[v] takes a database from version v-1 to v. Released steps never change.
+var migrations = [][]string{
+	0: nil,
+	1: {
+		// AUTOINCREMENT so that ids of deleted queues and messages are never reused: a stale
+		// receipt handle must not name a newer row.
+		`CREATE TABLE IF NOT EXISTS queues (
 		id INTEGER PRIMARY KEY AUTOINCREMENT,
 		name TEXT NOT NULL UNIQUE,
 		fifo INTEGER NOT NULL,
@@ -140,7 +142,7 @@ var schema = []string{
 		last_modified INTEGER NOT NULL,
 		last_purge INTEGER,
 		next_seq INTEGER NOT NULL DEFAULT 0)`,
-	`CREATE TABLE IF NOT EXISTS messages (
+		`CREATE TABLE IF NOT EXISTS messages (
 		id INTEGER PRIMARY KEY AUTOINCREMENT,
 		queue_id INTEGER NOT NULL REFERENCES queues(id) ON DELETE CASCADE,
 		message_id TEXT NOT NULL,
@@ -158,11 +160,11 @@ var schema = []string{
 		dedup_id TEXT NOT NULL DEFAULT '',
 		seq INTEGER NOT NULL DEFAULT 0,
 		dlq_source TEXT NOT NULL DEFAULT '')`,
-	`CREATE INDEX IF NOT EXISTS messages_visible ON messages(queue_id, visible_at)`,
-	`CREATE INDEX IF NOT EXISTS messages_group ON messages(queue_id, group_id, visible_at)`,
-	`CREATE INDEX IF NOT EXISTS messages_seq ON messages(queue_id, seq)`,
-	`CREATE INDEX IF NOT EXISTS messages_enqueued ON messages(queue_id, enqueued_at)`,
-	`CREATE TABLE IF NOT EXISTS dedup (
+		`CREATE INDEX IF NOT EXISTS messages_visible ON messages(queue_id, visible_at)`,
+		`CREATE INDEX IF NOT EXISTS messages_group ON messages(queue_id, group_id, seq)`,
+		`CREATE INDEX IF NOT EXISTS messages_seq ON messages(queue_id, seq)`,
+		`CREATE INDEX IF NOT EXISTS messages_enqueued ON messages(queue_id, enqueued_at)`,
+		`CREATE TABLE IF NOT EXISTS dedup (
 		queue_id INTEGER NOT NULL REFERENCES queues(id) ON DELETE CASCADE,
 		scope TEXT NOT NULL,
 		dedup_id TEXT NOT NULL,
@@ -170,50 +172,77 @@ var schema = []string{
 		seq INTEGER NOT NULL,
 		expires_at INTEGER NOT NULL,
 		PRIMARY KEY (queue_id, scope, dedup_id))`,
-	`CREATE INDEX IF NOT EXISTS dedup_expiry ON dedup(expires_at)`,
-	`CREATE TABLE IF NOT EXISTS receive_attempts (
+		`CREATE INDEX IF NOT EXISTS dedup_expiry ON dedup(expires_at)`,
+		`CREATE TABLE IF NOT EXISTS receive_attempts (
 		queue_id INTEGER NOT NULL REFERENCES queues(id) ON DELETE CASCADE,
 		attempt_id TEXT NOT NULL,
 		claims TEXT NOT NULL,
 		expires_at INTEGER NOT NULL,
 		PRIMARY KEY (queue_id, attempt_id))`,
-	`CREATE INDEX IF NOT EXISTS receive_attempts_expiry ON receive_attempts(expires_at)`,
+		`CREATE INDEX IF NOT EXISTS receive_attempts_expiry ON receive_attempts(expires_at)`,
+	},
+	2: {
+		// received_at is the time of the receive that issued the current handle: SQS caps
+		// a message's invisibility at 12 hours from it.
+		`ALTER TABLE messages ADD COLUMN received_at INTEGER NOT NULL DEFAULT 0`,
+		// FIFO receives find blocking groups through messages_visible now.
+		`DROP INDEX IF EXISTS messages_group`,
+	},
 }
 
 func (d *Driver) migrate(ctx context.Context) error {
 	return d.write(ctx, func(tx conn) error {
-		for _, s := range schema {
-			if _, err := tx.ExecContext(ctx, s); err != nil {
-				return err
-			}
+		if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)`); err != nil {
+			return err
 		}
+		version := 0
 		var v string
-		err := tx.QueryRowContext(ctx, `SELECT value FROM meta WHERE key='schema_version'`).Scan(&v)
+		err := tx.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'schema_version'`).Scan(&v)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
-			d.secret = make([]byte, 32)
-			if _, err := rand.Read(d.secret); err != nil {
-				return err
-			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO meta(key, value) VALUES ('schema_version', ?), ('receipt_secret', ?)`,
-				strconv.Itoa(schemaVersion), hex.EncodeToString(d.secret)); err != nil {
-				return err
-			}
-			return nil
 		case err != nil:
 			return err
+		default:
+			if version, err = strconv.Atoi(v); err != nil {
+				return drivers.Errorf(drivers.KindFailedPrecondition, "sqlite: database schema version %q is not a number", v)
+			}
 		}
-		if n, _ := strconv.Atoi(v); n != schemaVersion {
+		if version > schemaVersion {
 			return drivers.Errorf(drivers.KindFailedPrecondition,
-				"sqlite: database schema version %s, this driver supports %d", v, schemaVersion)
+				"sqlite: database schema version %d is newer than this driver's %d", version, schemaVersion)
 		}
-		var sec string
-		if err := tx.QueryRowContext(ctx, `SELECT value FROM meta WHERE key='receipt_secret'`).Scan(&sec); err != nil {
+		for next := version + 1; next <= schemaVersion; next++ {
+			for _, stmt := range migrations[next] {
+				if _, err := tx.ExecContext(ctx, stmt); err != nil {
+					return fmt.Errorf("schema version %d: %w", next, err)
+				}
+			}
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO meta(key, value) VALUES ('schema_version', ?)`,
+			strconv.Itoa(schemaVersion)); err != nil {
 			return err
 		}
-		d.secret, err = hex.DecodeString(sec)
-		return err
+		return d.loadSecret(ctx, tx)
 	})
+}
+
+// loadSecret reads the receipt handle key, creating it in a new database.
+func (d *Driver) loadSecret(ctx context.Context, tx conn) error {
+	var sec string
+	err := tx.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'receipt_secret'`).Scan(&sec)
+	if errors.Is(err, sql.ErrNoRows) {
+		d.secret = make([]byte, 32)
+		if _, err := rand.Read(d.secret); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO meta(key, value) VALUES ('receipt_secret', ?)`, hex.EncodeToString(d.secret))
+		return err
+	}
+	if err != nil {
+		return err
+	}
+	d.secret, err = hex.DecodeString(sec)
+	return err
 }
 
 // Close closes the database.
