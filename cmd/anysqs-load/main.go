@@ -161,7 +161,7 @@ func vacuum(ctx context.Context, o options) {
 	}
 	defer conn.Close(context.Background())
 	s := pgx.Identifier{o.schema}.Sanitize()
-	_, _ = conn.Exec(ctx, "VACUUM (ANALYZE) "+s+".messages, "+s+".dedup")
+	_, _ = conn.Exec(ctx, "VACUUM "+s+".messages, "+s+".dedup")
 }
 
 func closedTable(ctx context.Context, w, logw io.Writer, o options, paths []path, cfgs []closedConfig) error {
