@@ -31,8 +31,9 @@ func native(id capabilities.ID, note string, limits ...string) capabilities.Decl
 }
 
 // declarations states one level per catalog capability. Everything SQS does with a
-// queue's storage is done here; the attributes SQS acts on outside storage (access
-// policy, encryption) are stored and returned, and their notes say what is not done.
+// queue's storage is done here; attributes whose effect lies outside storage (access
+// policy, encryption, throughput partitions) are stored and returned, declared
+// Degraded, and their notes say what is not done.
 func declarations(memory bool) []capabilities.Declaration {
 	durable := native(capabilities.ReceiptDurable, "receipt handles are stored with the message and MAC-signed with a key kept in the database")
 	if memory {
@@ -79,10 +80,12 @@ func declarations(memory bool) []capabilities.Declaration {
 		native(capabilities.AttrReceiveWait, ""),
 		native(capabilities.AttrRedrivePolicy, ""),
 		native(capabilities.AttrRedriveAllow, ""),
-		native(capabilities.AttrPolicy, "stored and returned as sent; the gateway evaluates access"),
+		{ID: capabilities.AttrPolicy, Level: capabilities.Degraded,
+			Note: "the document is stored and returned as sent but not enforced"},
 		native(capabilities.AttrContentDedup, ""),
 		native(capabilities.AttrDedupScope, ""),
-		native(capabilities.AttrThroughputLimit, "stored; one SQLite writer has no per-group partitions to limit"),
+		{ID: capabilities.AttrThroughputLimit, Level: capabilities.Degraded,
+			Note: "stored and returned; throughput is that of one SQLite writer, without per-group partitions"},
 		{ID: capabilities.AttrKMS, Level: capabilities.Degraded,
 			Note: "stored and returned; messages are not encrypted with a KMS key (the database file is plain)"},
 		{ID: capabilities.AttrKMSReuse, Level: capabilities.Degraded,
