@@ -58,11 +58,13 @@ type backend struct {
 	// parallel says cases may run concurrently: false for backends whose server is shared
 	// with the rest of the machine and would only be slowed down.
 	parallel bool
+	// hidden rows run only when ANYSQS_CONFORMANCE_BACKENDS names them.
+	hidden bool
 }
 
 // backends is THE table: every case runs once per row.
 func backends() []backend {
-	return selectBackends(sqliteBackend(), postgresBackend())
+	return selectBackends(sqliteBackend(), postgresBackend(), lyingBackend())
 }
 
 // H is the harness of one case: a gateway over one backend with a fake clock, and an
