@@ -525,7 +525,8 @@ func (d *Driver) ChangeVisibility(ctx context.Context, req drivers.ChangeVisibil
 			case handleExpired:
 				out.Err = drivers.Errorf(drivers.KindMessageNotInflight, "the message is not in flight")
 			case handleInFlight:
-				if deadline > receivedAt+int64(maxInvisible) {
+				// received_at is 0 for messages claimed before schema version 2: no cap known.
+				if receivedAt != 0 && deadline > receivedAt+int64(maxInvisible) {
 					out.Err = drivers.Errorf(drivers.KindInvalidArgument,
 						"visibility timeout %d s would keep the message invisible past 12 hours from its receive at %s",
 						e.VisibilityTimeout, fromNanos(receivedAt).Format(time.RFC3339))
