@@ -55,7 +55,11 @@ var messageCases = []testCase{
 		checkAttrs(e, "system attributes", r.SystemAttributes, m.SystemAttributes)
 		e.mustDelete(q, 2*time.Second, r.ReceiptHandle)
 		e.expectStats(q, time.Hour, drivers.QueueStats{})
-		e.expectBodies("receive after delete", e.receive(q, time.Hour, 10, 30).Messages)
+		empty := e.receive(q, time.Hour, 10, 30)
+		e.expectBodies("receive after delete", empty.Messages)
+		if !empty.NextVisibleAt.IsZero() {
+			e.t.Fatalf("empty queue: NextVisibleAt %v, want zero", empty.NextVisibleAt)
+		}
 	}},
 	{string(capabilities.QueueStandard), "batch-one-result-per-entry", func(e *env) {
 		q := e.standard("q")

@@ -2,6 +2,7 @@ package drivertest
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/anysqs/anysqs/capabilities"
@@ -20,6 +21,20 @@ var describeCases = []testCase{
 		if err := capabilities.Validate(desc.Capabilities); err != nil {
 			e.t.Fatalf("Describe: declarations: %v", err)
 		}
+	}},
+	{"describe", "cancelled-context", func(e *env) {
+		q := e.standard("q")
+		ctx, cancel := context.WithCancel(e.ctx)
+		cancel()
+		_, err := e.d.SendMessages(ctx, drivers.SendMessagesRequest{Name: q, Now: e.base, Entries: []drivers.SendEntry{msg("x")}})
+		if !errors.Is(err, context.Canceled) {
+			e.t.Fatalf("SendMessages with a cancelled context: %v, want context.Canceled", err)
+		}
+		_, err = e.d.ReceiveMessages(ctx, drivers.ReceiveMessagesRequest{Name: q, Now: e.base, MaxMessages: 1, VisibilityTimeout: 30})
+		if !errors.Is(err, context.Canceled) {
+			e.t.Fatalf("ReceiveMessages with a cancelled context: %v, want context.Canceled", err)
+		}
+		e.expectStats(q, time.Second, drivers.QueueStats{})
 	}},
 	{"describe", "await-activity-returns", func(e *env) {
 		ctx, cancel := context.WithCancel(e.ctx)
