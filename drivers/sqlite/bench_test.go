@@ -136,3 +136,56 @@ func BenchmarkFIFOBacklog(b *testing.B) {
 		sendBatch()
 	}
 }
+
+// BenchmarkStandardBacklog cycles on a standard queue holding 100,000 messages, with
+// QueueStats (a scan of the queue) measured separately.
+func BenchmarkStandardBacklog(b *testing.B) {
+	ctx := context.Background()
+	d, err := sqlite.Open(ctx, sqlite.Options{DataDir: sqlite.MemoryDataDir})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer d.Close()
+	now := time.Unix(1_800_000_000, 0)
+	const name = "backlog"
+	if _, err := d.CreateQueue(ctx, drivers.CreateQueueRequest{Queue: drivers.Queue{Name: name, Attributes: drivertest.StandardAttributes(), CreatedAt: now, LastModified: now}}); err != nil {
+		b.Fatal(err)
+	}
+	entries := make([]drivers.SendEntry, 10)
+	n := 0
+	send := func() {
+		for j := range entries {
+			n++
+			entries[j] = drivers.SendEntry{EntryID: fmt.Sprint(j), MessageID: fmt.Sprint("m", n), Body: "x"}
+		}
+		if _, err := d.SendMessages(ctx, drivers.SendMessagesRequest{Name: name, Now: now, Entries: entries}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for range 10000 {
+		send()
+	}
+	b.Run("cycle", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			res, err := d.ReceiveMessages(ctx, drivers.ReceiveMessagesRequest{Name: name, Now: now, MaxMessages: 10, VisibilityTimeout: 30})
+			if err != nil || len(res.Messages) != 10 {
+				b.Fatalf("receive: %d messages, %v", len(res.Messages), err)
+			}
+			dels := make([]drivers.DeleteEntry, len(res.Messages))
+			for j, m := range res.Messages {
+				dels[j] = drivers.DeleteEntry{EntryID: fmt.Sprint(j), ReceiptHandle: m.ReceiptHandle}
+			}
+			if _, err := d.DeleteMessages(ctx, drivers.DeleteMessagesRequest{Name: name, Now: now, Entries: dels}); err != nil {
+				b.Fatal(err)
+			}
+			send()
+		}
+	})
+	b.Run("stats", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			if _, err := d.QueueStats(ctx, drivers.QueueStatsRequest{Name: name, Now: now}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

@@ -336,7 +336,7 @@ func candidates(ctx context.Context, tx conn, q queueRow, now int64, n int) ([]m
 	} else {
 		query = `SELECT ` + msgCols + ` FROM messages INDEXED BY messages_visible
 			WHERE queue_id = ?1 AND visible_at <= ?2 AND enqueued_at > ?3
-			ORDER BY visible_at, id LIMIT ?4`
+			ORDER BY visible_at, enqueued_at, id LIMIT ?4`
 	}
 	rows, err := tx.QueryContext(ctx, query, q.id, now, cutoff, n)
 	if err != nil {

@@ -48,8 +48,8 @@ func TestDurabilitySettings(t *testing.T) {
 		t.Fatalf("journal_mode %q, %v; want wal", mode, err)
 	}
 	var version string
-	if err := db.QueryRow(`SELECT value FROM meta WHERE key = 'schema_version'`).Scan(&version); err != nil || version != "2" {
-		t.Fatalf("schema_version %q, %v; want 2", version, err)
+	if err := db.QueryRow(`SELECT value FROM meta WHERE key = 'schema_version'`).Scan(&version); err != nil || version != "3" {
+		t.Fatalf("schema_version %q, %v; want 3", version, err)
 	}
 }
 

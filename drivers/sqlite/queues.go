@@ -256,12 +256,18 @@ func (d *Driver) QueueStats(ctx context.Context, req drivers.QueueStatsRequest) 
 		}
 		now := toNanos(req.Now)
 		cutoff := now - retentionNanos(q.attrs)
+		// Visible messages are counted from the index alone; the not-visible range (in
+		// flight or delayed) is usually short and needs the token from the rows.
+		err = db.QueryRowContext(ctx, `SELECT COUNT(*) FROM messages INDEXED BY messages_visible
+			WHERE queue_id = ?1 AND visible_at <= ?2 AND enqueued_at > ?3`, q.id, now, cutoff).Scan(&s.Visible)
+		if err != nil {
+			return err
+		}
 		return db.QueryRowContext(ctx, `SELECT
-				COALESCE(SUM(visible_at <= ?1), 0),
-				COALESCE(SUM(visible_at > ?1 AND token IS NOT NULL), 0),
-				COALESCE(SUM(visible_at > ?1 AND token IS NULL), 0)
-			FROM messages WHERE queue_id = ?2 AND enqueued_at > ?3`, now, q.id, cutoff).
-			Scan(&s.Visible, &s.NotVisible, &s.Delayed)
+				COALESCE(SUM(token IS NOT NULL), 0), COALESCE(SUM(token IS NULL), 0)
+			FROM messages INDEXED BY messages_visible
+			WHERE queue_id = ?1 AND visible_at > ?2 AND enqueued_at > ?3`, q.id, now, cutoff).
+			Scan(&s.NotVisible, &s.Delayed)
 	})
 	if err != nil {
 		return drivers.QueueStats{}, err

@@ -188,6 +188,12 @@ var migrations = [][]string{
 		// FIFO receives find blocking groups through messages_visible now.
 		`DROP INDEX IF EXISTS messages_group`,
 	},
+	3: {
+		// enqueued_at in the visibility index lets QueueStats count visible, unexpired
+		// messages from the index alone.
+		`DROP INDEX IF EXISTS messages_visible`,
+		`CREATE INDEX messages_visible ON messages(queue_id, visible_at, enqueued_at)`,
+	},
 }
 
 func (d *Driver) migrate(ctx context.Context) error {
