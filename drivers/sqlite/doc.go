@@ -14,7 +14,10 @@
 // Receipt handles encode the queue, the message row and a random token drawn for that
 // receive and stored with the message, signed with an HMAC whose key is kept in the
 // database: handles survive restarts, a handle from an earlier receive is recognised as
-// stale, and a forged or foreign handle is rejected without a lookup.
+// stale, and a forged or foreign handle is rejected without a lookup. A standard queue
+// accepts a stale handle without effect; a FIFO queue rejects a handle whose visibility
+// has expired. ChangeVisibility cannot push a message's invisibility past 12 hours from
+// the receive that issued the handle.
 //
 // FIFO queues deliver each message group in sequence order; no message of a group is
 // delivered while another of the group is in flight, and one receive may return several
@@ -22,20 +25,35 @@
 // receive attempts are kept for five minutes and removed by Sweep. Sequence numbers are
 // per-queue counters rendered as 20 decimal digits.
 //
+// As in SQS, a message redriven to a dead-letter queue keeps its id, receive count and,
+// in a standard queue, its enqueue time (retention); in a FIFO queue its retention
+// restarts and its deduplication id becomes its message id. A message moved by
+// MoveMessages is a new message: new MessageID, sent and enqueued at Now.
+//
 // All times come from the request's Now; the driver never reads the wall clock for
 // queue semantics. Messages past their retention period are never delivered or counted,
 // and Sweep deletes them. AwaitActivity returns at once with Supported false: one
 // process owns the database, so the gateway sees every write.
 //
+// The schema is versioned (table meta); Open applies pending migrations in one
+// transaction and refuses a database written by a newer driver.
+//
 // # Limits
 //
-// One process per data directory: SQLite allows other processes to open the file, but
-// they would not wake this gateway's long polls. Writes are serialised through a single
-// connection (SQLite has one writer at a time anyway); reads such as GetQueue, ListQueues
-// and QueueStats use a small pool of their own. QueueStats and FIFO group checks scan
-// the queue's rows, so very deep queues (millions of messages, or FIFO groups of many
-// thousands) make receives and counts slower. KMS and SSE attributes are stored but the
-// file is not encrypted.
+// One process per data directory: another process could open the file, but it would not
+// wake this gateway's long polls. Writes go through one connection, queued in the driver
+// (SQLite has one writer at a time anyway); on disk, reads (GetQueue, ListQueues,
+// QueueStats) use a small pool of their own, while in memory mode they share the writer.
+//
+// Costs that grow with queue depth, measured in memory on a shared 2-core machine:
+// a send/receive/delete cycle costs about 0.1-0.3 ms (1 ms on disk plus three fsyncs),
+// independent of depth for standard queues. QueueStats scans the queue's index, about
+// 0.5 ms per 1,000 messages. A FIFO receive walks the messages held behind in-flight
+// groups in sequence order, about 0.7 ms per 1,000 such messages.
+//
+// KmsMasterKeyId, KmsDataKeyReusePeriodSeconds, SqsManagedSseEnabled, Policy and
+// FifoThroughputLimit are stored and returned without effect (declared Degraded): the
+// database file is not encrypted and access policies are not evaluated.
 //
 // # Configuration
 //
