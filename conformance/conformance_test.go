@@ -73,17 +73,34 @@ func TestConformance(t *testing.T) {
 					if b.parallel {
 						t.Parallel()
 					}
-					runCase(t, b, c, rec)
+					runCase(t, b, c, rec, protocolJSON)
 				})
 			}
 		})
 	}
 }
 
+// TestConformanceQuery runs every case again on the embedded backend with the SDK
+// speaking the Query protocol, the one older SDKs and Debian's AWS CLI use: the same
+// semantics must hold whichever protocol carries them.
+func TestConformanceQuery(t *testing.T) {
+	b := sqliteBackend()
+	t.Run(b.name, func(t *testing.T) {
+		for _, c := range allCases() {
+			t.Run(capSegment(c.caps)+"/"+c.name, func(t *testing.T) {
+				t.Parallel()
+				runCase(t, b, c, nil, protocolQuery)
+			})
+		}
+	})
+}
+
 // runCase starts a harness and dispatches on the declared levels of the case's capabilities.
-func runCase(t *testing.T, b backend, c tc, rec *runRecord) {
-	h := newHarness(t, b)
-	rec.describe(h)
+func runCase(t *testing.T, b backend, c tc, rec *runRecord, p wireProtocol) {
+	h := newHarnessProtocol(t, b, p)
+	if rec != nil {
+		rec.describe(h)
+	}
 	levels := map[capabilities.ID]capabilities.Level{}
 	for _, id := range c.caps {
 		levels[id] = h.Level(id)

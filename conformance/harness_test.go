@@ -18,6 +18,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/schemas"
+	"github.com/aws/smithy-go/transport/http/protocol/awsquery"
 
 	"github.com/anysqs/anysqs/capabilities"
 	"github.com/anysqs/anysqs/drivers"
@@ -88,8 +90,20 @@ type H struct {
 	headers headerRecorder
 }
 
-// newHarness starts a gateway for backend b on fresh storage.
-func newHarness(t *testing.T, b backend) *H {
+// wireProtocol selects how the case's aws-sdk-go-v2 client talks to the gateway.
+type wireProtocol int
+
+const (
+	protocolJSON  wireProtocol = iota // AWS JSON 1.0, the SDK's default for SQS
+	protocolQuery                     // the Query protocol (form-encoded requests, XML responses)
+)
+
+// newHarness starts a gateway for backend b on fresh storage, with a JSON-protocol client.
+func newHarness(t *testing.T, b backend) *H { return newHarnessProtocol(t, b, protocolJSON) }
+
+// newHarnessProtocol starts a gateway for backend b on fresh storage, with a client
+// speaking protocol p.
+func newHarnessProtocol(t *testing.T, b backend, p wireProtocol) *H {
 	t.Helper()
 	st := b.prepare(t)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -111,7 +125,7 @@ func newHarness(t *testing.T, b backend) *H {
 		h.srv.Close()
 	})
 	h.start()
-	h.SQS = h.newClient()
+	h.SQS = h.newClient(p)
 	return h
 }
 
@@ -170,13 +184,17 @@ func (h *H) Restart() {
 // newClient returns an aws-sdk-go-v2 client for the gateway: static credentials, region
 // us-east-1, message checksum validation left on, and no retries so that every error
 // the gateway returns reaches the test.
-func (h *H) newClient() *sqs.Client {
+func (h *H) newClient(p wireProtocol) *sqs.Client {
 	return sqs.New(sqs.Options{
 		Region:       testRegion,
 		Credentials:  credentials.NewStaticCredentialsProvider("AKIDCONFORMANCE", "conformance-secret", ""),
 		BaseEndpoint: aws.String(h.URL),
 		Retryer:      aws.NopRetryer{},
 		HTTPClient:   &http.Client{Transport: &h.headers},
+	}, func(o *sqs.Options) {
+		if p == protocolQuery {
+			o.Protocol = awsquery.New(schemas.AmazonSQS)
+		}
 	})
 }
 
