@@ -97,7 +97,7 @@ func TestConformanceQuery(t *testing.T) {
 
 // runCase starts a harness and dispatches on the declared levels of the case's capabilities.
 func runCase(t *testing.T, b backend, c tc, rec *runRecord, p wireProtocol) {
-	h := newHarnessProtocol(t, b, p)
+	h := newHarnessWith(t, b, harnessOptions{protocol: p})
 	if rec != nil {
 		rec.describe(h)
 	}

@@ -88,6 +88,7 @@ type H struct {
 	prefix  string
 	seq     atomic.Int64
 	headers headerRecorder
+	policy  capabilities.Config
 }
 
 // wireProtocol selects how the case's aws-sdk-go-v2 client talks to the gateway.
@@ -98,17 +99,23 @@ const (
 	protocolQuery                     // the Query protocol (form-encoded requests, XML responses)
 )
 
-// newHarness starts a gateway for backend b on fresh storage, with a JSON-protocol client.
-func newHarness(t *testing.T, b backend) *H { return newHarnessProtocol(t, b, protocolJSON) }
+// harnessOptions vary the gateway and client of a harness; the zero value is the suite's
+// default: JSON protocol, default capability policy.
+type harnessOptions struct {
+	protocol wireProtocol
+	policy   capabilities.Config
+}
 
-// newHarnessProtocol starts a gateway for backend b on fresh storage, with a client
-// speaking protocol p.
-func newHarnessProtocol(t *testing.T, b backend, p wireProtocol) *H {
+// newHarness starts a gateway for backend b on fresh storage, with a JSON-protocol client.
+func newHarness(t *testing.T, b backend) *H { return newHarnessWith(t, b, harnessOptions{}) }
+
+// newHarnessWith starts a gateway for backend b on fresh storage, as o says.
+func newHarnessWith(t *testing.T, b backend, o harnessOptions) *H {
 	t.Helper()
 	st := b.prepare(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	h := &H{T: t, Ctx: ctx, backend: b.name, st: st,
+	h := &H{T: t, Ctx: ctx, backend: b.name, st: st, policy: o.policy,
 		Clock:  clock.NewFake(time.Now()),
 		prefix: "c" + randomHex(4) + "-",
 	}
@@ -125,7 +132,7 @@ func newHarnessProtocol(t *testing.T, b backend, p wireProtocol) *H {
 		h.srv.Close()
 	})
 	h.start()
-	h.SQS = h.newClient(p)
+	h.SQS = h.newClient(o.protocol)
 	return h
 }
 
@@ -150,6 +157,7 @@ func (h *H) start() {
 		PublicURL:     h.srv.URL,
 		Logger:        slog.New(slog.NewTextHandler(io.Discard, nil)),
 		SweepInterval: time.Minute,
+		Policy:        h.policy,
 	})
 	if err != nil {
 		d.Close()
