@@ -48,8 +48,10 @@
 // Costs that grow with queue depth, measured in memory on a shared 2-core machine:
 // a send/receive/delete cycle costs about 0.1-0.3 ms (1 ms on disk plus three fsyncs),
 // independent of depth for standard queues. QueueStats scans the queue's index, about
-// 0.5 ms per 1,000 messages. A FIFO receive walks the messages held behind in-flight
-// groups in sequence order, about 0.7 ms per 1,000 such messages.
+// 0.5 ms per 1,000 messages. A FIFO receive walks message groups in order of their
+// earliest message (a table kept by triggers), so its cost grows with the number of
+// groups that are blocked, not with the messages queued behind them: about 1.2 ms with
+// 10,000 messages in 20 groups, half of them in flight.
 //
 // KmsMasterKeyId, KmsDataKeyReusePeriodSeconds, SqsManagedSseEnabled, Policy and
 // FifoThroughputLimit are stored and returned without effect (declared Degraded): the

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -50,6 +51,15 @@ func scanMsg(sc interface{ Scan(...any) error }) (msgRow, error) {
 	err := sc.Scan(&m.id, &m.messageID, &m.body, &m.attrs, &m.sysAttrs, &m.senderID, &m.sentAt, &m.enqueuedAt,
 		&m.visibleAt, &m.receiveCount, &m.firstReceivedAt, &m.token, &m.groupID, &m.dedupID, &m.seq, &m.dlqSource)
 	return m, err
+}
+
+// prefixCols qualifies each column of a column list with a table alias.
+func prefixCols(alias, cols string) string {
+	parts := strings.Split(cols, ",")
+	for i, p := range parts {
+		parts[i] = alias + strings.TrimSpace(p)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // formatSeq renders a sequence number as SQS does: 20 decimal digits.
@@ -312,6 +322,27 @@ func redriveTarget(ctx context.Context, tx conn, q queueRow) (*queueRow, int32, 
 	return &dlq, rp.MaxReceiveCount, nil
 }
 
+// fifoCandidates selects receivable FIFO messages (?1 queue, ?2 now, ?3 retention
+// cutoff, ?4 limit). The groups that block are found first from the short not-visible
+// range of the visibility index: busy groups have a message in flight, late groups a
+// delayed one. The walk then goes through the groups in order of their earliest
+// message, skipping blocked ones, and through each group's messages in sequence order,
+// stopping at the limit, so messages queued behind an in-flight group cost nothing.
+// INDEXED BY because the planner, unguided, may filter on another index and then sort
+// the whole backlog.
+var fifoCandidates = `WITH busy AS (SELECT DISTINCT group_id FROM messages INDEXED BY messages_visible
+			WHERE queue_id = ?1 AND visible_at > ?2 AND token IS NOT NULL),
+		late AS (SELECT group_id, MIN(seq) AS seq FROM messages INDEXED BY messages_visible
+			WHERE queue_id = ?1 AND visible_at > ?2 AND token IS NULL GROUP BY group_id)
+		SELECT ` + prefixCols("m.", msgCols) + `
+		FROM fifo_groups g INDEXED BY fifo_groups_head
+		JOIN messages m INDEXED BY messages_group_seq ON m.queue_id = g.queue_id AND m.group_id = g.group_id
+		WHERE g.queue_id = ?1 AND g.group_id NOT IN busy
+		AND NOT EXISTS (SELECT 1 FROM late WHERE late.group_id = g.group_id AND late.seq <= g.head_seq)
+		AND m.visible_at <= ?2 AND m.enqueued_at > ?3
+		AND NOT EXISTS (SELECT 1 FROM late WHERE late.group_id = m.group_id AND late.seq < m.seq)
+		ORDER BY g.head_seq, m.seq LIMIT ?4`
+
 // candidates returns up to n messages receivable at now, in delivery order. For FIFO
 // queues a message qualifies only if no message of its group is in flight and no
 // earlier message of its group is invisible (delayed or in flight).
@@ -319,20 +350,7 @@ func candidates(ctx context.Context, tx conn, q queueRow, now int64, n int) ([]m
 	cutoff := now - retentionNanos(q.attrs) // expired messages wait for Sweep but are never delivered
 	var query string
 	if q.fifo {
-		// The groups that block are found first from the (short) not-visible range of the
-		// visibility index: busy groups have a message in flight, late groups a delayed
-		// one. The walk then follows the sequence index and stops at the limit.
-		// INDEXED BY because the planner, unguided, filters on another index and then
-		// sorts the whole backlog.
-		query = `WITH busy AS (SELECT DISTINCT group_id FROM messages INDEXED BY messages_visible
-				WHERE queue_id = ?1 AND visible_at > ?2 AND token IS NOT NULL),
-			late AS (SELECT group_id, MIN(seq) AS seq FROM messages INDEXED BY messages_visible
-				WHERE queue_id = ?1 AND visible_at > ?2 AND token IS NULL GROUP BY group_id)
-			SELECT ` + msgCols + ` FROM messages m INDEXED BY messages_seq
-			WHERE m.queue_id = ?1 AND m.visible_at <= ?2 AND m.enqueued_at > ?3
-			AND m.group_id NOT IN busy
-			AND NOT EXISTS (SELECT 1 FROM late WHERE late.group_id = m.group_id AND late.seq < m.seq)
-			ORDER BY m.seq LIMIT ?4`
+		query = fifoCandidates
 	} else {
 		query = `SELECT ` + msgCols + ` FROM messages INDEXED BY messages_visible
 			WHERE queue_id = ?1 AND visible_at <= ?2 AND enqueued_at > ?3

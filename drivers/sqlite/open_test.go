@@ -6,10 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/anysqs/anysqs/drivers"
-	"github.com/anysqs/anysqs/drivers/drivertest"
 	"github.com/anysqs/anysqs/drivers/sqlite"
 )
 
@@ -48,8 +46,8 @@ func TestDurabilitySettings(t *testing.T) {
 		t.Fatalf("journal_mode %q, %v; want wal", mode, err)
 	}
 	var version string
-	if err := db.QueryRow(`SELECT value FROM meta WHERE key = 'schema_version'`).Scan(&version); err != nil || version != "3" {
-		t.Fatalf("schema_version %q, %v; want 3", version, err)
+	if err := db.QueryRow(`SELECT value FROM meta WHERE key = 'schema_version'`).Scan(&version); err != nil || version != "4" {
+		t.Fatalf("schema_version %q, %v; want 4", version, err)
 	}
 }
 
@@ -71,39 +69,5 @@ func TestNewerSchemaRefused(t *testing.T) {
 	}
 	if drivers.KindOf(err) != drivers.KindFailedPrecondition {
 		t.Fatalf("Open: %v, want KindFailedPrecondition", err)
-	}
-}
-
-// TestMigrateFromVersion1 opens a database left at schema version 1 and checks it is
-// brought to the current version with its messages intact.
-func TestMigrateFromVersion1(t *testing.T) {
-	dir := t.TempDir()
-	ctx := context.Background()
-	d := openT(t, dir)
-	now := time.Unix(1_800_000_000, 0)
-	if _, err := d.CreateQueue(ctx, drivers.CreateQueueRequest{Queue: drivers.Queue{Name: "q", Attributes: drivertest.StandardAttributes()}}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := d.SendMessages(ctx, drivers.SendMessagesRequest{Name: "q", Now: now, Entries: []drivers.SendEntry{{EntryID: "a", MessageID: "m", Body: "kept"}}}); err != nil {
-		t.Fatal(err)
-	}
-	d.Close()
-	db, err := sql.Open("sqlite", "file:"+filepath.Join(dir, "anysqs.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, s := range []string{`ALTER TABLE messages DROP COLUMN received_at`,
-		`CREATE INDEX messages_group ON messages(queue_id, group_id, seq)`,
-		`UPDATE meta SET value = '1' WHERE key = 'schema_version'`} {
-		if _, err := db.Exec(s); err != nil {
-			t.Fatalf("%s: %v", s, err)
-		}
-	}
-	db.Close()
-	d = openT(t, dir)
-	defer d.Close()
-	res, err := d.ReceiveMessages(ctx, drivers.ReceiveMessagesRequest{Name: "q", Now: now, MaxMessages: 1, VisibilityTimeout: 30})
-	if err != nil || len(res.Messages) != 1 || res.Messages[0].Body != "kept" {
-		t.Fatalf("receive after migration: %+v, %v", res, err)
 	}
 }

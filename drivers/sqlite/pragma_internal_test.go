@@ -2,7 +2,13 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
+	"fmt"
+	"path/filepath"
 	"testing"
+	"time"
+
+	"github.com/anysqs/anysqs/drivers"
 )
 
 // TestWriterIsDurable checks the writer connection's settings: synchronous is per
@@ -19,5 +25,47 @@ func TestWriterIsDurable(t *testing.T) {
 	}
 	if err := d.wconn.QueryRowContext(context.Background(), `PRAGMA busy_timeout`).Scan(&busy); err != nil || busy != 5000 {
 		t.Fatalf("busy_timeout %d, %v; want 5000", busy, err)
+	}
+}
+
+// TestMigrateFromVersion1 builds a database at schema version 1 with a FIFO message in
+// it and checks that Open brings it to the current version with the message receivable.
+func TestMigrateFromVersion1(t *testing.T) {
+	dir := t.TempDir()
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(dir, "anysqs.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Unix(1_800_000_000, 0)
+	stmts := append([]string{`CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)`}, migrations[1]...)
+	stmts = append(stmts,
+		`INSERT INTO meta(key, value) VALUES ('schema_version', '1')`,
+		`INSERT INTO queues(name, fifo, attrs, tags, retention_ns, created_at, last_modified, next_seq)
+			VALUES ('q.fifo', 1, '{"FifoQueue":true,"MessageRetentionPeriod":345600}', '{}', 345600000000000, 0, 0, 1)`,
+		fmt.Sprintf(`INSERT INTO messages(queue_id, message_id, body, attrs, sys_attrs, sender_id, sent_at, enqueued_at,
+			visible_at, group_id, dedup_id, seq) VALUES (1, 'm1', 'old', '{}', '{}', '', %[1]d, %[1]d, %[1]d, 'g', 'd1', 1)`, now.UnixNano()))
+	for _, s := range stmts {
+		if _, err := db.Exec(s); err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+	}
+	db.Close()
+
+	ctx := context.Background()
+	d, err := Open(ctx, Options{DataDir: dir})
+	if err != nil {
+		t.Fatalf("Open a version 1 database: %v", err)
+	}
+	defer d.Close()
+	if _, err := d.SendMessages(ctx, drivers.SendMessagesRequest{Name: "q.fifo", Now: now, Entries: []drivers.SendEntry{
+		{EntryID: "e", MessageID: "m2", Body: "new", MessageGroupID: "g", MessageDeduplicationID: "d2"}}}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := d.ReceiveMessages(ctx, drivers.ReceiveMessagesRequest{Name: "q.fifo", Now: now, MaxMessages: 10, VisibilityTimeout: 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Messages) != 2 || res.Messages[0].Body != "old" || res.Messages[1].Body != "new" || res.Messages[1].SequenceNumber != formatSeq(2) {
+		t.Fatalf("after migration: %+v, want old then new (sequence 2)", res.Messages)
 	}
 }

@@ -194,6 +194,32 @@ var migrations = [][]string{
 		`DROP INDEX IF EXISTS messages_visible`,
 		`CREATE INDEX messages_visible ON messages(queue_id, visible_at, enqueued_at)`,
 	},
+	4: {
+		// fifo_groups lists each FIFO group with its earliest message, kept by triggers on
+		// every insert and delete, so a FIFO receive walks groups in head order instead of
+		// every message queued behind a group that is in flight.
+		`CREATE TABLE fifo_groups (
+			queue_id INTEGER NOT NULL REFERENCES queues(id) ON DELETE CASCADE,
+			group_id TEXT NOT NULL,
+			head_seq INTEGER NOT NULL,
+			PRIMARY KEY (queue_id, group_id))`,
+		`CREATE UNIQUE INDEX fifo_groups_head ON fifo_groups(queue_id, head_seq)`,
+		`CREATE INDEX messages_group_seq ON messages(queue_id, group_id, seq)`,
+		`INSERT INTO fifo_groups(queue_id, group_id, head_seq)
+			SELECT queue_id, group_id, MIN(seq) FROM messages WHERE seq > 0 GROUP BY queue_id, group_id`,
+		`CREATE TRIGGER fifo_groups_insert AFTER INSERT ON messages WHEN NEW.seq > 0 BEGIN
+			INSERT OR IGNORE INTO fifo_groups(queue_id, group_id, head_seq) VALUES (NEW.queue_id, NEW.group_id, NEW.seq);
+		END`,
+		// head_seq is NOT NULL under a UNIQUE index so that the planner knows heads are
+		// distinct and can stream each group's messages in order without sorting.
+		`CREATE TRIGGER fifo_groups_delete AFTER DELETE ON messages WHEN OLD.seq > 0 BEGIN
+			DELETE FROM fifo_groups WHERE queue_id = OLD.queue_id AND group_id = OLD.group_id
+				AND NOT EXISTS (SELECT 1 FROM messages WHERE queue_id = OLD.queue_id AND group_id = OLD.group_id);
+			UPDATE fifo_groups SET head_seq = (SELECT MIN(seq) FROM messages
+				WHERE queue_id = OLD.queue_id AND group_id = OLD.group_id)
+				WHERE queue_id = OLD.queue_id AND group_id = OLD.group_id AND head_seq = OLD.seq;
+		END`,
+	},
 }
 
 func (d *Driver) migrate(ctx context.Context) error {
