@@ -64,7 +64,7 @@ const (
 )
 
 // runWorkers runs n cycles on benchWorkers goroutines and returns the elapsed time.
-func runWorkers(b *testing.B, n int, cycle func(context.Context) error) time.Duration {
+func runWorkers(b testing.TB, n int, cycle func(context.Context) error) time.Duration {
 	var left atomic.Int64
 	left.Store(int64(n))
 	var wg sync.WaitGroup
@@ -149,4 +149,51 @@ func rawCycle(ctx context.Context, pool *pgxpool.Pool, batch int) error {
 	}
 	_, err = pool.Exec(ctx, `DELETE FROM raw_q WHERE id = ANY($1)`, ids)
 	return err
+}
+
+// BenchmarkCycleFIFO runs the driver's cycle on a FIFO queue with 1,000 message groups
+// (16 workers; sends of 10 spread over 10 groups), reporting msgs/s.
+func BenchmarkCycleFIFO(b *testing.B) {
+	for _, batch := range []int{1, 10} {
+		b.Run(fmt.Sprintf("batch%d", batch), func(b *testing.B) {
+			d := newDriver(b)
+			createQueue(b, d, "bench.fifo", fifoAttrs())
+			b.ResetTimer()
+			elapsed := runWorkers(b, b.N, func(ctx context.Context) error { return fifoCycle(ctx, d, batch) })
+			b.StopTimer()
+			b.ReportMetric(float64(b.N*batch)/elapsed.Seconds(), "driver_msgs/s")
+		})
+	}
+}
+
+func fifoCycle(ctx context.Context, d drivers.Driver, batch int) error {
+	now := time.Now()
+	entries := make([]drivers.SendEntry, batch)
+	for i := range entries {
+		n := benchSeq.Add(1)
+		entries[i] = drivers.SendEntry{EntryID: fmt.Sprint(i), MessageID: fmt.Sprintf("bench-%d", n),
+			Body: "payload of a benchmark message", MessageGroupID: fmt.Sprintf("g%d", n%1000),
+			MessageDeduplicationID: fmt.Sprintf("d%d", n)}
+	}
+	if _, err := d.SendMessages(ctx, drivers.SendMessagesRequest{Name: "bench.fifo", Now: now, Entries: entries}); err != nil {
+		return err
+	}
+	r, err := d.ReceiveMessages(ctx, drivers.ReceiveMessagesRequest{Name: "bench.fifo", Now: now, MaxMessages: batch, VisibilityTimeout: 30})
+	if err != nil || len(r.Messages) == 0 {
+		return err
+	}
+	del := drivers.DeleteMessagesRequest{Name: "bench.fifo", Now: now}
+	for i, m := range r.Messages {
+		del.Entries = append(del.Entries, drivers.DeleteEntry{EntryID: fmt.Sprint(i), ReceiptHandle: m.ReceiptHandle})
+	}
+	res, err := d.DeleteMessages(ctx, del)
+	if err != nil {
+		return err
+	}
+	for _, e := range res.Entries {
+		if e.Err != nil {
+			return e.Err
+		}
+	}
+	return nil
 }

@@ -91,18 +91,20 @@ func batchResult(n int, id func(int) string, errs []*drivers.Error) drivers.Batc
 const changeVisibilitySQL = `WITH q AS (SELECT id FROM queues WHERE name = $1),
 h AS (SELECT * FROM unnest($2::bigint[], $3::uuid[], $4::timestamptz[], $5::int[]) AS h(id, receipt, deadline, ord)),
 cur AS (
-	SELECT m.id, m.visible_at AS old, h.deadline, h.ord FROM messages m JOIN h ON m.id = h.id AND m.receipt = h.receipt
+	SELECT m.id, m.visible_at AS old, h.deadline, h.ord, h.deadline > m.received_at + interval '12 hours' AS too_late
+	FROM messages m JOIN h ON m.id = h.id AND m.receipt = h.receipt
 	WHERE m.queue_id = (SELECT id FROM q) AND m.id = ANY ($2::bigint[]) FOR UPDATE OF m
 ),
 up AS (
 	UPDATE messages m SET visible_at = cur.deadline FROM cur
 	WHERE m.queue_id = (SELECT id FROM q) AND m.id = ANY (ARRAY(SELECT id FROM cur WHERE old > $6))
-		AND m.id = cur.id AND cur.old > $6
+		AND m.id = cur.id AND cur.old > $6 AND NOT cur.too_late
 	RETURNING cur.ord, cur.deadline < cur.old AS earlier
 ),
 nt AS (SELECT pg_notify($7, $1) WHERE EXISTS (SELECT 1 FROM up WHERE earlier))
 SELECT q.id, coalesce((SELECT array_agg(ord) FROM up), '{}'),
-	coalesce((SELECT array_agg(ord) FROM cur WHERE old <= $6), '{}'), (SELECT count(*) FROM nt)
+	coalesce((SELECT array_agg(ord) FROM cur WHERE old <= $6), '{}'),
+	coalesce((SELECT array_agg(ord) FROM cur WHERE old > $6 AND too_late), '{}'), (SELECT count(*) FROM nt)
 FROM q`
 
 // ChangeVisibility sets deadlines of in-flight messages in one statement.
@@ -115,22 +117,25 @@ func (d *Driver) ChangeVisibility(ctx context.Context, req drivers.ChangeVisibil
 		deadlines[k] = req.Now.Add(time.Duration(req.Entries[o].VisibilityTimeout) * time.Second)
 	}
 	var queueID int32
-	var changed, notInflight []int32
+	var changed, notInflight, tooLate []int32
 	var notified int64
 	err := d.pool.QueryRow(ctx, changeVisibilitySQL, req.Name, p.ids, p.tokens, deadlines, p.ords, req.Now, d.channel).
-		Scan(&queueID, &changed, &notInflight, &notified)
+		Scan(&queueID, &changed, &notInflight, &tooLate, &notified)
 	if err == pgx.ErrNoRows {
 		return drivers.BatchResult{}, notFound(req.Name)
 	}
 	if err != nil {
 		return drivers.BatchResult{}, mapErr(ctx, err, "change visibility in "+req.Name)
 	}
-	state := make([]byte, n) // 0 unknown handle, 1 changed, 2 not in flight
+	state := make([]byte, n) // 0 unknown handle, 1 changed, 2 not in flight, 3 past 12 h
 	for _, o := range changed {
 		state[o] = 1
 	}
 	for _, o := range notInflight {
 		state[o] = 2
+	}
+	for _, o := range tooLate {
+		state[o] = 3
 	}
 	for k, o := range p.ords {
 		switch {
@@ -140,6 +145,10 @@ func (d *Driver) ChangeVisibility(ctx context.Context, req drivers.ChangeVisibil
 		case state[o] == 2:
 			errs[o] = drivers.Errorf(drivers.KindMessageNotInflight,
 				"message in queue %s is not in flight: its visibility timeout has passed", req.Name)
+		case state[o] == 3:
+			errs[o] = drivers.Errorf(drivers.KindInvalidArgument,
+				"VisibilityTimeout %d s would keep the message hidden more than 12 hours after it was received",
+				req.Entries[o].VisibilityTimeout)
 		}
 	}
 	return batchResult(n, func(i int) string { return req.Entries[i].EntryID }, errs), nil

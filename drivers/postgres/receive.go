@@ -10,24 +10,48 @@ import (
 	"github.com/anysqs/anysqs/drivers"
 )
 
-// Claim candidates: visible, unexpired messages of the queue. Standard queues take the
-// oldest-visible first and skip rows other claims hold. FIFO candidates additionally
-// belong to a group with nothing in flight and no earlier message still hidden; FIFO
-// claims of one queue are serialized by an advisory lock taken in the previous
-// statement of the same transaction, so this statement's snapshot already sees the
-// previous claim, and they wait for (rather than skip) locked rows, since skipping an
-// earlier message of a group would let a later one overtake it. The queue id is a
-// scalar subquery, not a join, so the planner reads the index in order and stops after
-// LIMIT rows instead of sorting the whole backlog.
+// Claim candidates, as CTEs ending in c(ctid, id, receive_count): visible, unexpired
+// messages of the queue. The queue id is a scalar subquery, not a join, so the planner
+// reads the index in order and stops after LIMIT rows instead of sorting the backlog.
+//
+// Standard queues take the oldest-visible first and skip rows other claims hold.
+//
+// FIFO claims work group by group, and a group belongs to whoever locks its head (its
+// first unexpired message). heads locks, with SKIP LOCKED, the heads of groups that
+// have nothing in flight; a head another claim holds is skipped, and with it the whole
+// group, since no later message of a group counts as a head while an earlier one
+// exists. followers then takes, under those head locks, the next messages of the same
+// groups up to the first one still hidden. So claims of different groups run in
+// parallel, and a group is never claimed by two at once: a claim that locks a head
+// after another claim committed on it re-checks the row, finds it in flight, and drops
+// it. Sends take their group's lock before their sequence number, so no earlier
+// message of a group can commit after a later one is seen.
 const (
-	standardCandidates = `SELECT m.ctid, m.id, m.receive_count FROM messages m
+	standardCandidates = `c AS (
+	SELECT m.ctid, m.id, m.receive_count FROM messages m
 	WHERE m.queue_id = (SELECT id FROM q) AND m.visible_at <= $2 AND m.enqueued_at > (SELECT cutoff FROM q)
-	ORDER BY m.visible_at LIMIT $3 FOR UPDATE OF m SKIP LOCKED`
-	fifoCandidates = `SELECT m.ctid, m.id, m.receive_count FROM messages m
+	ORDER BY m.visible_at LIMIT $3 FOR UPDATE OF m SKIP LOCKED
+)`
+	fifoCandidates = `heads AS (
+	SELECT m.ctid, m.id, m.group_id, m.receive_count FROM messages m
 	WHERE m.queue_id = (SELECT id FROM q) AND m.visible_at <= $2 AND m.enqueued_at > (SELECT cutoff FROM q)
-	AND NOT EXISTS (SELECT 1 FROM messages b WHERE b.queue_id = m.queue_id AND b.group_id = m.group_id
-		AND b.visible_at > $2 AND (b.receipt IS NOT NULL OR b.id < m.id))
-	ORDER BY m.id LIMIT $3 FOR UPDATE OF m`
+		AND NOT EXISTS (SELECT 1 FROM messages b WHERE b.queue_id = m.queue_id AND b.group_id = m.group_id
+			AND ((b.id < m.id AND b.enqueued_at > (SELECT cutoff FROM q)) OR (b.visible_at > $2 AND b.receipt IS NOT NULL)))
+	ORDER BY m.id LIMIT $3 FOR UPDATE OF m SKIP LOCKED
+),
+followers AS (
+	SELECT f.ctid, f.id, f.receive_count FROM heads h JOIN messages f
+		ON f.queue_id = (SELECT id FROM q) AND f.group_id = h.group_id AND f.id > h.id
+	WHERE f.visible_at <= $2 AND f.enqueued_at > (SELECT cutoff FROM q)
+		AND NOT EXISTS (SELECT 1 FROM messages b WHERE b.queue_id = f.queue_id AND b.group_id = f.group_id
+			AND b.id > h.id AND b.id < f.id AND b.visible_at > $2 AND b.enqueued_at > (SELECT cutoff FROM q))
+	ORDER BY f.id LIMIT $3 FOR UPDATE OF f
+),
+c AS (
+	SELECT ctid, id, receive_count FROM (
+		SELECT ctid, id, receive_count FROM heads UNION ALL SELECT ctid, id, receive_count FROM followers) u
+	ORDER BY id LIMIT $3
+)`
 )
 
 // claimSQL claims candidates in one statement: messages already received
@@ -58,7 +82,7 @@ rec AS (
 	FROM queues q LEFT JOIN queues d ON d.name = q.dlq_name
 	WHERE q.name = $1
 ),
-c AS (` + candidates + `),
+` + candidates + `,
 mv AS (
 	UPDATE messages m SET queue_id = q.dlq_id, visible_at = $2, receipt = NULL, dlq_source = $1,
 		id = CASE WHEN q.dlq_fifo THEN nextval('message_seq') ELSE m.id END,
@@ -69,7 +93,7 @@ mv AS (
 ),
 cl AS (
 	UPDATE messages m SET receipt = gen_random_uuid(), visible_at = $4, receive_count = m.receive_count + 1,
-		first_received_at = coalesce(m.first_received_at, $2)
+		first_received_at = coalesce(m.first_received_at, $2), received_at = $2
 	WHERE m.ctid = ANY (ARRAY(SELECT c.ctid FROM c WHERE c.receive_count < (SELECT redrive_at FROM q)))
 	RETURNING m.id, m.message_id, m.receipt, m.body, m.attrs, m.sys_attrs, m.sender_id, m.sent_at,
 		m.first_received_at, m.receive_count, m.group_id, m.dedup_id, m.dlq_source
@@ -193,15 +217,13 @@ type claimResult struct {
 	moved bool
 }
 
-// claim runs one claim in one round trip: (FIFO: lock,) claim, in one implicit
-// transaction. NextVisibleAt is computed only when fewer than max messages were
+// claim runs one claim statement. NextVisibleAt is computed only when fewer than max messages were
 // claimed: a full batch never makes the gateway wait, and the contract lets it be zero.
 func (d *Driver) claim(ctx context.Context, req drivers.ReceiveMessagesRequest, fifo bool, max int, attempt string) (claimResult, error) {
 	b := &pgx.Batch{}
 	claim := standardClaimSQL
 	if fifo {
 		claim = fifoClaimSQL
-		b.Queue(`SELECT pg_advisory_xact_lock($1, $2)`, d.keys.fifoClass, d.keys.fifoQueue(req.Name))
 	}
 	deadline := req.Now.Add(time.Duration(req.VisibilityTimeout) * time.Second)
 	var res claimResult

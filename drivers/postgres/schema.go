@@ -45,6 +45,7 @@ CREATE TABLE messages (
 	enqueued_at       timestamptz NOT NULL, -- retention clock: differs after a FIFO redrive
 	visible_at        timestamptz NOT NULL,
 	receipt           uuid,          -- current receipt token; NULL until first received
+	received_at       timestamptz,   -- time of the current claim: visibility ends 12 h after it at most
 	receive_count     integer NOT NULL DEFAULT 0,
 	first_received_at timestamptz,
 	group_id          text,
@@ -97,22 +98,18 @@ CREATE INDEX receive_attempts_expiry ON receive_attempts (expires_at);
 // lockKeys are the advisory lock keys of one schema, so that two schemas in one database
 // do not serialize each other.
 type lockKeys struct {
-	class     int32 // (class, 1) migration, (class, 2) retention sweep
-	fifoClass int32 // (fifoClass, hash(queue)) serializes FIFO claims of one queue
-	schema    string
+	class  int32 // (class, 1) migration, (class, 2) retention sweep
+	schema string
 }
 
 func newLockKeys(schema string) lockKeys {
-	return lockKeys{class: hash32("anysqs:" + schema), fifoClass: hash32("anysqs-fifo:" + schema), schema: schema}
+	return lockKeys{class: hash32("anysqs:" + schema), schema: schema}
 }
 
 const (
 	lockMigrate int32 = 1
 	lockSweep   int32 = 2
 )
-
-// fifoQueue is the key of the lock that serializes FIFO claims on queue.
-func (k lockKeys) fifoQueue(queue string) int32 { return hash32(queue) }
 
 // group is the single-key lock that orders sends to one FIFO message group. Single-key
 // and two-key advisory locks live in separate key spaces.
