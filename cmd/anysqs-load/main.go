@@ -7,6 +7,7 @@
 //
 //	gateway  the SDK against --endpoint
 //	driver   the PostgreSQL driver in process on --dsn: the very statements the gateway runs
+//	driver+lookup  the same plus the GetQueue the gateway does before each send and receive
 //	sql      plain SQL on the driver's tables (pgmq-style claim); Standard queues only
 //
 // Modes:
@@ -126,17 +127,23 @@ func (o options) closedConfig(fifo bool, batch int) closedConfig {
 func openPaths(ctx context.Context, o options) ([]path, error) {
 	var out []path
 	for _, name := range strings.Split(o.paths, ",") {
+		name = strings.TrimSpace(name)
 		var p path
 		var err error
-		switch strings.TrimSpace(name) {
+		switch name {
 		case "gateway":
 			p = newGatewayPath(o.endpoint, o.workers)
-		case "driver":
-			p, err = newDriverPath(ctx, o.dsn, o.schema, int32(o.workers))
+		case "driver", "driver+lookup":
+			var dp *driverPath
+			dp, err = newDriverPath(ctx, o.dsn, o.schema, int32(o.workers))
+			if err == nil {
+				dp.lookup = name == "driver+lookup"
+				p = dp
+			}
 		case "sql":
 			p, err = newSQLPath(ctx, o.dsn, o.schema, int32(o.workers))
 		default:
-			err = fmt.Errorf("unknown path %q (want gateway, driver or sql)", name)
+			err = fmt.Errorf("unknown path %q (want gateway, driver, driver+lookup or sql)", name)
 		}
 		if err != nil {
 			for _, q := range out {

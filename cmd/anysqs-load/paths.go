@@ -134,8 +134,13 @@ func (p *gatewayPath) Delete(ctx context.Context, q string, handles []string) er
 }
 
 // driverPath calls the PostgreSQL driver in process: the statements the gateway would
-// run, without HTTP, the SDK or the gateway's parsing and validation.
-type driverPath struct{ d *postgres.Driver }
+// run, without HTTP, the SDK or the gateway's parsing and validation. With lookup set it
+// also reads the queue (GetQueue) before each send and receive, as the gateway does to
+// resolve the queue's attributes, so the cost of that extra round trip shows on its own.
+type driverPath struct {
+	d      *postgres.Driver
+	lookup bool
+}
 
 func newDriverPath(ctx context.Context, dsn, schema string, conns int32) (*driverPath, error) {
 	d, err := postgres.Open(ctx, postgres.Options{DSN: dsn, Schema: schema, MaxConns: conns})
@@ -145,8 +150,22 @@ func newDriverPath(ctx context.Context, dsn, schema string, conns int32) (*drive
 	return &driverPath{d: d}, nil
 }
 
-func (*driverPath) Name() string { return "driver" }
-func (p *driverPath) Close()     { p.d.Close() }
+func (p *driverPath) Name() string {
+	if p.lookup {
+		return "driver+lookup"
+	}
+	return "driver"
+}
+
+// resolve reads the queue like the gateway's getQueue when lookup is set.
+func (p *driverPath) resolve(ctx context.Context, q string) error {
+	if !p.lookup {
+		return nil
+	}
+	_, err := p.d.GetQueue(ctx, drivers.GetQueueRequest{Name: q})
+	return err
+}
+func (p *driverPath) Close() { p.d.Close() }
 
 func (p *driverPath) Queue(ctx context.Context, name string, fifo bool) (string, error) {
 	if fifo {
@@ -159,6 +178,9 @@ func (p *driverPath) Queue(ctx context.Context, name string, fifo bool) (string,
 }
 
 func (p *driverPath) Send(ctx context.Context, q string, bodies, groups []string) error {
+	if err := p.resolve(ctx, q); err != nil {
+		return err
+	}
 	entries := make([]drivers.SendEntry, len(bodies))
 	for i, b := range bodies {
 		entries[i] = drivers.SendEntry{EntryID: strconv.Itoa(i), MessageID: uuid.NewString(), Body: b}
@@ -179,6 +201,9 @@ func (p *driverPath) Send(ctx context.Context, q string, bodies, groups []string
 }
 
 func (p *driverPath) Receive(ctx context.Context, q string, max int) ([]string, error) {
+	if err := p.resolve(ctx, q); err != nil {
+		return nil, err
+	}
 	res, err := p.d.ReceiveMessages(ctx, drivers.ReceiveMessagesRequest{Name: q, Now: time.Now(),
 		MaxMessages: max, VisibilityTimeout: visibility})
 	if err != nil {
