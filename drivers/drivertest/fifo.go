@@ -124,6 +124,19 @@ var fifoCases = []testCase{
 			e.t.Fatalf("send after the original was deleted, within 5 minutes, was not a duplicate")
 		}
 	}},
+	{string(capabilities.FIFODedupExplicit), "forgotten-with-deleted-queue", func(e *env) {
+		q := e.fifo("q")
+		e.send(q, 0, fifoMsg("g", "x"))
+		if err := e.d.DeleteQueue(e.ctx, drivers.DeleteQueueRequest{Name: q}); err != nil {
+			e.t.Fatalf("DeleteQueue: %v", err)
+		}
+		if _, err := e.d.CreateQueue(e.ctx, drivers.CreateQueueRequest{Queue: drivers.Queue{Name: q, Attributes: FIFOAttributes(), CreatedAt: e.base, LastModified: e.base}}); err != nil {
+			e.t.Fatalf("CreateQueue again: %v", err)
+		}
+		if r := e.send(q, time.Second, fifoMsg("g", "x"))[0]; r.Duplicate {
+			e.t.Fatalf("send to a recreated queue was a duplicate of a message of the deleted one")
+		}
+	}},
 	{string(capabilities.FIFODedupScopeGroup), "scope-message-group", func(e *env) {
 		attrs := FIFOAttributes()
 		attrs.DeduplicationScope = "messageGroup"

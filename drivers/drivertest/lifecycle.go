@@ -177,6 +177,18 @@ var purgeStatsSweepCases = []testCase{
 		e.expectStats(q, 62*time.Second, drivers.QueueStats{Visible: 1})
 		e.expectBodies("after the sweep", e.receive(q, 62*time.Second, 10, 1).Messages, "young")
 	}},
+	{string(capabilities.RetentionPeriod), "shortened-retention-applies-to-queued-messages", func(e *env) {
+		q := e.standard("q")
+		e.send(q, 0, msg("a"))
+		attrs := StandardAttributes()
+		attrs.MessageRetentionPeriod = 60
+		if err := e.d.SetQueueAttributes(e.ctx, drivers.SetQueueAttributesRequest{Name: q, Attributes: attrs, Now: e.at(time.Second)}); err != nil {
+			e.t.Fatalf("SetQueueAttributes: %v", err)
+		}
+		e.expectStats(q, 59*time.Second, drivers.QueueStats{Visible: 1})
+		e.expectBodies("after the shortened retention", e.receive(q, 61*time.Second, 10, 30).Messages)
+		e.expectStats(q, 61*time.Second, drivers.QueueStats{})
+	}},
 	{string(capabilities.RetentionPeriod), "sweep-forgets-dedup-after-window", func(e *env) {
 		q := e.fifo("q")
 		e.send(q, 0, fifoMsg("g", "x"))

@@ -45,9 +45,11 @@
 // (SQLite has one writer at a time anyway); on disk, reads (GetQueue, ListQueues,
 // QueueStats) use a small pool of their own, while in memory mode they share the writer.
 //
-// Costs that grow with queue depth, measured in memory on a shared 2-core machine:
-// a send/receive/delete cycle costs about 0.1-0.3 ms (1 ms on disk plus three fsyncs),
-// independent of depth for standard queues. QueueStats scans the queue's index, about
+// Measured on a shared 2-core machine (go test -bench . ./drivers/sqlite): a
+// send/receive/delete cycle of one message costs about 0.1-0.3 ms in memory and 3-6 ms
+// on disk, where each of the three calls waits for an fsync; batches of 10 reach about
+// 10,000 messages/s in memory and 1,500-2,000 on disk. For standard queues the cycle
+// does not depend on queue depth. QueueStats scans the queue's index, about
 // 0.5 ms per 1,000 messages. A FIFO receive walks message groups in order of their
 // earliest message (a table kept by triggers), so its cost grows with the number of
 // groups that are blocked, not with the messages queued behind them: about 1.2 ms with
