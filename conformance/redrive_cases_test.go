@@ -147,7 +147,9 @@ func redriveCases() []tc {
 			h.Must(err, "CancelMessageMoveTask")
 			h.Clock.Advance(30 * time.Second)
 			task := h.awaitMoveTask(dl, "CANCELLED")
-			if task.ApproximateNumberOfMessagesMoved != cout.ApproximateNumberOfMessagesMoved || task.ApproximateNumberOfMessagesMoved >= 5 {
+			// A step already running when the cancel arrived may still finish: at 1
+			// message/s that is one message more than the cancel reported, no more.
+			if task.ApproximateNumberOfMessagesMoved > cout.ApproximateNumberOfMessagesMoved+1 || task.ApproximateNumberOfMessagesMoved >= 5 {
 				h.T.Fatalf("after cancel moved %d (cancel said %d); the task kept going", task.ApproximateNumberOfMessagesMoved, cout.ApproximateNumberOfMessagesMoved)
 			}
 			_, err = h.SQS.CancelMessageMoveTask(h.Ctx, &sqs.CancelMessageMoveTaskInput{TaskHandle: out.TaskHandle})
