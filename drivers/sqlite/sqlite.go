@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 
 	sqlitelib "modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -49,6 +50,9 @@ type Driver struct {
 	// stmts caches statements prepared on wconn (parsing SQL costs more than running
 	// these small statements); used only while holding sem.
 	stmts map[string]*sql.Stmt
+	// pending are writes waiting for the next transaction (see write).
+	pmu     sync.Mutex
+	pending []*writeReq
 	// rdb serves read-only queries from connections of their own (WAL readers do not
 	// block the writer). Nil in memory mode, where every connection would get its own
 	// database, so reads go through wconn too.
@@ -296,14 +300,20 @@ func (d *Driver) Close() error {
 }
 
 // conn is the writer connection while the caller holds it. Its methods run cached
-// prepared statements; in a transaction they are part of it.
-type conn struct{ d *Driver }
+// prepared statements; in a transaction they are part of it. They use the conn's own
+// context, not the one passed in: a write that has started runs to the end even if its
+// caller gives up, because SQLite answers an interrupted write by rolling back the
+// whole transaction, which holds other callers' writes too.
+type conn struct {
+	d   *Driver
+	ctx context.Context
+}
 
-func (c conn) stmt(ctx context.Context, query string) *sql.Stmt {
+func (c conn) stmt(query string) *sql.Stmt {
 	if st, ok := c.d.stmts[query]; ok {
 		return st
 	}
-	st, err := c.d.wconn.PrepareContext(ctx, query)
+	st, err := c.d.wconn.PrepareContext(c.ctx, query)
 	if err != nil {
 		return nil // the unprepared call below reports the error
 	}
@@ -312,27 +322,27 @@ func (c conn) stmt(ctx context.Context, query string) *sql.Stmt {
 }
 
 // ExecContext runs a statement that returns no rows.
-func (c conn) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	if st := c.stmt(ctx, query); st != nil {
-		return st.ExecContext(ctx, args...)
+func (c conn) ExecContext(_ context.Context, query string, args ...any) (sql.Result, error) {
+	if st := c.stmt(query); st != nil {
+		return st.ExecContext(c.ctx, args...)
 	}
-	return c.d.wconn.ExecContext(ctx, query, args...)
+	return c.d.wconn.ExecContext(c.ctx, query, args...)
 }
 
 // QueryContext runs a query.
-func (c conn) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	if st := c.stmt(ctx, query); st != nil {
-		return st.QueryContext(ctx, args...)
+func (c conn) QueryContext(_ context.Context, query string, args ...any) (*sql.Rows, error) {
+	if st := c.stmt(query); st != nil {
+		return st.QueryContext(c.ctx, args...)
 	}
-	return c.d.wconn.QueryContext(ctx, query, args...)
+	return c.d.wconn.QueryContext(c.ctx, query, args...)
 }
 
 // QueryRowContext runs a query that returns at most one row.
-func (c conn) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
-	if st := c.stmt(ctx, query); st != nil {
-		return st.QueryRowContext(ctx, args...)
+func (c conn) QueryRowContext(_ context.Context, query string, args ...any) *sql.Row {
+	if st := c.stmt(query); st != nil {
+		return st.QueryRowContext(c.ctx, args...)
 	}
-	return c.d.wconn.QueryRowContext(ctx, query, args...)
+	return c.d.wconn.QueryRowContext(c.ctx, query, args...)
 }
 
 // acquire takes the writer connection, or gives up when ctx ends.
@@ -347,31 +357,131 @@ func (d *Driver) acquire(ctx context.Context) error {
 
 func (d *Driver) release() { <-d.sem }
 
-// write runs fn in one BEGIN IMMEDIATE transaction on the writer connection and commits.
-func (d *Driver) write(ctx context.Context, fn func(tx conn) error) error {
-	if err := d.acquire(ctx); err != nil {
-		return err
-	}
-	defer d.release()
-	if _, err := d.wconn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
-		return classify(err, "sqlite: begin")
-	}
-	if err := fn(conn{d}); err != nil {
-		d.rollback(ctx)
-		return classify(err, "sqlite")
-	}
-	// COMMIT is not cancelled with ctx: once fn has run, finishing is cheaper than
-	// leaving the client unsure whether an interrupted COMMIT took effect.
-	if _, err := d.wconn.ExecContext(context.WithoutCancel(ctx), "COMMIT"); err != nil {
-		d.rollback(ctx)
-		return drivers.Wrap(drivers.KindUnavailable, err, "sqlite: commit")
-	}
-	return nil
+// maxGroup bounds how many queued writes share one transaction.
+const maxGroup = 64
+
+// writeReq is one write waiting for a transaction.
+type writeReq struct {
+	ctx  context.Context
+	fn   func(tx conn) error
+	err  error
+	done chan struct{}
 }
 
-func (d *Driver) rollback(ctx context.Context) {
-	// An error here means no transaction is open any more (SQLite rolled back itself).
-	_, _ = d.wconn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
+// write runs fn in a BEGIN IMMEDIATE transaction on the writer connection and returns
+// after COMMIT. Writes that queue up while another transaction runs are committed
+// together (group commit: one fsync for all of them), each inside its own SAVEPOINT so
+// that one failing leaves the others applied; a caller whose write failed sees nothing
+// of it applied. Whoever takes the connection runs every queued write, its own included.
+func (d *Driver) write(ctx context.Context, fn func(tx conn) error) error {
+	r := &writeReq{ctx: ctx, fn: fn, done: make(chan struct{})}
+	d.pmu.Lock()
+	d.pending = append(d.pending, r)
+	d.pmu.Unlock()
+	for {
+		select {
+		case <-r.done:
+			return r.err
+		case d.sem <- struct{}{}:
+			d.runPending()
+			d.release()
+		case <-ctx.Done():
+			if d.withdraw(r) {
+				return ctx.Err()
+			}
+			<-r.done // already taken into a transaction: its outcome is known soon
+			return r.err
+		}
+	}
+}
+
+// withdraw removes r from the queue if no transaction has taken it yet.
+func (d *Driver) withdraw(r *writeReq) bool {
+	d.pmu.Lock()
+	defer d.pmu.Unlock()
+	for i, p := range d.pending {
+		if p == r {
+			d.pending = append(d.pending[:i:i], d.pending[i+1:]...)
+			return true
+		}
+	}
+	return false
+}
+
+// runPending commits the queued writes, up to maxGroup, in one transaction. The caller
+// holds the writer connection.
+func (d *Driver) runPending() {
+	d.pmu.Lock()
+	n := min(len(d.pending), maxGroup)
+	batch := append([]*writeReq(nil), d.pending[:n]...)
+	d.pending = append(d.pending[:0:0], d.pending[n:]...)
+	d.pmu.Unlock()
+	if len(batch) == 0 {
+		return
+	}
+	defer func() {
+		for _, r := range batch {
+			close(r.done)
+		}
+	}()
+	bg := context.Background()
+	if _, err := d.wconn.ExecContext(bg, "BEGIN IMMEDIATE"); err != nil {
+		failAll(batch, classify(err, "sqlite: begin"))
+		return
+	}
+	for _, r := range batch {
+		if err := r.ctx.Err(); err != nil {
+			r.err = err // gave up before its turn: nothing of it runs
+			continue
+		}
+		if _, err := d.wconn.ExecContext(bg, "SAVEPOINT w"); err != nil {
+			d.abort(batch, err)
+			return
+		}
+		if err := runOne(conn{d: d, ctx: context.WithoutCancel(r.ctx)}, r.fn); err != nil {
+			r.err = classify(err, "sqlite")
+			// ROLLBACK TO fails when SQLite already rolled back the whole transaction
+			// (after an I/O error, for instance): then nothing in the group is applied.
+			if _, rerr := d.wconn.ExecContext(bg, "ROLLBACK TO w"); rerr != nil {
+				d.abort(batch, rerr)
+				return
+			}
+		}
+		if _, err := d.wconn.ExecContext(bg, "RELEASE w"); err != nil {
+			d.abort(batch, err)
+			return
+		}
+	}
+	if _, err := d.wconn.ExecContext(bg, "COMMIT"); err != nil {
+		d.abort(batch, err)
+	}
+}
+
+// runOne runs one write, turning a panic into an error so that the connection and the
+// other writes of the group are not left behind.
+func runOne(c conn, fn func(tx conn) error) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = drivers.Errorf(drivers.KindInternal, "sqlite: panic in a write: %v", p)
+		}
+	}()
+	return fn(c)
+}
+
+// abort rolls the transaction back and fails every write of the group: none of it is
+// applied, and the clients may retry.
+func (d *Driver) abort(batch []*writeReq, cause error) {
+	_, _ = d.wconn.ExecContext(context.Background(), "ROLLBACK")
+	failAll(batch, drivers.Wrap(drivers.KindUnavailable, cause, "sqlite: transaction"))
+}
+
+// failAll sets err on every write of the group that has no error of its own.
+func failAll(batch []*writeReq, err error) {
+	for _, r := range batch {
+		if r.err == nil {
+			r.err = err
+		}
+	}
 }
 
 // read runs fn with a read-only view: the reader pool on disk, the writer connection in
@@ -384,7 +494,7 @@ func (d *Driver) read(ctx context.Context, fn func(q queryer) error) error {
 		return err
 	}
 	defer d.release()
-	return classify(fn(conn{d}), "sqlite")
+	return classify(fn(conn{d: d, ctx: ctx}), "sqlite")
 }
 
 // classify wraps a native error once with a kind; driver errors and context errors pass.
