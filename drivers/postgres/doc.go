@@ -59,7 +59,8 @@
 // and the next AwaitActivity names every queue, since notifications sent meanwhile are
 // lost. The one gap left: a gateway killed between a send's commit and its NOTIFY; then
 // receives waiting on other gateways get the message when their wait ends (at most
-// 20 s) instead of at once. Nothing is lost.
+// 20 s) instead of at once. Nothing is lost. The option notify_in_transaction closes
+// that gap by sending the NOTIFY inside the send's transaction, at the cost below.
 //
 // Why NOTIFY after commit rather than inside the send: PostgreSQL serializes the commits
 // of notifying transactions on one database-wide lock, WAL flush included. Measured on
@@ -121,6 +122,7 @@
 //	    schema: anysqs          # default
 //	    max_conns: 16           # default; more only adds contention on small machines
 //	    tls: {mode: verify-full, ca_file: ..., cert_file: ..., key_file: ...}
+//	    notify_in_transaction: false  # default; see "Semantics"
 //
 // An empty dsn is taken from $ANYSQS_POSTGRES_DSN, and failing that from the standard
 // PG* environment variables. The tls options override the DSN's sslmode, sslrootcert,

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/anysqs/anysqs/drivers"
+	"github.com/anysqs/anysqs/drivers/postgres"
 )
 
 // await calls AwaitActivity with a generous bound; the bound only keeps a broken
@@ -84,4 +85,21 @@ func TestAwaitActivityAcrossInstances(t *testing.T) {
 			break
 		}
 	}
+}
+
+func TestAwaitActivityNotifyInTransaction(t *testing.T) {
+	t.Parallel()
+	dsn := newDatabase(t)
+	a, err := postgres.Open(context.Background(), postgres.Options{DSN: dsn, NotifyInTransaction: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b := openDriver(t, dsn)
+	createQueue(t, a, "q", stdAttrs())
+	createQueue(t, a, "q.fifo", fifoAttrs())
+	send(t, a, "q", epoch, drivers.SendEntry{Body: "x"})
+	awaitQueue(t, b, "q")
+	send(t, a, "q.fifo", epoch, drivers.SendEntry{Body: "x", MessageGroupID: "g", MessageDeduplicationID: "1"})
+	awaitQueue(t, b, "q.fifo")
 }

@@ -40,6 +40,10 @@ type Options struct {
 	CreateDatabase bool `json:"create_database"`
 	// TLS overrides the DSN's sslmode and certificate settings when set.
 	TLS *TLSOptions `json:"tls"`
+	// NotifyInTransaction sends each send's NOTIFY inside its transaction instead of
+	// after commit: no wake-up is lost even when a gateway dies right after a commit, at
+	// a large cost in send throughput (see the package doc).
+	NotifyInTransaction bool `json:"notify_in_transaction"`
 }
 
 // TLSOptions select how the driver secures its connections. They map onto libpq's
@@ -54,12 +58,13 @@ type TLSOptions struct {
 
 // Driver is the PostgreSQL backend. It is safe for concurrent use.
 type Driver struct {
-	pool    *pgxpool.Pool
-	schema  string
-	channel string // NOTIFY channel shared by every gateway on this schema
-	keys    lockKeys
-	lis     *listener
-	notes   *notifier
+	pool     *pgxpool.Pool
+	schema   string
+	channel  string // NOTIFY channel shared by every gateway on this schema
+	keys     lockKeys
+	lis      *listener
+	notes    *notifier
+	notifyTx bool
 
 	closeOnce sync.Once
 }
@@ -94,7 +99,8 @@ func Open(ctx context.Context, o Options) (*Driver, error) {
 	if err != nil {
 		return nil, drivers.Wrap(drivers.KindInvalidArgument, err, "postgres pool")
 	}
-	d := &Driver{pool: pool, schema: o.Schema, channel: "anysqs:" + o.Schema, keys: newLockKeys(o.Schema)}
+	d := &Driver{pool: pool, schema: o.Schema, channel: "anysqs:" + o.Schema, keys: newLockKeys(o.Schema),
+		notifyTx: o.NotifyInTransaction}
 	if err := d.migrate(ctx); err != nil {
 		pool.Close()
 		return nil, err

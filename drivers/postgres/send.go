@@ -92,6 +92,9 @@ func (d *Driver) sendStandard(ctx context.Context, req drivers.SendMessagesReque
 	}
 	b := &pgx.Batch{}
 	ins := b.Queue(sendStandardSQL, req.Name, req.Now, ids, bodies, attrs, sys, senders, visible, groups, dedups)
+	if d.notifyTx {
+		b.Queue(`SELECT pg_notify($1, $2)`, d.channel, req.Name)
+	}
 	var inserted int64
 	ins.Exec(func(tag pgconn.CommandTag) error { inserted = tag.RowsAffected(); return nil })
 	// Statements of one batch share one implicit transaction, committed at its end.
@@ -101,7 +104,9 @@ func (d *Driver) sendStandard(ctx context.Context, req drivers.SendMessagesReque
 	if inserted == 0 {
 		return drivers.SendMessagesResult{}, notFound(req.Name)
 	}
-	d.notes.notify(req.Name)
+	if !d.notifyTx {
+		d.notes.notify(req.Name)
+	}
 	res := drivers.SendMessagesResult{Entries: make([]drivers.SendEntryResult, n)}
 	for i, e := range req.Entries {
 		res.Entries[i] = drivers.SendEntryResult{EntryID: e.EntryID, MessageID: e.MessageID}
@@ -189,6 +194,9 @@ func (d *Driver) sendFIFO(ctx context.Context, req drivers.SendMessagesRequest) 
 				return err
 			})
 	}
+	if d.notifyTx {
+		b.Queue(`SELECT pg_notify($1, $2)`, d.channel, req.Name)
+	}
 	if err := d.pool.SendBatch(ctx, b).Close(); err != nil {
 		return drivers.SendMessagesResult{}, mapErr(ctx, err, "send to "+req.Name)
 	}
@@ -200,7 +208,7 @@ func (d *Driver) sendFIFO(ctx context.Context, req drivers.SendMessagesRequest) 
 		if o.queueFound == 0 {
 			return drivers.SendMessagesResult{}, notFound(req.Name)
 		}
-		if o.insertedSeq != nil {
+		if o.insertedSeq != nil && !d.notifyTx {
 			d.notes.notify(req.Name)
 		}
 		r := &res.Entries[i]
