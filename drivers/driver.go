@@ -81,7 +81,9 @@ type Driver interface {
 	// Redrive: a visible message whose receive count already equals the queue's
 	// RedrivePolicy.MaxReceiveCount is moved, in the same transaction as the claim
 	// attempt, to the dead-letter queue (receive count kept, DeadLetterSource set) instead
-	// of being returned.
+	// of being returned. As in SQS, its retention period keeps running from the original
+	// enqueue time in a standard DLQ and restarts in a FIFO DLQ, where the message's
+	// deduplication id becomes its MessageID.
 	//
 	// FIFO: messages of one group are returned in sequence order, and no message of a
 	// group is returned while an earlier message of that group is in flight. One call may
