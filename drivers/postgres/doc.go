@@ -72,7 +72,9 @@
 // are drivers.KindUnavailable, so the client retries as with SQS. The pool pings
 // connections idle for more than a second before use and health-checks idle ones every
 // 5 s, so after a database restart it drops dead connections and recovers by itself
-// (TestDatabaseRestart stops and restarts a throwaway cluster under an open driver).
+// (TestDatabaseRestart stops and restarts a throwaway cluster under an open driver;
+// TestCrashUnderLoad crashes it under 8 senders and finds every acknowledged send
+// delivered after recovery).
 //
 // # Table layout
 //
