@@ -205,13 +205,16 @@ func (d *Driver) MoveMessages(ctx context.Context, req drivers.MoveMessagesReque
 	return res, nil
 }
 
-// sweepMessagesSQL deletes expired messages, looking at most $2 rows at the head (lowest
-// row ids, i.e. oldest sends) of each queue, so one pass is bounded.
+// sweepMessagesSQL deletes expired messages at the head (lowest row ids, i.e. oldest
+// sends) of each queue: one index probe per queue finds the queues whose oldest message
+// has expired, and in those at most $2 head rows are looked at, so a pass is bounded.
 const sweepMessagesSQL = `WITH c AS (
 	SELECT x.queue_id, x.id FROM queues q CROSS JOIN LATERAL (
 		SELECT m.queue_id, m.id, m.enqueued_at FROM messages m WHERE m.queue_id = q.id ORDER BY m.id LIMIT $2
 	) x
-	WHERE x.enqueued_at <= $1::timestamptz - make_interval(secs => q.retention)
+	WHERE (SELECT h.enqueued_at FROM messages h WHERE h.queue_id = q.id ORDER BY h.id LIMIT 1)
+			<= $1::timestamptz - make_interval(secs => q.retention)
+		AND x.enqueued_at <= $1::timestamptz - make_interval(secs => q.retention)
 	LIMIT $2
 )
 DELETE FROM messages m USING c WHERE m.queue_id = c.queue_id AND m.id = c.id`
