@@ -12,9 +12,21 @@
 //		})
 //	}
 //
-// Subtests are named <capability>/<case> so a report can be built from go test -json.
-// Queue names are unique per run, so drivers whose storage is shared between cases (a
-// database server) need not clean up between them.
+// Subtests are named <capability>/<case> (cases about the driver itself are filed under
+// "describe") so a report can be built from go test -json. Queue names are unique per
+// run, so drivers whose storage is shared between cases (a database server) need not
+// clean up between them; Sweep cases only check their own queues.
+//
+// Covered: every Driver method; one result per batch entry, in order; visibility,
+// delay, ChangeVisibility (extend, release, 12-hour cap, not in flight); stale, expired
+// and foreign receipt handles; FIFO group order, in-flight blocking, several messages
+// of a group per receive, sequence numbers, deduplication (window, scopes, echo, within
+// a batch, after delete, after queue deletion), receive attempt replay; redrive at
+// maxReceiveCount with DLQ retention clocks; message moves; the 60-second purge rule;
+// counts; retention and Sweep; cancelled contexts; concurrent receivers (each message
+// claimed once, FIFO order kept); and, with Reopen, messages, in-flight handles,
+// deduplication and sequence numbers across a restart. Time moves only through the
+// Now of each request: no case sleeps or measures durations.
 package drivertest
 
 import (
