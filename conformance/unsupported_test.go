@@ -37,6 +37,40 @@ func unsupportedProbes() map[capabilities.ID]func(*H) {
 			h.wantRejected(err, capabilities.QueueFIFO, "CreateQueue FIFO")
 			h.wantNoQueue(name)
 		},
+		capabilities.QueueStandard: func(h *H) {
+			name := h.Name("nostd")
+			_, err := h.SQS.CreateQueue(h.Ctx, &sqs.CreateQueueInput{QueueName: aws.String(name)})
+			h.wantRejected(err, capabilities.QueueStandard, "CreateQueue standard")
+			h.wantNoQueue(name)
+		},
+		capabilities.QueueCreate: func(h *H) {
+			name := h.Name("nocreate")
+			_, err := h.SQS.CreateQueue(h.Ctx, &sqs.CreateQueueInput{QueueName: aws.String(name)})
+			h.wantRejected(err, capabilities.QueueCreate, "CreateQueue")
+			h.wantNoQueue(name)
+		},
+		capabilities.VisibilityRelease: func(h *H) {
+			url := h.Queue()
+			h.Send(url, "x")
+			m := h.ReceiveOne(url, 60)
+			_, err := h.SQS.ChangeMessageVisibility(h.Ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(url), ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: 0})
+			h.wantRejected(err, capabilities.VisibilityRelease, "ChangeMessageVisibility 0")
+			h.ReceiveNone(url, "message whose release was rejected")
+		},
+		capabilities.FIFODedupExplicit: func(h *H) {
+			url := h.FifoQueue()
+			_, err := h.SQS.SendMessage(h.Ctx, &sqs.SendMessageInput{QueueUrl: aws.String(url), MessageBody: aws.String("x"), MessageGroupId: aws.String("g"), MessageDeduplicationId: aws.String("d")})
+			h.wantRejected(err, capabilities.FIFODedupExplicit, "SendMessage MessageDeduplicationId")
+			h.wantEmpty(url)
+		},
+		capabilities.RedriveDLQ: func(h *H) {
+			dlq, src := h.Queue(), h.Queue()
+			_, err := h.SQS.SetQueueAttributes(h.Ctx, &sqs.SetQueueAttributesInput{QueueUrl: aws.String(src), Attributes: map[string]string{"RedrivePolicy": redrivePolicy(h.Arn(dlq), 2)}})
+			h.wantRejected(err, capabilities.RedriveDLQ, "SetQueueAttributes RedrivePolicy")
+			if got := h.Attr(src, types.QueueAttributeNameRedrivePolicy); got != "" {
+				h.T.Fatalf("rejected RedrivePolicy was stored: %s", got)
+			}
+		},
 		capabilities.QueuePurge: func(h *H) {
 			url := h.Queue()
 			h.Send(url, "kept")

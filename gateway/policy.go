@@ -29,7 +29,9 @@ func (c *call) need(queue string, id capabilities.ID) error {
 	return nil
 }
 
-// needAttributes decides the capability of each queue attribute named in attrs.
+// needAttributes decides the capability of each queue attribute named in attrs, and the
+// queue behaviours some attribute values turn on (a dead-letter queue, group-scoped
+// deduplication), which a backend may declare apart from the attribute itself.
 func (c *call) needAttributes(queue string, attrs map[string]string) error {
 	for _, name := range sortedNames(attrs) {
 		if id, ok := capabilities.AttributeID(name); ok {
@@ -37,6 +39,14 @@ func (c *call) needAttributes(queue string, attrs map[string]string) error {
 				return err
 			}
 		}
+	}
+	if attrs["RedrivePolicy"] != "" {
+		if err := c.need(queue, capabilities.RedriveDLQ); err != nil {
+			return err
+		}
+	}
+	if attrs["DeduplicationScope"] == "messageGroup" {
+		return c.need(queue, capabilities.FIFODedupScopeGroup)
 	}
 	return nil
 }
