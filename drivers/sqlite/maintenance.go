@@ -113,29 +113,11 @@ func (d *Driver) Sweep(ctx context.Context, req drivers.SweepRequest) (drivers.S
 	now := toNanos(req.Now)
 	err := d.write(ctx, func(tx conn) error {
 		res = drivers.SweepResult{}
-		rows, err := tx.QueryContext(ctx, `SELECT id, retention_ns FROM queues ORDER BY id`)
-		if err != nil {
+		// One statement for all queues: per queue, a range of the enqueue-time index.
+		if err := sweepStep(ctx, tx, &res, limit, `DELETE FROM messages WHERE id IN
+			(SELECT m.id FROM queues q JOIN messages m INDEXED BY messages_enqueued
+				ON m.queue_id = q.id AND m.enqueued_at <= ?1 - q.retention_ns LIMIT ?2)`, now); err != nil {
 			return err
-		}
-		type qr struct{ id, retention int64 }
-		var queues []qr
-		for rows.Next() {
-			var q qr
-			if err := rows.Scan(&q.id, &q.retention); err != nil {
-				rows.Close()
-				return err
-			}
-			queues = append(queues, q)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		for _, q := range queues {
-			if err := sweepStep(ctx, tx, &res, limit, `DELETE FROM messages WHERE id IN
-				(SELECT id FROM messages WHERE queue_id = ? AND enqueued_at <= ? LIMIT ?)`, q.id, now-q.retention); err != nil {
-				return err
-			}
 		}
 		if err := sweepStep(ctx, tx, &res, limit, `DELETE FROM dedup WHERE rowid IN
 			(SELECT rowid FROM dedup WHERE expires_at <= ? LIMIT ?)`, now); err != nil {
