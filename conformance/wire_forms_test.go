@@ -1,0 +1,89 @@
+package conformance_test
+
+import (
+	"crypto/md5"
+	"encoding/hex"
+	"encoding/xml"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+)
+
+// TestWireForms sends requests in the forms older SDKs use and that no current client
+// here produces: Query requests as GET query strings and to the queue URL itself, and the
+// error shapes of both protocols as SDKs parse them.
+func TestWireForms(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, sqliteBackend())
+	qurl := h.Queue()
+
+	do := func(req *http.Request) (int, http.Header, string) {
+		t.Helper()
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatalf("%s %s: %v", req.Method, req.URL, err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, resp.Header, string(b)
+	}
+	form := func(target string, v url.Values) *http.Request {
+		req, _ := http.NewRequestWithContext(h.Ctx, http.MethodPost, target, strings.NewReader(v.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		return req
+	}
+
+	// GET with the parameters in the query string, addressed to the queue URL.
+	get, _ := http.NewRequestWithContext(h.Ctx, http.MethodGet, qurl+"?"+url.Values{
+		"Action": {"SendMessage"}, "Version": {"2012-11-05"}, "MessageBody": {"via GET"}}.Encode(), nil)
+	code, _, body := do(get)
+	var sent struct {
+		Result struct{ MessageId, MD5OfMessageBody string } `xml:"SendMessageResult"`
+		Meta   struct{ RequestId string }                   `xml:"ResponseMetadata"`
+	}
+	if err := xml.Unmarshal([]byte(body), &sent); code != 200 || err != nil {
+		t.Fatalf("GET SendMessage: %d %v\n%s", code, err, body)
+	}
+	sum := md5.Sum([]byte("via GET"))
+	if sent.Result.MessageId == "" || sent.Result.MD5OfMessageBody != hex.EncodeToString(sum[:]) || sent.Meta.RequestId == "" {
+		t.Fatalf("GET SendMessage response %+v\n%s", sent, body)
+	}
+	if !strings.Contains(body, `xmlns="http://queue.amazonaws.com/doc/2012-11-05/"`) {
+		t.Fatalf("Query response outside the 2012-11-05 namespace:\n%s", body)
+	}
+
+	// POST to the queue URL, no QueueUrl parameter.
+	code, _, body = do(form(qurl, url.Values{"Action": {"ReceiveMessage"}, "Version": {"2012-11-05"}}))
+	if code != 200 || !strings.Contains(body, "<Body>via GET</Body>") {
+		t.Fatalf("POST ReceiveMessage to the queue URL: %d\n%s", code, body)
+	}
+
+	// Query error shape.
+	code, _, body = do(form(h.URL+"/", url.Values{"Action": {"GetQueueUrl"}, "Version": {"2012-11-05"}, "QueueName": {h.Name("missing")}}))
+	var qerr struct {
+		Error struct{ Type, Code, Message string }
+		RequestId string
+	}
+	if err := xml.Unmarshal([]byte(body), &qerr); err != nil || code != 400 ||
+		qerr.Error.Code != "AWS.SimpleQueueService.NonExistentQueue" || qerr.Error.Type != "Sender" || qerr.RequestId == "" {
+		t.Fatalf("Query GetQueueUrl of a missing queue: %d %v %+v\n%s", code, err, qerr, body)
+	}
+
+	// JSON error shape, with the header query-compatible SDKs read.
+	req, _ := http.NewRequestWithContext(h.Ctx, http.MethodPost, h.URL+"/", strings.NewReader(`{"QueueName":"`+h.Name("missing")+`"}`))
+	req.Header.Set("Content-Type", "application/x-amz-json-1.0")
+	req.Header.Set("X-Amz-Target", "AmazonSQS.GetQueueUrl")
+	code, hdr, body := do(req)
+	if code != 400 || !strings.Contains(body, `"__type":"com.amazonaws.sqs#QueueDoesNotExist"`) ||
+		hdr.Get("x-amzn-query-error") != "AWS.SimpleQueueService.NonExistentQueue;Sender" {
+		t.Fatalf("JSON GetQueueUrl of a missing queue: %d %q\n%s", code, hdr.Get("x-amzn-query-error"), body)
+	}
+
+	// An unknown action is a client error, not a 5xx.
+	code, _, body = do(form(h.URL+"/", url.Values{"Action": {"NoSuchAction"}, "Version": {"2012-11-05"}}))
+	if code != 400 || !strings.Contains(body, "InvalidAction") {
+		t.Fatalf("unknown Query action: %d\n%s", code, body)
+	}
+}
