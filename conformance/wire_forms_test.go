@@ -63,7 +63,7 @@ func TestWireForms(t *testing.T) {
 	// Query error shape.
 	code, _, body = do(form(h.URL+"/", url.Values{"Action": {"GetQueueUrl"}, "Version": {"2012-11-05"}, "QueueName": {h.Name("missing")}}))
 	var qerr struct {
-		Error struct{ Type, Code, Message string }
+		Error     struct{ Type, Code, Message string }
 		RequestId string
 	}
 	if err := xml.Unmarshal([]byte(body), &qerr); err != nil || code != 400 ||
