@@ -71,3 +71,16 @@ func TestNewerSchemaRefused(t *testing.T) {
 		t.Fatalf("Open: %v, want KindFailedPrecondition", err)
 	}
 }
+
+func TestDataDirHeldByOneDriver(t *testing.T) {
+	dir := t.TempDir()
+	d := openT(t, dir)
+	if second, err := sqlite.Open(context.Background(), sqlite.Options{DataDir: dir}); err == nil {
+		second.Close()
+		t.Fatal("a second driver opened a data_dir that is in use")
+	} else if !strings.Contains(err.Error(), "in use") {
+		t.Fatalf("second Open: %v, want an error saying the data_dir is in use", err)
+	}
+	d.Close()
+	openT(t, dir).Close() // free again after Close
+}

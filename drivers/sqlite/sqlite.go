@@ -59,6 +59,7 @@ type Driver struct {
 	rdb    *sql.DB
 	secret []byte // receipt handle MAC key, stored in the database so handles survive restarts
 	memory bool
+	lock   *os.File // held while open: one process per data directory
 }
 
 func init() {
@@ -86,15 +87,21 @@ func Open(ctx context.Context, o Options) (*Driver, error) {
 		if err := os.MkdirAll(o.DataDir, 0o750); err != nil {
 			return nil, fmt.Errorf("sqlite: data_dir: %w", err)
 		}
+		lock, err := lockDataDir(o.DataDir)
+		if err != nil {
+			return nil, err
+		}
+		d.lock = lock
 		dsn = (&url.URL{Scheme: "file", Opaque: filepath.Join(o.DataDir, "anysqs.db")}).String() + "?" + dsnParams(busy, true)
 	}
 	var err error
 	if d.wdb, err = sql.Open("sqlite", dsn); err != nil {
+		d.Close()
 		return nil, err
 	}
 	d.wdb.SetMaxOpenConns(1)
 	if d.wconn, err = d.wdb.Conn(ctx); err != nil {
-		d.wdb.Close()
+		d.Close()
 		return nil, classify(err, "sqlite: open "+o.DataDir)
 	}
 	if !d.memory {
@@ -295,6 +302,9 @@ func (d *Driver) Close() error {
 	}
 	if d.wdb != nil {
 		err = errors.Join(err, d.wdb.Close())
+	}
+	if d.lock != nil {
+		err = errors.Join(err, d.lock.Close()) // closing the file releases the lock
 	}
 	return err
 }
