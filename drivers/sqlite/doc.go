@@ -44,8 +44,8 @@
 //
 // # Limits
 //
-// One process per data directory: another process could open the file, but it would not
-// wake this gateway's long polls. Writes go through one connection, queued in the driver
+// One process per data directory, enforced at Open with a lock file (flock, on Unix): a
+// second process would not wake this gateway's long polls. Writes go through one connection, queued in the driver
 // (SQLite has one writer at a time anyway); on disk, reads (GetQueue, ListQueues,
 // QueueStats) use a small pool of their own, while in memory mode they share the writer.
 //
