@@ -97,8 +97,8 @@ func contains(ids []capabilities.ID, id capabilities.ID) bool {
 }
 
 // generate writes declarations for backend, runs Generate on in and returns the summary,
-// its error and the output directory.
-func generate(t *testing.T, backend string, decls []capabilities.Declaration, in *goTestJSON, opts report.Options) (report.Summary, error, string) {
+// the output directory and its error.
+func generate(t *testing.T, backend string, decls []capabilities.Declaration, in *goTestJSON, opts report.Options) (report.Summary, string, error) {
 	t.Helper()
 	declDir, out := t.TempDir(), t.TempDir()
 	if decls != nil {
@@ -109,7 +109,7 @@ func generate(t *testing.T, backend string, decls []capabilities.Declaration, in
 	}
 	opts.TestJSON, opts.DeclarationsDir, opts.OutDir = in, declDir, out
 	sum, err := report.Generate(opts)
-	return sum, err, out
+	return sum, out, err
 }
 
 func read(t *testing.T, path string) string {
@@ -132,7 +132,7 @@ func TestGoldenReport(t *testing.T) {
 	in.testCase("memdb", "receipt.durable", "after_restart", "skip", "restart needs a file-backed database")
 	in.finish("memdb", "pass")
 	var progressed int
-	sum, err, out := generate(t, "memdb", decls, &in, report.Options{Progress: func(report.CaseResult) { progressed++ }})
+	sum, out, err := generate(t, "memdb", decls, &in, report.Options{Progress: func(report.CaseResult) { progressed++ }})
 	if err != nil {
 		t.Fatalf("Generate: %v", err)
 	}

@@ -43,7 +43,7 @@ func TestDeclaredButNotDelivered(t *testing.T) {
 	in.everyCase("liar", decls, capabilities.FIFOOrdering)
 	in.testCase("liar", "fifo.ordering", "three_groups", "fail", "group g1: got m2 before m1")
 	in.finish("liar", "fail")
-	sum, err, out := generate(t, "liar", decls, &in, report.Options{})
+	sum, out, err := generate(t, "liar", decls, &in, report.Options{})
 	wantFailure(t, sum, err, out, "liar", "fifo.ordering declared native, but cases failed: three_groups")
 	md := read(t, filepath.Join(out, "liar.md"))
 	if !strings.Contains(md, "| [fifo.ordering](#cap-fifo.ordering) | native | ❌ failed |") ||
@@ -63,7 +63,7 @@ func TestUnsupportedButNotRejected(t *testing.T) {
 	in.everyCase("lax", decls, capabilities.QueuePurge)
 	in.testCase("lax", "queue.purge", "rejected_unchanged", "fail", "PurgeQueue succeeded; want UnsupportedOperation")
 	in.finish("lax", "fail")
-	sum, err, out := generate(t, "lax", decls, &in, report.Options{})
+	sum, out, err := generate(t, "lax", decls, &in, report.Options{})
 	wantFailure(t, sum, err, out, "lax", "queue.purge declared unsupported, but cases failed: rejected_unchanged")
 }
 
@@ -75,10 +75,10 @@ func TestNoEvidence(t *testing.T) {
 		in.finish("thin", "pass")
 		return &in
 	}
-	sum, err, out := generate(t, "thin", decls, build(), report.Options{})
+	sum, out, err := generate(t, "thin", decls, build(), report.Options{})
 	wantFailure(t, sum, err, out, "thin", "queue.tags declared native, but no case exercises it")
 
-	sum, err, out = generate(t, "thin", decls, build(), report.Options{AllowNoEvidence: true})
+	sum, out, err = generate(t, "thin", decls, build(), report.Options{AllowNoEvidence: true})
 	if err != nil || len(sum.Backends[0].Failures) != 0 {
 		t.Fatalf("AllowNoEvidence: err = %v, summary = %+v", err, sum)
 	}
@@ -94,7 +94,7 @@ func TestUnfinishedCase(t *testing.T) {
 	in.everyCase("crashy", decls)
 	in.event("run", "TestConformance/crashy/queue.purge/twice", "")
 	in.event("output", "TestConformance/crashy/queue.purge/twice", "panic: nil map\n")
-	sum, err, out := generate(t, "crashy", decls, &in, report.Options{})
+	sum, out, err := generate(t, "crashy", decls, &in, report.Options{})
 	wantFailure(t, sum, err, out, "crashy", "queue.purge declared native, but cases failed: twice")
 	if !strings.Contains(read(t, filepath.Join(out, "crashy.md")), "> panic: nil map") {
 		t.Error("the panic is not shown as the reason")
@@ -107,14 +107,14 @@ func TestUnknownCapabilityInCaseName(t *testing.T) {
 	in.everyCase("typo", decls)
 	in.testCase("typo", "fifo.orderin", "three_groups", "pass")
 	in.finish("typo", "pass")
-	sum, err, out := generate(t, "typo", decls, &in, report.Options{})
+	sum, out, err := generate(t, "typo", decls, &in, report.Options{})
 	wantFailure(t, sum, err, out, "typo", `names capability "fifo.orderin", which is not in the catalog`)
 }
 
 func TestCasesWithoutDeclarations(t *testing.T) {
 	var in goTestJSON
 	in.testCase("ghost", "fifo.ordering", "three_groups", "pass")
-	sum, err, _ := generate(t, "ghost", nil, &in, report.Options{})
+	sum, _, err := generate(t, "ghost", nil, &in, report.Options{})
 	wantFailure(t, sum, err, "", "ghost", "no declarations file")
 }
 
@@ -123,7 +123,7 @@ func TestInvalidDeclarations(t *testing.T) {
 	var in goTestJSON
 	in.everyCase("partial", decls)
 	in.finish("partial", "pass")
-	sum, err, out := generate(t, "partial", decls, &in, report.Options{})
+	sum, out, err := generate(t, "partial", decls, &in, report.Options{})
 	wantFailure(t, sum, err, out, "partial", "queue.standard is not declared")
 }
 
@@ -134,7 +134,7 @@ func TestBackendNotRun(t *testing.T) {
 	in.event("run", "TestConformance/postgres", "")
 	in.event("output", "TestConformance/postgres", "    conformance_test.go:20: ANYSQS_POSTGRES_URL not set\n")
 	in.event("skip", "TestConformance/postgres", "")
-	sum, err, _ := generate(t, "postgres", nil, &in, report.Options{})
+	sum, _, err := generate(t, "postgres", nil, &in, report.Options{})
 	if err != nil {
 		t.Fatalf("Generate: %v", err)
 	}
@@ -151,7 +151,7 @@ func TestPackageFailureOutsideCases(t *testing.T) {
 	in.everyCase("memdb", decls)
 	in.event("pass", "TestConformance/memdb", "")
 	in.event("fail", "", "")
-	sum, err, out := generate(t, "memdb", decls, &in, report.Options{})
+	sum, out, err := generate(t, "memdb", decls, &in, report.Options{})
 	wantFailure(t, sum, err, out, "memdb", "package github.com/anysqs/anysqs/conformance failed outside the conformance cases")
 }
 
@@ -212,7 +212,7 @@ func TestEmptyRunFails(t *testing.T) {
 	var in goTestJSON
 	in.event("output", "", "# github.com/anysqs/anysqs/conformance\n")
 	in.event("build-fail", "", "")
-	_, err, _ := generate(t, "memdb", declare(nil), &in, report.Options{})
+	_, _, err := generate(t, "memdb", declare(nil), &in, report.Options{})
 	if !errors.Is(err, report.ErrFailed) || !strings.Contains(err.Error(), "no TestConformance/<backend> results") {
 		t.Fatalf("Generate on a failed build = %v", err)
 	}
