@@ -165,7 +165,7 @@ func TestPostgresRestartUnderLoad(t *testing.T) {
 	run.drain(t, clients, std, fifo)
 
 	lp := queueOn(t, "sys-restart-longpoll", nil, clients...)
-	longPollRounds(t, clients[0], clients[1], lp[0], lp[1], 3)
+	longPollRounds(t, db, clients[0], clients[1], lp[0], lp[1], 3)
 }
 
 // checkRetryable fails unless err is a server-side (5xx) error that aws-sdk-go-v2's

@@ -3,7 +3,6 @@ package system_test
 import (
 	"context"
 	"fmt"
-	"net/http/httptrace"
 	"strings"
 	"sync"
 	"testing"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/jackc/pgx/v5"
 )
 
 // hangGuard bounds a test that would otherwise wait forever on a lost message. It is
@@ -133,37 +133,47 @@ func runLoad(t *testing.T, l *ledger, consumers int, clients []*sqs.Client, urls
 }
 
 // TestLongPollAcrossGateways checks that a receive waiting on gateway A is answered by a
-// send on gateway B. Each round sends only after the receive request was written to the
-// connection, so in most rounds the receive is already waiting and only a cross-instance
-// wake-up (or the 20 s wait ending empty, which fails) can answer it.
+// send on gateway B. Each round sends only once gateway A has run its (empty) claim for
+// the receive, as seen in pg_stat_activity, so the receive is waiting and only a
+// cross-instance wake-up can answer it before its 20 s wait ends empty, which fails.
 func TestLongPollAcrossGateways(t *testing.T) {
 	db := newDatabase(t, serverDSN(t))
 	a, b := startGateway(t, db), startGateway(t, db)
 	ca, cb := newClient(a, 0), newClient(b, 0)
 	urls := queueOn(t, "sys-longpoll", nil, ca, cb)
-	longPollRounds(t, ca, cb, urls[0], urls[1], 5)
+	longPollRounds(t, db, ca, cb, urls[0], urls[1], 5)
 }
 
-// longPollRounds runs rounds of "receive on a (20 s wait), send on b once the receive is
-// on the wire" and fails unless each receive returns the message sent.
-func longPollRounds(t *testing.T, ca, cb *sqs.Client, urlA, urlB string, rounds int) {
+// longPollRounds runs rounds of "receive on a (20 s wait), send on b once a has claimed
+// nothing" and fails unless each receive returns the message sent. db is the gateways'
+// database, watched to see a's claim happen.
+func longPollRounds(t *testing.T, db string, ca, cb *sqs.Client, urlA, urlB string, rounds int) {
 	t.Helper()
+	conn, err := pgx.Connect(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	confirmed := 0
 	for r := 0; r < rounds; r++ {
-		wrote := make(chan struct{})
-		var once sync.Once
-		ctx := httptrace.WithClientTrace(context.Background(), &httptrace.ClientTrace{
-			WroteRequest: func(httptrace.WroteRequestInfo) { once.Do(func() { close(wrote) }) },
-		})
+		var since time.Time
+		if err := conn.QueryRow(context.Background(), "SELECT clock_timestamp()").Scan(&since); err != nil {
+			t.Fatal(err)
+		}
 		type result struct {
 			out *sqs.ReceiveMessageOutput
 			err error
 		}
 		got := make(chan result, 1)
 		go func() {
-			out, err := ca.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(urlA), WaitTimeSeconds: 20})
+			out, err := ca.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{QueueUrl: aws.String(urlA), WaitTimeSeconds: 20})
 			got <- result{out, err}
 		}()
-		<-wrote
+		start := time.Now()
+		if claimed(t, conn, since) {
+			confirmed++
+		}
+		seen := time.Since(start)
 		body := fmt.Sprintf("wake-%d", r)
 		if _, err := cb.SendMessage(context.Background(), &sqs.SendMessageInput{QueueUrl: aws.String(urlB), MessageBody: aws.String(body)}); err != nil {
 			t.Fatalf("round %d: send on gateway B: %v", r, err)
@@ -179,6 +189,32 @@ func longPollRounds(t *testing.T, ca, cb *sqs.Client, urlA, urlB string, rounds 
 		if _, err := ca.DeleteMessage(context.Background(), &sqs.DeleteMessageInput{QueueUrl: aws.String(urlA),
 			ReceiptHandle: res.out.Messages[0].ReceiptHandle}); err != nil {
 			t.Fatalf("round %d: delete: %v", r, err)
+		}
+		t.Logf("round %d: claim seen after %v, message delivered %v after that", r, seen.Round(time.Millisecond),
+			(time.Since(start) - seen).Round(time.Millisecond))
+	}
+	if confirmed == 0 {
+		t.Errorf("in no round was the receive seen claiming before the send: the test proved nothing")
+	}
+}
+
+// claimed waits until a gateway connection has finished a statement on the messages
+// table that started after since: the receive's claim. It gives up after a while (the
+// round then proves less, and says so) rather than failing.
+func claimed(t *testing.T, conn *pgx.Conn, since time.Time) bool {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for {
+		var n int
+		err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()
+			AND pid <> pg_backend_pid() AND state = 'idle' AND query_start >= $1 AND query ILIKE '%messages%'`, since).Scan(&n)
+		if err == nil && n > 0 {
+			return true
+		}
+		if ctx.Err() != nil {
+			t.Logf("receive's claim not seen in pg_stat_activity; sending anyway")
+			return false
 		}
 	}
 }
