@@ -216,3 +216,47 @@ func BenchmarkParallelSend(b *testing.B) {
 	})
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "sends/s")
 }
+
+// BenchmarkFIFODelayed receives from a FIFO queue whose 50,000 newest messages are still
+// in their queue delay while 10 groups have visible messages.
+func BenchmarkFIFODelayed(b *testing.B) {
+	ctx := context.Background()
+	d, err := sqlite.Open(ctx, sqlite.Options{DataDir: sqlite.MemoryDataDir})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer d.Close()
+	now := time.Unix(1_800_000_000, 0)
+	const name = "delayed.fifo"
+	attrs := drivertest.FIFOAttributes()
+	attrs.DelaySeconds = 900
+	if _, err := d.CreateQueue(ctx, drivers.CreateQueueRequest{Queue: drivers.Queue{Name: name, Attributes: attrs, CreatedAt: now, LastModified: now}}); err != nil {
+		b.Fatal(err)
+	}
+	n := 0
+	send := func(at time.Time, delay int32) {
+		entries := make([]drivers.SendEntry, 10)
+		for j := range entries {
+			n++
+			id := fmt.Sprint("m", n)
+			entries[j] = drivers.SendEntry{EntryID: fmt.Sprint(j), MessageID: id, Body: "x", DelaySeconds: delay,
+				MessageGroupID: fmt.Sprint("g", n%1000), MessageDeduplicationID: id}
+		}
+		if _, err := d.SendMessages(ctx, drivers.SendMessagesRequest{Name: name, Now: at, Entries: entries}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for range 100 {
+		send(now.Add(-time.Hour), 0) // visible now
+	}
+	for range 5000 {
+		send(now, 900)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		res, err := d.ReceiveMessages(ctx, drivers.ReceiveMessagesRequest{Name: name, Now: now, MaxMessages: 10, VisibilityTimeout: 0})
+		if err != nil || len(res.Messages) == 0 {
+			b.Fatalf("receive: %d messages, %v", len(res.Messages), err)
+		}
+	}
+}

@@ -56,9 +56,11 @@
 // single-message senders on disk reach about 2,400 sends/s through group commit. For
 // standard queues the cycle does not depend on queue depth. QueueStats scans the queue's index, about
 // 0.5 ms per 1,000 messages. A FIFO receive walks message groups in order of their
-// earliest message (a table kept by triggers), so its cost grows with the number of
-// groups that are blocked, not with the messages queued behind them: about 1.2 ms with
-// 10,000 messages in 20 groups, half of them in flight.
+// earliest message (a table kept by triggers) and reads no message queued behind an
+// in-flight or delayed one, so its cost grows with the number of blocked groups, not
+// with the backlog: a few ms with 10,000 messages in 20 groups, half of them in
+// flight, or with 50,000 messages still in their queue delay (BenchmarkFIFOBacklog,
+// BenchmarkFIFODelayed).
 //
 // KmsMasterKeyId, KmsDataKeyReusePeriodSeconds, SqsManagedSseEnabled, Policy and
 // FifoThroughputLimit are stored and returned without effect (declared Degraded): the

@@ -323,24 +323,23 @@ func redriveTarget(ctx context.Context, tx conn, q queueRow) (*queueRow, int32, 
 }
 
 // fifoCandidates selects receivable FIFO messages (?1 queue, ?2 now, ?3 retention
-// cutoff, ?4 limit). The groups that block are found first from the short not-visible
-// range of the visibility index: busy groups have a message in flight, late groups a
-// delayed one. The walk then goes through the groups in order of their earliest
-// message, skipping blocked ones, and through each group's messages in sequence order,
-// stopping at the limit, so messages queued behind an in-flight group cost nothing.
-// INDEXED BY because the planner, unguided, may filter on another index and then sort
-// the whole backlog.
-var fifoCandidates = `WITH busy AS (SELECT DISTINCT group_id FROM messages INDEXED BY messages_visible
-			WHERE queue_id = ?1 AND visible_at > ?2 AND token IS NOT NULL),
-		late AS (SELECT group_id, MIN(seq) AS seq FROM messages INDEXED BY messages_visible
-			WHERE queue_id = ?1 AND visible_at > ?2 AND token IS NULL GROUP BY group_id)
+// cutoff, ?4 limit). Groups with a message in flight are found first, from a partial
+// index of claimed messages. The walk then goes through the other groups in order of
+// their earliest message (fifo_groups) and through each group's messages in sequence
+// order, up to the group's first delayed message (looked up per group in a partial
+// index of never-claimed messages), stopping at the limit. Messages queued behind an
+// in-flight group or a delayed message are never read. INDEXED BY because the planner,
+// unguided, may filter on another index and then sort the whole backlog.
+var fifoCandidates = `WITH busy AS (SELECT DISTINCT group_id FROM messages INDEXED BY messages_claimed
+			WHERE queue_id = ?1 AND visible_at > ?2 AND token IS NOT NULL)
 		SELECT ` + prefixCols("m.", msgCols) + `
 		FROM fifo_groups g INDEXED BY fifo_groups_head
 		JOIN messages m INDEXED BY messages_group_seq ON m.queue_id = g.queue_id AND m.group_id = g.group_id
+			AND m.seq < COALESCE((SELECT MIN(e.seq) FROM messages e INDEXED BY messages_group_unclaimed
+				WHERE e.queue_id = ?1 AND e.group_id = g.group_id AND e.visible_at > ?2 AND e.token IS NULL),
+				9223372036854775807)
 		WHERE g.queue_id = ?1 AND g.group_id NOT IN busy
-		AND NOT EXISTS (SELECT 1 FROM late WHERE late.group_id = g.group_id AND late.seq <= g.head_seq)
 		AND m.visible_at <= ?2 AND m.enqueued_at > ?3
-		AND NOT EXISTS (SELECT 1 FROM late WHERE late.group_id = m.group_id AND late.seq < m.seq)
 		ORDER BY g.head_seq, m.seq LIMIT ?4`
 
 // candidates returns up to n messages receivable at now, in delivery order. For FIFO

@@ -231,6 +231,13 @@ var migrations = [][]string{
 				WHERE queue_id = OLD.queue_id AND group_id = OLD.group_id AND head_seq = OLD.seq;
 		END`,
 	},
+	5: {
+		// Partial indexes for the FIFO receive's blocking lookups: claimed messages (which
+		// groups are in flight) and, per group, never-claimed ones (where the group's
+		// delayed messages start), each read without the other.
+		`CREATE INDEX messages_claimed ON messages(queue_id, visible_at, group_id) WHERE token IS NOT NULL`,
+		`CREATE INDEX messages_group_unclaimed ON messages(queue_id, group_id, visible_at, seq) WHERE token IS NULL`,
+	},
 }
 
 func (d *Driver) migrate(ctx context.Context) error {
