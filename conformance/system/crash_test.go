@@ -105,6 +105,7 @@ func (r *loadRun) drain(t *testing.T, clients []*sqs.Client, std, fifo []string)
 	wg.Wait()
 	if len(missing) > 0 {
 		t.Errorf("%d of %d acknowledged messages never delivered, e.g. %v", len(missing), r.l.ackedN.Load(), missing[:min(len(missing), 5)])
+		return
 	}
 	t.Logf("%d acknowledged sends, all delivered", r.l.ackedN.Load())
 }

@@ -128,7 +128,7 @@ func runLoad(t *testing.T, l *ledger, consumers int, clients []*sqs.Client, urls
 			break
 		}
 	}
-	t.Logf("%d messages sent and delivered through %d receive calls", len(l.acked), l.calls.Load())
+	t.Logf("%d messages acknowledged, %d delivered, through %d receive calls", len(l.acked), len(l.deliveries), l.calls.Load())
 	l.mu.Unlock()
 }
 
