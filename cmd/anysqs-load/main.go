@@ -76,7 +76,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.DurationVar(&o.duration, "duration", 10*time.Second, "measured time per phase")
 	fs.DurationVar(&o.warmup, "warmup", 2*time.Second, "unmeasured time before each closed phase")
 	fs.IntVar(&o.bodySize, "body-size", 100, "message body bytes")
-	fs.IntVar(&o.rounds, "rounds", 1, "closed mode: repeat each configuration, paths taking turns; medians reported")
+	fs.IntVar(&o.rounds, "rounds", 1, "repeat each configuration, paths taking turns; medians reported")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -241,28 +241,63 @@ func loadavg() string {
 func openTable(ctx context.Context, w, logw io.Writer, o options, paths []path, rates []int) error {
 	fmt.Fprintln(w, "### Open loop: fixed rate, Standard queue, one message per call")
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| calls/s | path | achieved calls/s | send p50/p99 ms | receive p50/p99 ms | delete p50/p99 ms | p99 added vs sql (s/r/d) ms | p99 added vs driver (s/r/d) ms | errors, skipped |")
-	fmt.Fprintln(w, "|---:|---|---:|---:|---:|---:|---:|---:|---:|")
+	fmt.Fprintln(w, "| calls/s | round | path | achieved calls/s | send p50/p99 ms | receive p50/p99 ms | delete p50/p99 ms | p99 added vs sql (s/r/d) ms | p99 added vs driver (s/r/d) ms | errors, skipped |")
+	fmt.Fprintln(w, "|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|")
+	calls := []string{"send", "receive", "delete"}
 	for _, rate := range rates {
-		base := map[string]*recorder{}
-		for _, p := range paths {
-			vacuum(ctx, o)
-			fmt.Fprintf(logw, "open: %d calls/s on %s...\n", rate, p.Name())
-			cfg := openConfig{rate: rate, duration: o.duration, count: o.count, bodySize: o.bodySize, inFlight: 512}
-			r, err := runOpen(ctx, p, cfg, "bench-open-"+p.Name()+"-"+uuid.NewString()[:8])
-			if err != nil {
-				return err
+		// p99s[path][call] collects each round's p99 in milliseconds, for the medians.
+		p99s := map[string]map[string][]float64{}
+		for round := 1; round <= o.rounds; round++ {
+			base := map[string]*recorder{}
+			for _, p := range paths {
+				vacuum(ctx, o)
+				fmt.Fprintf(logw, "open: %d calls/s, round %d, on %s...\n", rate, round, p.Name())
+				cfg := openConfig{rate: rate, duration: o.duration, count: o.count, bodySize: o.bodySize, inFlight: 512}
+				r, err := runOpen(ctx, p, cfg, "bench-open-"+p.Name()+"-"+uuid.NewString()[:8])
+				if err != nil {
+					return err
+				}
+				base[p.Name()] = r.rec
+				if p99s[p.Name()] == nil {
+					p99s[p.Name()] = map[string][]float64{}
+				}
+				for _, c := range calls {
+					p99s[p.Name()][c] = append(p99s[p.Name()][c], float64(r.rec.dist(c).p99)/float64(time.Millisecond))
+				}
+				n, first := r.rec.errors()
+				fmt.Fprintf(w, "| %d | %d | %s | %.0f | %s | %s | %s | %s | %s | %s, %d |\n", rate, round, r.path,
+					float64(r.issued)/r.elapsed.Seconds(),
+					pair(r.rec.dist("send")), pair(r.rec.dist("receive")), pair(r.rec.dist("delete")),
+					added(r.rec, base["sql"]), added(r.rec, base["driver"]), errText(n, first), r.skipped)
 			}
-			base[p.Name()] = r.rec
-			n, first := r.rec.errors()
-			fmt.Fprintf(w, "| %d | %s | %.0f | %s | %s | %s | %s | %s | %s, %d |\n", rate, r.path,
-				float64(r.issued)/r.elapsed.Seconds(),
-				pair(r.rec.dist("send")), pair(r.rec.dist("receive")), pair(r.rec.dist("delete")),
-				added(r.rec, base["sql"]), added(r.rec, base["driver"]), errText(n, first), r.skipped)
+		}
+		if o.rounds > 1 {
+			med := func(path, call string) float64 { return median(p99s[path][call]) }
+			for _, p := range paths {
+				var own, vsSQL, vsDriver []string
+				for _, c := range calls {
+					own = append(own, fmt.Sprintf("p99 %.2f", med(p.Name(), c)))
+					if p99s["sql"] != nil && p.Name() != "sql" {
+						vsSQL = append(vsSQL, fmt.Sprintf("%+.2f", med(p.Name(), c)-med("sql", c)))
+					}
+					if p99s["driver"] != nil && p.Name() != "driver" {
+						vsDriver = append(vsDriver, fmt.Sprintf("%+.2f", med(p.Name(), c)-med("driver", c)))
+					}
+				}
+				fmt.Fprintf(w, "| %d | median | %s | | %s | %s | %s | |\n", rate, p.Name(),
+					strings.Join(own, " | "), orDash(strings.Join(vsSQL, " / ")), orDash(strings.Join(vsDriver, " / ")))
+			}
 		}
 	}
 	fmt.Fprintln(w)
 	return ctx.Err()
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "–"
+	}
+	return s
 }
 
 func pair(d dist) string {
