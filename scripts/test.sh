@@ -14,6 +14,10 @@ echo "== staticcheck"
 scripts/staticcheck.sh ./...
 
 echo "== go test"
-# -race on the packages whose correctness is about concurrency; the rest without, to keep
-# the run well inside ten minutes on two cores.
-go test -count=1 -timeout 12m ./...
+# TestConformance runs once, below, through the report generator.
+go test -count=1 -timeout 12m -skip '^TestConformance$' ./...
+
+echo "== conformance suite -> compatibility reports, compared with docs/compat"
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+go run ./cmd/anysqs report --out "$out" --check docs/compat

@@ -24,6 +24,7 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	decls := fs.String("declarations", "", "with --from: the directory holding <backend>.declarations.json")
 	out := fs.String("out", "docs/compat", "directory for <backend>.md/.json, README.md and index.html")
 	allowNoEvidence := fs.Bool("allow-no-evidence", false, "treat capabilities without cases as warnings")
+	check := fs.String("check", "", "compare the fresh reports with the committed ones in this directory; differences fail")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -88,5 +89,19 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	for _, f := range sum.Files {
 		fmt.Fprintln(stdout, "wrote", f)
 	}
-	return genErr
+	if genErr != nil || *check == "" {
+		return genErr
+	}
+	diffs, err := report.Check(*check, *out)
+	if err != nil {
+		return err
+	}
+	if len(diffs) > 0 {
+		for _, d := range diffs {
+			fmt.Fprintln(stdout, "  differs:", d)
+		}
+		return fmt.Errorf("the reports in %s do not match this run (%d differences); regenerate them with `make report`", *check, len(diffs))
+	}
+	fmt.Fprintf(stdout, "the reports in %s match this run\n", *check)
+	return nil
 }

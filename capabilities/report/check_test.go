@@ -1,0 +1,71 @@
+package report
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func writeReport(t *testing.T, dir string, r BackendReport) {
+	t.Helper()
+	r.Format = FormatReport
+	b, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, r.Backend+".json"), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestCheckIgnoresRunMetadataAndFindsChanges(t *testing.T) {
+	base := BackendReport{Backend: "memdb", Date: "d1", Commit: "c1", ServiceVersion: "1",
+		Totals: Totals{Cases: 2, Pass: 2},
+		Capabilities: []CapabilityResult{
+			{ID: "queue.purge", Level: "native", Verdict: Verified, Cases: []CaseResult{{Test: "T/memdb/queue.purge/a", Status: Pass}}},
+			{ID: "queue.tags", Level: "native", Verdict: Verified, Cases: []CaseResult{{Test: "T/memdb/queue.tags/b", Status: Pass}}},
+		}}
+	committed, fresh := t.TempDir(), t.TempDir()
+	writeReport(t, committed, base)
+
+	same := base
+	same.Date, same.Commit, same.ServiceVersion = "d2", "c2", "2"
+	writeReport(t, fresh, same)
+	if diffs, err := Check(committed, fresh); err != nil || len(diffs) != 0 {
+		t.Fatalf("metadata-only change must not count: %v %v", diffs, err)
+	}
+
+	changed := base
+	changed.Capabilities = []CapabilityResult{
+		{ID: "queue.purge", Level: "native", Verdict: Failed, Cases: []CaseResult{{Test: "T/memdb/queue.purge/a", Status: Fail}}},
+		{ID: "queue.tags", Level: "degraded", Verdict: Verified, Cases: []CaseResult{{Test: "T/memdb/queue.tags/c", Status: Pass}}},
+	}
+	writeReport(t, fresh, changed)
+	diffs, err := Check(committed, fresh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	joined := strings.Join(diffs, "\n")
+	for _, want := range []string{"queue.purge: committed native/verified, fresh run native/failed",
+		"case T/memdb/queue.purge/a was pass, now fail", "queue.tags: committed native/verified, fresh run degraded/verified",
+		"new case T/memdb/queue.tags/c", "case T/memdb/queue.tags/b is gone"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("missing %q in:\n%s", want, joined)
+		}
+	}
+}
+
+func TestCheckSkipsBackendsNotRunAndFlagsMissingCommitted(t *testing.T) {
+	committed, fresh := t.TempDir(), t.TempDir()
+	writeReport(t, fresh, BackendReport{Backend: "absent", Totals: Totals{Cases: 3, NotRun: 3}})
+	writeReport(t, fresh, BackendReport{Backend: "newone", Totals: Totals{Cases: 1, Pass: 1}})
+	diffs, err := Check(committed, fresh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(diffs) != 1 || !strings.Contains(diffs[0], "newone: no committed report") {
+		t.Fatalf("got %v", diffs)
+	}
+}
