@@ -23,7 +23,7 @@ lint: ## gofmt, go vet and staticcheck
 	scripts/staticcheck.sh ./...
 
 conformance: ## run the conformance suite on one backend: make conformance BACKEND=postgres
-	eval "$$(scripts/test-env.sh)"; ANYSQS_CONFORMANCE_BACKENDS=$(BACKEND) $(GO) test -count=1 -run 'TestConformance/$(BACKEND)/' ./conformance/ -v
+	eval "$$(scripts/test-env.sh)"; ANYSQS_CONFORMANCE_BACKENDS=$(BACKEND) $(GO) test -count=1 -run '^TestConformance$$/^$(BACKEND)$$/' ./conformance/ -v
 
 report: ## regenerate docs/compat from a fresh conformance run of every available backend
 	eval "$$(scripts/test-env.sh)"; $(GO) run ./cmd/anysqs report --out docs/compat
