@@ -124,36 +124,72 @@ func (o options) closedConfig(fifo bool, batch int) closedConfig {
 		warmup: o.warmup, bodySize: o.bodySize}
 }
 
-func openPaths(ctx context.Context, o options) ([]path, error) {
+func openPaths(_ context.Context, o options) ([]path, error) {
 	var out []path
 	for _, name := range strings.Split(o.paths, ",") {
 		name = strings.TrimSpace(name)
-		var p path
-		var err error
+		var open func(ctx context.Context) (path, error)
 		switch name {
 		case "gateway":
-			p = newGatewayPath(o.endpoint, o.workers)
+			open = func(context.Context) (path, error) { return newGatewayPath(o.endpoint, o.workers), nil }
 		case "driver", "driver+lookup":
-			var dp *driverPath
-			dp, err = newDriverPath(ctx, o.dsn, o.schema, int32(o.workers))
-			if err == nil {
+			open = func(ctx context.Context) (path, error) {
+				dp, err := newDriverPath(ctx, o.dsn, o.schema, int32(o.workers))
+				if err != nil {
+					return nil, err
+				}
 				dp.lookup = name == "driver+lookup"
-				p = dp
+				return dp, nil
 			}
 		case "sql":
-			p, err = newSQLPath(ctx, o.dsn, o.schema, int32(o.workers))
+			open = func(ctx context.Context) (path, error) { return newSQLPath(ctx, o.dsn, o.schema, int32(o.workers)) }
 		default:
-			err = fmt.Errorf("unknown path %q (want gateway, driver, driver+lookup or sql)", name)
+			return nil, fmt.Errorf("unknown path %q (want gateway, driver, driver+lookup or sql)", name)
 		}
-		if err != nil {
-			for _, q := range out {
-				q.Close()
-			}
-			return nil, fmt.Errorf("path %s: %w", name, err)
-		}
-		out = append(out, p)
+		out = append(out, &lazyPath{name: name, open: open})
 	}
 	return out, nil
+}
+
+// lazyPath opens its path when a phase creates its queue and closes it when the phase
+// ends, so the idle pools of the other paths hold no connections: the server's
+// max_connections is shared with everything else on it.
+type lazyPath struct {
+	name string
+	open func(ctx context.Context) (path, error)
+	p    path
+}
+
+func (l *lazyPath) Name() string { return l.name }
+
+func (l *lazyPath) Queue(ctx context.Context, name string, fifo bool) (string, error) {
+	if l.p == nil {
+		p, err := l.open(ctx)
+		if err != nil {
+			return "", err
+		}
+		l.p = p
+	}
+	return l.p.Queue(ctx, name, fifo)
+}
+
+func (l *lazyPath) Send(ctx context.Context, q string, bodies, groups []string) error {
+	return l.p.Send(ctx, q, bodies, groups)
+}
+
+func (l *lazyPath) Receive(ctx context.Context, q string, max int) ([]string, error) {
+	return l.p.Receive(ctx, q, max)
+}
+
+func (l *lazyPath) Delete(ctx context.Context, q string, handles []string) error {
+	return l.p.Delete(ctx, q, handles)
+}
+
+func (l *lazyPath) Close() {
+	if l.p != nil {
+		l.p.Close()
+		l.p = nil
+	}
 }
 
 // vacuum cleans the driver's tables between phases so that one phase's dead rows do not
@@ -190,6 +226,7 @@ func closedTable(ctx context.Context, w, logw io.Writer, o options, paths []path
 				vacuum(ctx, o)
 				fmt.Fprintf(logw, "closed: %s, round %d, on %s...\n", cfg, round, p.Name())
 				r, err := runClosed(ctx, p, cfg, "bench-"+p.Name()+"-"+uuid.NewString()[:8])
+				p.Close()
 				if err != nil {
 					return err
 				}
@@ -254,6 +291,7 @@ func openTable(ctx context.Context, w, logw io.Writer, o options, paths []path, 
 				fmt.Fprintf(logw, "open: %d calls/s, round %d, on %s...\n", rate, round, p.Name())
 				cfg := openConfig{rate: rate, duration: o.duration, count: o.count, bodySize: o.bodySize, inFlight: 512}
 				r, err := runOpen(ctx, p, cfg, "bench-open-"+p.Name()+"-"+uuid.NewString()[:8])
+				p.Close()
 				if err != nil {
 					return err
 				}

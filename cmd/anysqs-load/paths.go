@@ -253,7 +253,7 @@ func newSQLPath(ctx context.Context, dsn, schema string, conns int32) (*sqlPath,
 	if err != nil {
 		return nil, err
 	}
-	d, err := newDriverPath(ctx, dsn, schema, 2)
+	d, err := newDriverPath(ctx, dsn, schema, 1)
 	if err != nil {
 		pool.Close()
 		return nil, err
