@@ -14,7 +14,9 @@ import (
 // messages of the queue. The queue id is a scalar subquery, not a join, so the planner
 // reads the index in order and stops after LIMIT rows instead of sorting the backlog.
 //
-// Standard queues take the oldest-visible first and skip rows other claims hold.
+// Standard queues take the oldest-visible first and skip rows other claims hold. FIFO
+// heads are also taken oldest-visible first: order across groups does not matter, only
+// order within a group.
 //
 // FIFO claims work group by group, and a group belongs to whoever locks its head (its
 // first unexpired message). heads locks, with SKIP LOCKED, the heads of groups that
@@ -36,8 +38,10 @@ const (
 	SELECT m.ctid, m.id, m.group_id, m.receive_count FROM messages m
 	WHERE m.queue_id = (SELECT id FROM q) AND m.visible_at <= $2 AND m.enqueued_at > (SELECT cutoff FROM q)
 		AND NOT EXISTS (SELECT 1 FROM messages b WHERE b.queue_id = m.queue_id AND b.group_id = m.group_id
-			AND ((b.id < m.id AND b.enqueued_at > (SELECT cutoff FROM q)) OR (b.visible_at > $2 AND b.receipt IS NOT NULL)))
-	ORDER BY m.id LIMIT $3 FOR UPDATE OF m SKIP LOCKED
+			AND b.id < m.id AND b.enqueued_at > (SELECT cutoff FROM q))
+		AND NOT EXISTS (SELECT 1 FROM messages b WHERE b.queue_id = m.queue_id AND b.group_id = m.group_id
+			AND b.visible_at > $2 AND b.receipt IS NOT NULL)
+	ORDER BY m.visible_at LIMIT $3 FOR UPDATE OF m SKIP LOCKED
 ),
 followers AS (
 	SELECT f.ctid, f.id, f.receive_count FROM heads h JOIN messages f

@@ -68,8 +68,9 @@ ALTER SEQUENCE message_seq OWNED BY messages.id;
 
 -- Standard receive: oldest visible first.
 CREATE INDEX messages_visible ON messages (queue_id, visible_at);
--- FIFO receive: is any message of the group ahead or in flight?
+-- FIFO receive: is any message of the group ahead? Which follow? Is any in flight?
 CREATE INDEX messages_group ON messages (queue_id, group_id, id) WHERE group_id IS NOT NULL;
+CREATE INDEX messages_group_hidden ON messages (queue_id, group_id, visible_at) WHERE group_id IS NOT NULL;
 
 CREATE TABLE dedup (
 	queue_id   integer NOT NULL,
