@@ -175,7 +175,7 @@ func (s *Server) sendMessage(ctx context.Context, c *call) (any, error) {
 	if err := c.decode(&in); err != nil {
 		return nil, err
 	}
-	q, err := s.getQueue(ctx, in.QueueUrl)
+	q, err := s.hotQueue(ctx, in.QueueUrl)
 	if err != nil {
 		return nil, err
 	}
@@ -185,7 +185,9 @@ func (s *Server) sendMessage(ctx context.Context, c *call) (any, error) {
 	}
 	res, err := s.driver.SendMessages(ctx, drivers.SendMessagesRequest{Name: q.Name, Now: s.clock.Now(), Entries: []drivers.SendEntry{e}})
 	if err != nil {
-		return nil, driverError(err, q.Name)
+		de := driverError(err, q.Name)
+		s.forgetIfGone(q.Name, de)
+		return nil, de
 	}
 	if len(res.Entries) != 1 {
 		return nil, sqserr.New(sqserr.InternalError, "driver returned %d results for 1 message (queue %s)", len(res.Entries), q.Name)
@@ -202,7 +204,7 @@ func (s *Server) sendMessageBatch(ctx context.Context, c *call) (any, error) {
 	if err := c.decode(&in); err != nil {
 		return nil, err
 	}
-	q, err := s.getQueue(ctx, in.QueueUrl)
+	q, err := s.hotQueue(ctx, in.QueueUrl)
 	if err != nil {
 		return nil, err
 	}
@@ -233,7 +235,9 @@ func (s *Server) sendMessageBatch(ctx context.Context, c *call) (any, error) {
 	}
 	res, err := s.driver.SendMessages(ctx, drivers.SendMessagesRequest{Name: q.Name, Now: s.clock.Now(), Entries: entries})
 	if err != nil {
-		return nil, driverError(err, q.Name)
+		de := driverError(err, q.Name)
+		s.forgetIfGone(q.Name, de)
+		return nil, de
 	}
 	if len(res.Entries) != len(entries) {
 		return nil, sqserr.New(sqserr.InternalError, "driver returned %d results for %d messages (queue %s)", len(res.Entries), len(entries), q.Name)
@@ -256,7 +260,7 @@ func (s *Server) receiveMessage(ctx context.Context, c *call) (any, error) {
 	if err := c.decode(&in); err != nil {
 		return nil, err
 	}
-	q, err := s.getQueue(ctx, in.QueueUrl)
+	q, err := s.hotQueue(ctx, in.QueueUrl)
 	if err != nil {
 		return nil, err
 	}
@@ -299,6 +303,7 @@ func (s *Server) receiveMessage(ctx context.Context, c *call) (any, error) {
 	}
 	msgs, err := s.longPoll(ctx, req, time.Duration(wait)*time.Second)
 	if err != nil {
+		s.forgetIfGone(q.Name, err)
 		return nil, err
 	}
 	sel := newAttributeSelection(append(in.AttributeNames, in.MessageSystemAttributeNames...), in.MessageAttributeNames)

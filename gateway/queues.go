@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"strings"
 	"sync"
 	"time"
@@ -46,6 +47,7 @@ func (s *Server) createQueue(ctx context.Context, c *call) (any, error) {
 	res, err := s.driver.CreateQueue(ctx, drivers.CreateQueueRequest{Queue: drivers.Queue{
 		Name: in.QueueName, Attributes: attrs, Tags: in.Tags, CreatedAt: now, LastModified: now,
 	}})
+	s.queues.invalidate(in.QueueName)
 	if err != nil {
 		return nil, driverError(err, in.QueueName)
 	}
@@ -163,6 +165,36 @@ func (s *Server) getQueue(ctx context.Context, queueURL string) (drivers.Queue, 
 		return drivers.Queue{}, driverError(err, name)
 	}
 	return q, nil
+}
+
+// hotQueue is getQueue for message operations (send, receive): it reads through the
+// queue cache, so most calls cost no backend round trip. Management actions use getQueue
+// and always see the backend's current state.
+func (s *Server) hotQueue(ctx context.Context, queueURL string) (drivers.Queue, error) {
+	name, err := s.queueNameFromURL(queueURL)
+	if err != nil {
+		return drivers.Queue{}, err
+	}
+	now := s.clock.Now()
+	q, ok, gen := s.queues.get(name, now)
+	if ok {
+		return q, nil
+	}
+	q, err = s.driver.GetQueue(ctx, drivers.GetQueueRequest{Name: name})
+	if err != nil {
+		return drivers.Queue{}, driverError(err, name)
+	}
+	s.queues.put(q, gen, now)
+	return q, nil
+}
+
+// forgetIfGone drops queue's cache entry when err says the queue no longer exists (it
+// was deleted through another gateway instance), so the next call asks the backend.
+func (s *Server) forgetIfGone(queue string, err error) {
+	var se *sqserr.Error
+	if errors.As(err, &se) && se.Code == sqserr.QueueDoesNotExist {
+		s.queues.invalidate(queue)
+	}
 }
 
 func (s *Server) getQueueURL(ctx context.Context, c *call) (any, error) {
@@ -307,7 +339,9 @@ func (s *Server) deleteQueue(ctx context.Context, c *call) (any, error) {
 	if err := c.need(name, capabilities.QueueCreate); err != nil {
 		return nil, err
 	}
-	if err := s.driver.DeleteQueue(ctx, drivers.DeleteQueueRequest{Name: name}); err != nil {
+	err = s.driver.DeleteQueue(ctx, drivers.DeleteQueueRequest{Name: name})
+	s.queues.invalidate(name)
+	if err != nil {
 		return nil, driverError(err, name)
 	}
 	s.recentlyDeleted.add(name, s.clock.Now())
@@ -365,6 +399,7 @@ func (s *Server) setQueueAttributes(ctx context.Context, c *call) (any, error) {
 		}
 	}
 	err = s.driver.SetQueueAttributes(ctx, drivers.SetQueueAttributesRequest{Name: q.Name, Attributes: attrs, Now: s.clock.Now()})
+	s.queues.invalidate(q.Name)
 	if err != nil {
 		return nil, driverError(err, q.Name)
 	}
@@ -414,7 +449,9 @@ func (s *Server) tagQueue(ctx context.Context, c *call) (any, error) {
 	if err := validateTags(merged); err != nil {
 		return nil, err
 	}
-	if err := s.driver.UpdateQueueTags(ctx, drivers.UpdateQueueTagsRequest{Name: q.Name, Set: in.Tags}); err != nil {
+	err = s.driver.UpdateQueueTags(ctx, drivers.UpdateQueueTagsRequest{Name: q.Name, Set: in.Tags})
+	s.queues.invalidate(q.Name)
+	if err != nil {
 		return nil, driverError(err, q.Name)
 	}
 	return emptyOutput{}, nil
@@ -435,7 +472,9 @@ func (s *Server) untagQueue(ctx context.Context, c *call) (any, error) {
 	if err := c.need(name, capabilities.QueueTags); err != nil {
 		return nil, err
 	}
-	if err := s.driver.UpdateQueueTags(ctx, drivers.UpdateQueueTagsRequest{Name: name, Remove: in.TagKeys}); err != nil {
+	err = s.driver.UpdateQueueTags(ctx, drivers.UpdateQueueTagsRequest{Name: name, Remove: in.TagKeys})
+	s.queues.invalidate(name)
+	if err != nil {
 		return nil, driverError(err, name)
 	}
 	return emptyOutput{}, nil

@@ -39,6 +39,12 @@ type Config struct {
 	// Policy says what to do with capabilities the backend degrades; the zero value
 	// degrades visibly (capabilities.DefaultMode).
 	Policy capabilities.Config
+	// QueueCacheTTL is how long (on Clock) queue metadata read for SendMessage(Batch) and
+	// ReceiveMessage is reused before the backend is asked again; 0 means 1s, negative
+	// disables the cache. Changes made through this Server take effect at once; changes
+	// made through another gateway instance on the same backend are seen within the TTL,
+	// well inside the up to 60 seconds SQS documents for attribute changes to propagate.
+	QueueCacheTTL time.Duration
 }
 
 // Server is the SQS gateway: an http.Handler speaking both SQS wire protocols.
@@ -51,6 +57,7 @@ type Server struct {
 	waiters *waiters
 	moves   *moveTasks
 	policy  *capabilities.Policy
+	queues  *queueCache // queue metadata for the message hot paths
 
 	ctx    context.Context // cancelled by Close; parent of background work
 	cancel context.CancelFunc
@@ -120,6 +127,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.SweepInterval <= 0 {
 		cfg.SweepInterval = 30 * time.Second
 	}
+	if cfg.QueueCacheTTL == 0 {
+		cfg.QueueCacheTTL = defaultQueueCacheTTL
+	}
 	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
 	desc, err := cfg.Driver.Describe(ctx)
 	if err != nil {
@@ -133,6 +143,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s := &Server{
 		cfg: cfg, driver: cfg.Driver, clock: cfg.Clock, log: cfg.Logger,
 		waiters: newWaiters(), ctx: bg, cancel: cancel, policy: policy,
+		queues: newQueueCache(cfg.QueueCacheTTL),
 	}
 	s.moves = newMoveTasks(s)
 	s.actions = s.actionTable()
