@@ -68,8 +68,9 @@
 //
 // # Configuration
 //
-//	backend: sqlite
-//	options:
-//	  data_dir: /var/lib/anysqs   # required; holds anysqs.db and its WAL; ":memory:" for tests
-//	  busy_timeout_ms: 5000       # wait for another process's write lock before failing (default 5000)
+//	backend:
+//	  name: sqlite
+//	  options:
+//	    data_dir: /var/lib/anysqs   # required; holds anysqs.db and its WAL; ":memory:" for tests
+//	    busy_timeout_ms: 5000       # wait for another process's write lock before failing (default 5000)
 package sqlite
