@@ -3,11 +3,17 @@ package gateway_test
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
+	"github.com/anysqs/anysqs/drivers"
+	"github.com/anysqs/anysqs/drivers/postgres"
 	"github.com/anysqs/anysqs/drivers/sqlite"
 	"github.com/anysqs/anysqs/gateway"
 	"github.com/anysqs/anysqs/internal/clock"
@@ -17,15 +23,19 @@ import (
 // gateway processes over one shared backend would be.
 func newPair(t *testing.T) (a, b *env) {
 	t.Helper()
-	ctx := context.Background()
-	d, err := sqlite.Open(ctx, sqlite.Options{DataDir: sqlite.MemoryDataDir})
+	d, err := sqlite.Open(context.Background(), sqlite.Options{DataDir: sqlite.MemoryDataDir})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = d.Close() })
+	return newPairOn(t, d)
+}
+
+func newPairOn(t *testing.T, d drivers.Driver) (a, b *env) {
+	t.Helper()
 	clk := clock.NewFake(start)
 	mk := func() *env {
-		gw, err := gateway.New(ctx, gateway.Config{Driver: d, Clock: clk, PublicURL: "http://sqs.test"})
+		gw, err := gateway.New(context.Background(), gateway.Config{Driver: d, Clock: clk, PublicURL: "http://sqs.test"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -38,6 +48,36 @@ func newPair(t *testing.T) (a, b *env) {
 		return e
 	}
 	return mk(), mk()
+}
+
+// newPostgresPair is newPair over the PostgreSQL driver, in a schema of its own that is
+// dropped afterwards. It skips when ANYSQS_TEST_POSTGRES_DSN is unset
+// (eval "$(scripts/test-env.sh)").
+func newPostgresPair(t *testing.T) (a, b *env) {
+	t.Helper()
+	dsn := os.Getenv("ANYSQS_TEST_POSTGRES_DSN")
+	if dsn == "" {
+		t.Skip("ANYSQS_TEST_POSTGRES_DSN is not set")
+	}
+	ctx := context.Background()
+	schema := fmt.Sprintf("anysqs_gwqc_%d", rand.Uint64())
+	d, err := postgres.Open(ctx, postgres.Options{DSN: dsn, Schema: schema, MaxConns: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = d.Close()
+		conn, err := pgx.Connect(ctx, dsn)
+		if err != nil {
+			t.Logf("drop schema %s: %v", schema, err)
+			return
+		}
+		defer conn.Close(ctx)
+		if _, err := conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+schema+" CASCADE"); err != nil {
+			t.Logf("drop schema %s: %v", schema, err)
+		}
+	})
+	return newPairOn(t, d)
 }
 
 func (e *env) wantError(code, action, body string) {
@@ -63,23 +103,25 @@ func TestQueueCacheDeletedThroughOtherInstance(t *testing.T) {
 			send = fmt.Sprintf(`{"QueueUrl":%q,"MessageBody":"m","MessageGroupId":"g"}`, url)
 			batch = fmt.Sprintf(`{"QueueUrl":%q,"Entries":[{"Id":"1","MessageBody":"b","MessageGroupId":"g"}]}`, url)
 		}
-		ops := []struct{ action, body string }{
-			{"SendMessage", send},
-			{"SendMessageBatch", batch},
-			{"ReceiveMessage", fmt.Sprintf(`{"QueueUrl":%q}`, url)},
-			{"ReceiveMessage", fmt.Sprintf(`{"QueueUrl":%q,"WaitTimeSeconds":5}`, url)},
+		ops := []struct{ label, action, body string }{
+			{"send", "SendMessage", send},
+			{"send-batch", "SendMessageBatch", batch},
+			{"receive", "ReceiveMessage", fmt.Sprintf(`{"QueueUrl":%q}`, url)},
+			{"long-poll", "ReceiveMessage", fmt.Sprintf(`{"QueueUrl":%q,"WaitTimeSeconds":5}`, url)},
 		}
 		for _, op := range ops {
-			t.Run(name+"/"+op.action, func(t *testing.T) {
-				a, b := newPair(t)
-				a.mustJSON("CreateQueue", create)
-				b.mustJSON("SendMessage", send) // fills B's cache
-				a.mustJSON("DeleteQueue", fmt.Sprintf(`{"QueueUrl":%q}`, url))
-				// The clock has not moved: B's entry is within its TTL.
-				b.wantError("QueueDoesNotExist", op.action, op.body)
-				// And again, now that B has dropped its entry and asks the backend.
-				b.wantError("QueueDoesNotExist", op.action, op.body)
-			})
+			for backend, pair := range map[string]func(*testing.T) (*env, *env){"sqlite": newPair, "postgres": newPostgresPair} {
+				t.Run(backend+"/"+name+"/"+op.label, func(t *testing.T) {
+					a, b := pair(t)
+					a.mustJSON("CreateQueue", create)
+					b.mustJSON("SendMessage", send) // fills B's cache
+					a.mustJSON("DeleteQueue", fmt.Sprintf(`{"QueueUrl":%q}`, url))
+					// The clock has not moved: B's entry is within its TTL.
+					b.wantError("QueueDoesNotExist", op.action, op.body)
+					// And again, now that B has dropped its entry and asks the backend.
+					b.wantError("QueueDoesNotExist", op.action, op.body)
+				})
+			}
 		}
 	}
 }
