@@ -14,8 +14,9 @@ import (
 )
 
 // hangGuard bounds a test that would otherwise wait forever on a lost message. It is
-// not a performance bound: a healthy run finishes far sooner.
-const hangGuard = 120 * time.Second
+// not a performance bound: a healthy run finishes far sooner. It grows with the soak
+// factor, so that a soak run tells a slow backend from a lossy one.
+var hangGuard = time.Duration(scale(1)) * 120 * time.Second
 
 const consumerVT = 60 // seconds; far longer than a run, so any redelivery is a fault
 
