@@ -26,7 +26,10 @@
 //     entry was applied.
 //   - A driver never retries on its own a write whose outcome is unknown; it returns
 //     KindUnavailable and the client retries, as with SQS.
-//   - Queues are addressed by name; names are unique in the driver's namespace.
+//   - Queues are addressed by name; names are unique in the driver's namespace. Every
+//     method that names a queue checks, inside its own operation, that the queue exists
+//     and returns KindNotFound if not: the gateway caches queue metadata for a moment,
+//     so the driver is the authority on whether a queue still exists.
 package drivers
 
 import (
