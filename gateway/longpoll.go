@@ -87,7 +87,7 @@ func (s *Server) longPoll(ctx context.Context, req drivers.ReceiveMessagesReques
 	ch := s.waiters.add(req.Name)
 	defer s.waiters.remove(req.Name, ch)
 	deadline := s.clock.Now().Add(wait)
-	deadlineTimer := s.clock.AfterFunc(wait, func() { wake(ch) })
+	deadlineTimer := s.clock.AfterFuncAt(deadline, func() { wake(ch) })
 	defer deadlineTimer.Stop()
 	for {
 		select { // drop a stale wake-up; the receive below sees its cause
@@ -104,7 +104,7 @@ func (s *Server) longPoll(ctx context.Context, req drivers.ReceiveMessagesReques
 		}
 		var visibleTimer interface{ Stop() bool }
 		if nv := res.NextVisibleAt; !nv.IsZero() && nv.Before(deadline) {
-			visibleTimer = s.clock.AfterFunc(nv.Sub(now), func() { wake(ch) })
+			visibleTimer = s.clock.AfterFuncAt(nv, func() { wake(ch) })
 		}
 		if s.onWait != nil {
 			s.onWait(req.Name)

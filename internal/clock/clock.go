@@ -15,6 +15,10 @@ type Clock interface {
 	// AfterFunc calls f in its own goroutine once d has passed on this clock. Stop on the
 	// returned timer reports whether it prevented the call.
 	AfterFunc(d time.Duration, f func()) Timer
+	// AfterFuncAt calls f in its own goroutine once this clock reads t or later. Waiting
+	// for an absolute time leaves no window in which the clock moves between reading Now
+	// and arming a relative timer.
+	AfterFuncAt(t time.Time, f func()) Timer
 }
 
 // Timer is a pending AfterFunc call.
@@ -30,6 +34,9 @@ func (Real) Now() time.Time { return time.Now() }
 
 // AfterFunc wraps time.AfterFunc.
 func (Real) AfterFunc(d time.Duration, f func()) Timer { return time.AfterFunc(d, f) }
+
+// AfterFuncAt wraps time.AfterFunc with the time left until t.
+func (Real) AfterFuncAt(t time.Time, f func()) Timer { return time.AfterFunc(time.Until(t), f) }
 
 // Fake is a manually advanced clock for tests. Its zero value is not usable; use NewFake.
 type Fake struct {
@@ -60,9 +67,20 @@ func (c *Fake) Now() time.Time {
 // AfterFunc schedules f for when the fake time reaches Now()+d. A non-positive d fires at once.
 func (c *Fake) AfterFunc(d time.Duration, f func()) Timer {
 	c.mu.Lock()
+	return c.schedule(c.now.Add(d), f)
+}
+
+// AfterFuncAt schedules f for when the fake time reaches t; a t not after Now fires at once.
+func (c *Fake) AfterFuncAt(t time.Time, f func()) Timer {
+	c.mu.Lock()
+	return c.schedule(t, f)
+}
+
+// schedule registers f for at; c.mu is held on entry and released on return.
+func (c *Fake) schedule(at time.Time, f func()) Timer {
 	c.seq++
-	t := &fakeTimer{c: c, at: c.now.Add(d), seq: c.seq, f: f}
-	if d <= 0 {
+	t := &fakeTimer{c: c, at: at, seq: c.seq, f: f}
+	if !at.After(c.now) {
 		t.fired = true
 		c.mu.Unlock()
 		go f()

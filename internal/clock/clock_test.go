@@ -50,3 +50,17 @@ func TestFakeNonPositiveDelayFiresAtOnce(t *testing.T) {
 		t.Fatal("a fired timer cannot be stopped")
 	}
 }
+
+func TestFakeAfterFuncAtIsAbsolute(t *testing.T) {
+	start := time.Unix(1000, 0)
+	c := NewFake(start)
+	due := start.Add(5 * time.Second)
+	c.Advance(2 * time.Second) // the clock moves between computing due and arming
+	fired := make(chan struct{})
+	c.AfterFuncAt(due, func() { close(fired) })
+	c.Advance(3 * time.Second)
+	<-fired // at start+5s exactly, not 2 s later
+	past := make(chan struct{})
+	c.AfterFuncAt(start, func() { close(past) })
+	<-past
+}
