@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -196,4 +197,57 @@ func fifoCycle(ctx context.Context, d drivers.Driver, batch int) error {
 		}
 	}
 	return nil
+}
+
+// BenchmarkFIFODeepBacklog times FIFO claims against a deep backlog: 20,000 messages
+// queued in 50 groups, half of the groups held in flight by earlier receives. Each
+// iteration receives up to 10 messages and deletes them (the delete is not timed);
+// the metric is the median time of one receive.
+//
+//	go test ./drivers/postgres -run '^$' -bench FIFODeepBacklog -benchtime 200x
+func BenchmarkFIFODeepBacklog(b *testing.B) {
+	const queued, groups = 20000, 50
+	d := newDriver(b)
+	createQueue(b, d, "deep.fifo", fifoAttrs())
+	ctx := context.Background()
+	now := time.Now()
+	for i := 0; i < queued; i += 10 {
+		entries := make([]drivers.SendEntry, 10)
+		for j := range entries {
+			n := i + j
+			entries[j] = drivers.SendEntry{EntryID: fmt.Sprint(j), MessageID: fmt.Sprintf("m%d", n), Body: "payload",
+				MessageGroupID: fmt.Sprintf("g%d", n%groups), MessageDeduplicationID: fmt.Sprintf("d%d", n)}
+		}
+		if _, err := d.SendMessages(ctx, drivers.SendMessagesRequest{Name: "deep.fifo", Now: now, Entries: entries}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	// Hold half of the groups in flight for the whole run.
+	for held := map[string]bool{}; len(held) < groups/2; {
+		r, err := d.ReceiveMessages(ctx, drivers.ReceiveMessagesRequest{Name: "deep.fifo", Now: now, MaxMessages: 1, VisibilityTimeout: 3600})
+		if err != nil || len(r.Messages) == 0 {
+			b.Fatal("holding groups:", err)
+		}
+		held[r.Messages[0].MessageGroupID] = true
+	}
+	times := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		r, err := d.ReceiveMessages(ctx, drivers.ReceiveMessagesRequest{Name: "deep.fifo", Now: now, MaxMessages: 10, VisibilityTimeout: 30})
+		times = append(times, time.Since(start))
+		if err != nil || len(r.Messages) == 0 {
+			b.Fatal("receive:", err)
+		}
+		del := drivers.DeleteMessagesRequest{Name: "deep.fifo", Now: now}
+		for k, m := range r.Messages {
+			del.Entries = append(del.Entries, drivers.DeleteEntry{EntryID: fmt.Sprint(k), ReceiptHandle: m.ReceiptHandle})
+		}
+		if _, err := d.DeleteMessages(ctx, del); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	slices.Sort(times)
+	b.ReportMetric(float64(times[len(times)/2].Microseconds())/1000, "median_ms/claim")
 }

@@ -34,16 +34,34 @@ func parseHandles(n int, get func(i int) string, errs []*drivers.Error) parsedHa
 	return p
 }
 
+// fifoGroupsReadySQL makes the FIFO groups of the rows in CTE src (a group_id column)
+// ready no later than at: a delete or an earlier deadline may unblock them. The rows are
+// locked in group order first, so writers of several groups cannot deadlock; a ready_at
+// that comes too early costs the claim that finds it one look at the group.
+func fifoGroupsReadySQL(src, at string) string {
+	return `
+gl AS (
+	SELECT g.group_id FROM fifo_groups g
+	WHERE (SELECT fifo FROM q) AND g.queue_id = (SELECT id FROM q) AND g.group_id IN (SELECT group_id FROM ` + src + `)
+	ORDER BY g.group_id FOR UPDATE
+),
+gu AS (
+	UPDATE fifo_groups g SET ready_at = least(g.ready_at, ` + at + `::timestamptz)
+	WHERE g.queue_id = (SELECT id FROM q) AND g.group_id IN (SELECT group_id FROM gl)
+	RETURNING 1
+)`
+}
+
 // deleteSQL deletes by (row, token). FIFO queues also require the message to be in
 // flight: there a handle expires with its visibility timeout.
-const deleteSQL = `WITH q AS (SELECT id, fifo FROM queues WHERE name = $1),
+var deleteSQL = `WITH q AS (SELECT id, fifo FROM queues WHERE name = $1),
 h AS (SELECT * FROM unnest($2::bigint[], $3::uuid[], $4::int[]) AS h(id, receipt, ord)),
 del AS (
 	DELETE FROM messages m USING h
 	WHERE m.queue_id = (SELECT id FROM q) AND m.id = ANY ($2::bigint[]) AND m.id = h.id AND m.receipt = h.receipt
 		AND (NOT (SELECT fifo FROM q) OR m.visible_at > $5)
-	RETURNING h.ord
-)
+	RETURNING h.ord, m.group_id
+),` + fifoGroupsReadySQL("del", "$5") + `
 SELECT q.id, q.fifo, coalesce((SELECT array_agg(ord) FROM del), '{}') FROM q`
 
 // DeleteMessages deletes by receipt handle in one statement.
@@ -88,7 +106,7 @@ func batchResult(n int, id func(int) string, errs []*drivers.Error) drivers.Batc
 // changeVisibilitySQL sets new deadlines on in-flight messages whose token matches, and
 // notifies other gateways when a deadline moved earlier (their waiters may have planned
 // to wake at the old one).
-const changeVisibilitySQL = `WITH q AS (SELECT id FROM queues WHERE name = $1),
+var changeVisibilitySQL = `WITH q AS (SELECT id, fifo FROM queues WHERE name = $1),
 h AS (SELECT * FROM unnest($2::bigint[], $3::uuid[], $4::timestamptz[], $5::int[]) AS h(id, receipt, deadline, ord)),
 cur AS (
 	SELECT m.id, m.visible_at AS old, h.deadline, h.ord, h.deadline > m.received_at + interval '12 hours' AS too_late
@@ -99,8 +117,9 @@ up AS (
 	UPDATE messages m SET visible_at = cur.deadline FROM cur
 	WHERE m.queue_id = (SELECT id FROM q) AND m.id = ANY (ARRAY(SELECT id FROM cur WHERE old > $6))
 		AND m.id = cur.id AND cur.old > $6 AND NOT cur.too_late
-	RETURNING cur.ord, cur.deadline < cur.old AS earlier
+	RETURNING cur.ord, cur.deadline < cur.old AS earlier, m.group_id
 ),
+ch AS (SELECT group_id FROM up WHERE earlier),` + fifoGroupsReadySQL("ch", "(SELECT min(cur.deadline) FROM cur)") + `,
 nt AS (SELECT pg_notify($7, $1) WHERE EXISTS (SELECT 1 FROM up WHERE earlier))
 SELECT q.id, coalesce((SELECT array_agg(ord) FROM up), '{}'),
 	coalesce((SELECT array_agg(ord) FROM cur WHERE old <= $6), '{}'),
@@ -155,7 +174,9 @@ func (d *Driver) ChangeVisibility(ctx context.Context, req drivers.ChangeVisibil
 }
 
 // moveSQL moves visible messages to the destination, or each to its DeadLetterSource
-// queue, with fresh delivery state and (FIFO) a new sequence number there.
+// queue, with fresh delivery state and (FIFO) a new sequence number there, and makes
+// their groups there ready. Taking visible messages out of a FIFO group never makes it
+// claimable earlier, so the source's group rows need no change.
 const moveSQL = `WITH s AS (SELECT id FROM queues WHERE name = $1),
 dst AS (SELECT id FROM queues WHERE name = $2),
 c AS (
@@ -169,7 +190,14 @@ mv AS (
 		receive_count = 0, first_received_at = NULL, dlq_source = NULL,
 		message_id = gen_random_uuid()::text, sent_at = $3, enqueued_at = $3
 	FROM c WHERE m.ctid = ANY (ARRAY(SELECT ctid FROM c WHERE target IS NOT NULL)) AND m.ctid = c.ctid
-	RETURNING m.queue_id
+	RETURNING m.queue_id, m.group_id
+),
+gm AS (
+	INSERT INTO fifo_groups (queue_id, group_id, ready_at)
+	SELECT DISTINCT mv.queue_id, mv.group_id, $3::timestamptz FROM mv JOIN queues t ON t.id = mv.queue_id
+	WHERE t.fifo AND mv.group_id IS NOT NULL ORDER BY 1, 2
+	ON CONFLICT (queue_id, group_id) DO UPDATE SET ready_at = least(fifo_groups.ready_at, excluded.ready_at)
+	RETURNING 1
 ),
 nt AS (SELECT pg_notify($5, t.name) FROM queues t WHERE t.id IN (SELECT queue_id FROM mv))
 SELECT (SELECT id FROM s), (SELECT id FROM dst), (SELECT count(*) FROM mv), (SELECT count(*) FROM nt)`

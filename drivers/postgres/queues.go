@@ -145,13 +145,22 @@ func (d *Driver) SetQueueAttributes(ctx context.Context, req drivers.SetQueueAtt
 	if err != nil {
 		return err
 	}
-	tag, err := d.pool.Exec(ctx, `UPDATE queues SET fifo = $2, dedup_group = $3, retention = $4, max_receive = $5,
-		dlq_name = $6, attributes = $7, last_modified = $8 WHERE name = $1`,
-		req.Name, c.fifo, c.dedupGroup, c.retention, c.maxReceive, c.dlqName, c.json, req.Now)
+	// A new retention period moves the moments FIFO heads expire, which fifo_groups'
+	// ready_at takes into account: make the queue's groups ready, claims correct them.
+	var updated int64
+	err = d.pool.QueryRow(ctx, `WITH old AS (SELECT id, retention FROM queues WHERE name = $1 FOR UPDATE),
+		up AS (UPDATE queues SET fifo = $2, dedup_group = $3, retention = $4, max_receive = $5,
+			dlq_name = $6, attributes = $7, last_modified = $8 WHERE name = $1 RETURNING id),
+		gl AS (SELECT g.group_id FROM fifo_groups g, old WHERE g.queue_id = old.id AND old.retention <> $4
+			ORDER BY g.group_id FOR UPDATE OF g),
+		gu AS (UPDATE fifo_groups g SET ready_at = least(g.ready_at, $8) FROM old
+			WHERE g.queue_id = old.id AND g.group_id IN (SELECT group_id FROM gl) RETURNING 1)
+		SELECT count(*) FROM up`,
+		req.Name, c.fifo, c.dedupGroup, c.retention, c.maxReceive, c.dlqName, c.json, req.Now).Scan(&updated)
 	if err != nil {
 		return mapErr(ctx, err, "set attributes of "+req.Name)
 	}
-	if tag.RowsAffected() == 0 {
+	if updated == 0 {
 		return notFound(req.Name)
 	}
 	return nil
@@ -193,7 +202,7 @@ func (d *Driver) DeleteQueue(ctx context.Context, req drivers.DeleteQueueRequest
 		if err != nil {
 			return err
 		}
-		for _, table := range []string{"messages", "dedup", "receive_attempts"} {
+		for _, table := range []string{"messages", "dedup", "receive_attempts", "fifo_groups"} {
 			if _, err := tx.Exec(ctx, `DELETE FROM `+table+` WHERE queue_id = $1`, id); err != nil {
 				return err
 			}
@@ -221,7 +230,14 @@ func (d *Driver) PurgeQueue(ctx context.Context, req drivers.PurgeQueueRequest) 
 		if _, err := tx.Exec(ctx, `UPDATE queues SET last_purge = $2 WHERE id = $1`, id, req.Now); err != nil {
 			return err
 		}
-		_, err = tx.Exec(ctx, `DELETE FROM messages WHERE queue_id = $1 AND enqueued_at <= $2`, id, req.Now)
+		if _, err := tx.Exec(ctx, `DELETE FROM messages WHERE queue_id = $1 AND enqueued_at <= $2`, id, req.Now); err != nil {
+			return err
+		}
+		// Purged in-flight messages no longer block their FIFO groups; claims correct the
+		// early ready_at (and drop the rows of emptied groups). Group order: see sendGroupsSQL.
+		_, err = tx.Exec(ctx, `UPDATE fifo_groups g SET ready_at = least(g.ready_at, $2) FROM (
+			SELECT group_id FROM fifo_groups WHERE queue_id = $1 ORDER BY group_id FOR UPDATE) l
+			WHERE g.queue_id = $1 AND g.group_id = l.group_id`, id, req.Now)
 		return err
 	})
 }

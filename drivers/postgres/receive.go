@@ -14,49 +14,97 @@ import (
 // messages of the queue. The queue id is a scalar subquery, not a join, so the planner
 // reads the index in order and stops after LIMIT rows instead of sorting the backlog.
 //
-// Standard queues take the oldest-visible first and skip rows other claims hold. FIFO
-// heads are also taken oldest-visible first: order across groups does not matter, only
-// order within a group.
+// Standard queues take the oldest-visible first and skip rows other claims hold.
 //
-// FIFO claims work group by group, and a group belongs to whoever locks its head (its
-// first unexpired message). heads locks, with SKIP LOCKED, the heads of groups that
-// have nothing in flight; a head another claim holds is skipped, and with it the whole
-// group, since no later message of a group counts as a head while an earlier one
-// exists. followers then takes, under those head locks, the next messages of the same
-// groups up to the first one still hidden. So claims of different groups run in
-// parallel, and a group is never claimed by two at once: a claim that locks a head
-// after another claim committed on it re-checks the row, finds it in flight, and drops
-// it. Sends take their group's lock before their sequence number, so no earlier
-// message of a group can commit after a later one is seen.
+// FIFO claims work group by group, and a group belongs to whoever holds its row in
+// fifo_groups. The claim's first statement (lockGroupsSQL) locks, with SKIP LOCKED, the
+// rows of groups whose ready_at has come, and names them in a transaction-local setting;
+// the claim statement then runs on a snapshot taken after those locks. Every
+// transaction that changes a group's messages also updates (or inserts) the group's row
+// before committing, so for the groups it holds the claim's snapshot is current. Per
+// group it reads the head (first unexpired message) and, when the head is visible and
+// nothing of the group is in flight, the following messages up to the first one still
+// hidden, all by the (queue_id, group_id, id) index: the cost depends on the groups
+// locked, not on the backlog. Then it writes each locked group's ready_at: the new
+// deadline where it claimed, else the exact earliest moment the group may be claimable
+// (which corrects the early values other writers leave), and it deletes the rows of
+// groups without messages. Sends take their group's advisory lock before their sequence
+// number, so no earlier message of a group can commit after a later one is seen.
 const (
 	standardCandidates = `c AS (
 	SELECT m.ctid, m.id, m.receive_count FROM messages m
 	WHERE m.queue_id = (SELECT id FROM q) AND m.visible_at <= $2 AND m.enqueued_at > (SELECT cutoff FROM q)
 	ORDER BY m.visible_at LIMIT $3 FOR UPDATE OF m SKIP LOCKED
 )`
-	fifoCandidates = `heads AS (
-	SELECT m.ctid, m.id, m.group_id, m.receive_count FROM messages m
-	WHERE m.queue_id = (SELECT id FROM q) AND m.visible_at <= $2 AND m.enqueued_at > (SELECT cutoff FROM q)
-		AND NOT EXISTS (SELECT 1 FROM messages b WHERE b.queue_id = m.queue_id AND b.group_id = m.group_id
-			AND b.id < m.id AND b.enqueued_at > (SELECT cutoff FROM q))
-		AND NOT EXISTS (SELECT 1 FROM messages b WHERE b.queue_id = m.queue_id AND b.group_id = m.group_id
+	fifoCandidates = `grp AS (SELECT DISTINCT unnest(current_setting('anysqs.claim_groups')::text[]) AS group_id),
+heads AS (
+	SELECT h.id, grp.group_id, coalesce((SELECT min(b.id) FROM messages b
+		WHERE b.queue_id = (SELECT id FROM q) AND b.group_id = grp.group_id AND b.id > h.id
+			AND b.visible_at > $2 AND b.enqueued_at > (SELECT cutoff FROM q)), 9223372036854775807) AS stop
+	FROM grp CROSS JOIN LATERAL (
+		SELECT m.id, m.visible_at FROM messages m
+		WHERE m.queue_id = (SELECT id FROM q) AND m.group_id = grp.group_id AND m.enqueued_at > (SELECT cutoff FROM q)
+		ORDER BY m.id LIMIT 1) h
+	WHERE h.visible_at <= $2
+		AND NOT EXISTS (SELECT 1 FROM messages b WHERE b.queue_id = (SELECT id FROM q) AND b.group_id = grp.group_id
 			AND b.visible_at > $2 AND b.receipt IS NOT NULL)
-	ORDER BY m.visible_at LIMIT $3 FOR UPDATE OF m SKIP LOCKED
 ),
 followers AS (
-	SELECT f.ctid, f.id, f.receive_count FROM heads h JOIN messages f
-		ON f.queue_id = (SELECT id FROM q) AND f.group_id = h.group_id AND f.id > h.id
-	WHERE f.visible_at <= $2 AND f.enqueued_at > (SELECT cutoff FROM q)
-		AND NOT EXISTS (SELECT 1 FROM messages b WHERE b.queue_id = f.queue_id AND b.group_id = f.group_id
-			AND b.id > h.id AND b.id < f.id AND b.visible_at > $2 AND b.enqueued_at > (SELECT cutoff FROM q))
-	ORDER BY f.id LIMIT $3 FOR UPDATE OF f
+	SELECT f.id FROM heads h CROSS JOIN LATERAL (
+		SELECT f.id FROM messages f
+		WHERE f.queue_id = (SELECT id FROM q) AND f.group_id = h.group_id AND f.id > h.id AND f.id < h.stop
+			AND f.enqueued_at > (SELECT cutoff FROM q)
+		ORDER BY f.id LIMIT $3) f
 ),
 c AS (
-	SELECT ctid, id, receive_count FROM (
-		SELECT ctid, id, receive_count FROM heads UNION ALL SELECT ctid, id, receive_count FROM followers) u
-	ORDER BY id LIMIT $3
+	SELECT m.ctid, m.id, m.receive_count FROM messages m
+	WHERE m.queue_id = (SELECT id FROM q) AND m.id = ANY (ARRAY(
+			SELECT id FROM heads UNION ALL SELECT id FROM followers ORDER BY id LIMIT $3))
+		AND m.visible_at <= $2 AND m.enqueued_at > (SELECT cutoff FROM q)
+	FOR UPDATE OF m
 )`
+	// fifoGroupWrites keep fifo_groups current after a FIFO claim: see above. Groups
+	// whose messages went to the dead-letter queue stay ready (the receive claims
+	// again), and the dead-letter queue's groups become ready at once.
+	fifoGroupWrites = `
+gd AS (
+	INSERT INTO fifo_groups (queue_id, group_id, ready_at)
+	SELECT DISTINCT (SELECT dlq_id FROM q), mv.group_id, $2::timestamptz FROM mv
+	WHERE (SELECT dlq_fifo FROM q) AND mv.group_id IS NOT NULL ORDER BY 2
+	ON CONFLICT (queue_id, group_id) DO UPDATE SET ready_at = least(fifo_groups.ready_at, excluded.ready_at)
+	RETURNING 1
+),
+gq AS (
+	UPDATE fifo_groups g SET ready_at = CASE
+		WHEN EXISTS (SELECT 1 FROM cl WHERE cl.group_id = g.group_id) THEN $4::timestamptz
+		WHEN EXISTS (SELECT 1 FROM mv WHERE mv.group_id = g.group_id) THEN $2::timestamptz
+		ELSE coalesce((
+			SELECT least(greatest(h.visible_at, coalesce((SELECT max(b.visible_at) FROM messages b
+					WHERE b.queue_id = g.queue_id AND b.group_id = g.group_id AND b.visible_at > $2
+						AND b.receipt IS NOT NULL), h.visible_at)),
+				h.enqueued_at + ($2::timestamptz - (SELECT cutoff FROM q)))
+			FROM messages h WHERE h.queue_id = g.queue_id AND h.group_id = g.group_id
+				AND h.enqueued_at > (SELECT cutoff FROM q)
+			ORDER BY h.id LIMIT 1), 'infinity') END
+	WHERE g.queue_id = (SELECT id FROM q) AND g.group_id IN (SELECT group_id FROM grp)
+		AND EXISTS (SELECT 1 FROM messages m WHERE m.queue_id = g.queue_id AND m.group_id = g.group_id)
+	RETURNING 1
+),
+gx AS (
+	DELETE FROM fifo_groups g
+	WHERE g.queue_id = (SELECT id FROM q) AND g.group_id IN (SELECT group_id FROM grp)
+		AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.queue_id = g.queue_id AND m.group_id = g.group_id)
+	RETURNING 1
+),`
 )
+
+// lockGroupsSQL is a FIFO claim's first statement: it locks the rows of up to $3 groups
+// that may be claimable, skipping those other transactions hold, and names them for the
+// claim statement in a setting that ends with the transaction.
+const lockGroupsSQL = `SELECT set_config('anysqs.claim_groups', coalesce(array_agg(s.group_id)::text, '{}'), true) FROM (
+	SELECT g.group_id FROM fifo_groups g
+	WHERE g.queue_id = (SELECT id FROM queues WHERE name = $1) AND g.ready_at <= $2
+	ORDER BY g.ready_at LIMIT $3 FOR UPDATE SKIP LOCKED) s`
 
 // claimSQL claims candidates in one statement: messages already received
 // maxReceiveCount times move to the dead-letter queue (FIFO ones with a new sequence
@@ -66,9 +114,11 @@ c AS (
 // index condition on queue_id alone could tempt a plan made while the table was small
 // into scanning the queue's whole backlog. c holds the row locks, so the ctids stay
 // current until the statement ends.
-func claimSQL(candidates string, attempts bool) string {
-	rec := ""
-	if attempts {
+func claimSQL(candidates string, fifo bool) string {
+	rec, groups, stale := "", "", "0::bigint"
+	if fifo {
+		groups = fifoGroupWrites
+		stale = "(SELECT count(*) FROM grp WHERE group_id NOT IN (SELECT group_id FROM cl WHERE group_id IS NOT NULL))"
 		rec = `
 rec AS (
 	INSERT INTO receive_attempts (queue_id, attempt_id, ids, receipts, expires_at)
@@ -93,7 +143,7 @@ mv AS (
 		enqueued_at = CASE WHEN q.dlq_fifo THEN $2 ELSE m.enqueued_at END,
 		dedup_id = CASE WHEN q.dlq_fifo THEN m.message_id ELSE m.dedup_id END
 	FROM q WHERE m.ctid = ANY (ARRAY(SELECT c.ctid FROM c WHERE c.receive_count >= (SELECT redrive_at FROM q)))
-	RETURNING m.id
+	RETURNING m.id, m.group_id
 ),
 cl AS (
 	UPDATE messages m SET receipt = gen_random_uuid(), visible_at = $4, receive_count = m.receive_count + 1,
@@ -101,14 +151,14 @@ cl AS (
 	WHERE m.ctid = ANY (ARRAY(SELECT c.ctid FROM c WHERE c.receive_count < (SELECT redrive_at FROM q)))
 	RETURNING m.id, m.message_id, m.receipt, m.body, m.attrs, m.sys_attrs, m.sender_id, m.sent_at,
 		m.first_received_at, m.receive_count, m.group_id, m.dedup_id, m.dlq_source
-),` + rec + `
+),` + rec + groups + `
 nt AS (SELECT pg_notify($5, q.dlq_name) FROM q WHERE EXISTS (SELECT 1 FROM mv)),
 nv AS (
 	SELECT CASE WHEN (SELECT count(*) FROM cl) < $3 THEN least(
 		(SELECT min(m.visible_at) FROM messages m, q WHERE m.queue_id = q.id AND m.visible_at > $2),
 		CASE WHEN EXISTS (SELECT 1 FROM cl) THEN $4::timestamptz END) END AS next
 )
-SELECT q.id, q.fifo, (SELECT count(*) FROM nt), (SELECT next FROM nv), cl.*
+SELECT q.id, q.fifo, (SELECT count(*) FROM nt), ` + stale + `, (SELECT next FROM nv), cl.*
 FROM q LEFT JOIN cl ON true ORDER BY cl.id`
 }
 
@@ -123,6 +173,7 @@ type claimedRow struct {
 	queueID         int32
 	fifo            bool
 	notified        int64
+	stale           int64      // FIFO: groups locked that yielded no message
 	next            *time.Time // earliest future deadline, only when the batch is not full
 	id              *int64
 	messageID       *string
@@ -139,7 +190,7 @@ type claimedRow struct {
 }
 
 func (r *claimedRow) scan(row pgx.Row) error {
-	return row.Scan(&r.queueID, &r.fifo, &r.notified, &r.next, &r.id, &r.messageID, &r.receipt, &r.body, &r.attrs, &r.sys,
+	return row.Scan(&r.queueID, &r.fifo, &r.notified, &r.stale, &r.next, &r.id, &r.messageID, &r.receipt, &r.body, &r.attrs, &r.sys,
 		&r.senderID, &r.sentAt, &r.firstReceivedAt, &r.receiveCount, &r.groupID, &r.dedupID, &r.dlqSource)
 }
 
@@ -201,17 +252,21 @@ func (d *Driver) ReceiveMessages(ctx context.Context, req drivers.ReceiveMessage
 	var res drivers.ReceiveMessagesResult
 	// A claim that moved messages to the dead-letter queue instead of returning them
 	// claims again for the rest, so a poisoned head does not make the receive look empty.
-	for round := 0; round < 3; round++ {
+	// So does a FIFO claim that locked groups with nothing to claim: it corrected their
+	// ready_at, so the next round looks at other groups.
+	for round := 0; round < 4; round++ {
 		c, err := d.claim(ctx, req, fifo, max-len(res.Messages), attempt)
 		if err != nil {
 			return drivers.ReceiveMessagesResult{}, err
 		}
 		res.Messages = append(res.Messages, c.Messages...)
 		res.NextVisibleAt = c.NextVisibleAt
-		if !c.moved || len(res.Messages) >= max {
+		if !(c.moved || c.stale) || len(res.Messages) >= max {
 			break
 		}
-		attempt = "" // the attempt record covers the first round's messages only
+		if len(res.Messages) > 0 {
+			attempt = "" // the attempt record covers the first round with messages only
+		}
 	}
 	return res, nil
 }
@@ -219,7 +274,12 @@ func (d *Driver) ReceiveMessages(ctx context.Context, req drivers.ReceiveMessage
 type claimResult struct {
 	drivers.ReceiveMessagesResult
 	moved bool
+	stale bool // FIFO: some locked group had nothing to claim
 }
+
+// fifoExtraGroups is how many groups beyond the messages wanted a FIFO claim locks, so
+// that groups whose ready_at came early do not leave the receive short.
+const fifoExtraGroups = 4
 
 // claim runs one claim statement. NextVisibleAt is computed only when fewer than max messages were
 // claimed: a full batch never makes the gateway wait, and the contract lets it be zero.
@@ -236,6 +296,8 @@ func (d *Driver) claim(ctx context.Context, req drivers.ReceiveMessagesRequest, 
 	args := []any{req.Name, req.Now, max, deadline, d.channel}
 	if fifo {
 		args = append(args, attempt, req.Now.Add(dedupWindow))
+		// Statements of one batch share one transaction; each takes a new snapshot.
+		b.Queue(lockGroupsSQL, req.Name, req.Now, max+fifoExtraGroups)
 	}
 	b.Queue(claim, args...).
 		Query(func(rows pgx.Rows) error {
@@ -246,6 +308,7 @@ func (d *Driver) claim(ctx context.Context, req drivers.ReceiveMessagesRequest, 
 				}
 				found = true
 				res.moved = r.notified > 0
+				res.stale = r.stale > 0
 				if r.next != nil {
 					res.NextVisibleAt = *r.next
 				}

@@ -94,6 +94,25 @@ CREATE TABLE receive_attempts (
 ) WITH (autovacuum_vacuum_cost_delay = 0, vacuum_truncate = false);
 CREATE INDEX receive_attempts_expiry ON receive_attempts (expires_at);
 `,
+	// 2: one row per message group of a FIFO queue, so that a claim finds claimable
+	// groups by index instead of scanning the backlog (see doc.go, "Semantics").
+	// ready_at is never later than the first moment the group may be claimable;
+	// existing groups start at -infinity and the first claim that locks them corrects it.
+	`
+CREATE TABLE fifo_groups (
+	queue_id integer NOT NULL,
+	group_id text NOT NULL,
+	ready_at timestamptz NOT NULL,
+	PRIMARY KEY (queue_id, group_id)
+) WITH (autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 1000,
+	autovacuum_vacuum_cost_delay = 0, autovacuum_analyze_scale_factor = 0,
+	autovacuum_analyze_threshold = 1000, vacuum_truncate = false);
+CREATE INDEX fifo_groups_ready ON fifo_groups (queue_id, ready_at);
+INSERT INTO fifo_groups (queue_id, group_id, ready_at)
+SELECT DISTINCT m.queue_id, m.group_id, '-infinity'::timestamptz
+FROM messages m JOIN queues q ON q.id = m.queue_id
+WHERE q.fifo AND m.group_id IS NOT NULL;
+`,
 }
 
 // lockKeys are the advisory lock keys of one schema, so that two schemas in one database

@@ -135,6 +135,19 @@ ins AS (
 )
 SELECT (SELECT count(*) FROM q), (SELECT id FROM ins)`
 
+// sendGroupsSQL inserts or updates the row of each group a FIFO send writes to, in
+// group order so that writers of several groups cannot deadlock. Claims hold group rows
+// while they work on a group, and rely on every change to a group's messages locking
+// its row in the same transaction, before the change (see fifoCandidates). A message
+// appended to a group with unexpired messages changes neither its head nor what is in
+// flight, so ready_at stays; only a group with none ('infinity', or no row) becomes
+// ready when the new message does.
+const sendGroupsSQL = `INSERT INTO fifo_groups (queue_id, group_id, ready_at)
+	SELECT q.id, u.g, u.t FROM queues q, unnest($2::text[], $3::timestamptz[]) WITH ORDINALITY AS u(g, t, ord)
+	WHERE q.name = $1 AND q.fifo ORDER BY u.ord
+	ON CONFLICT (queue_id, group_id) DO UPDATE SET ready_at = CASE
+		WHEN fifo_groups.ready_at = 'infinity' THEN excluded.ready_at ELSE fifo_groups.ready_at END`
+
 // dedupLookupSQL reads the live record after sendFIFOSQL, in a new snapshot, so it also
 // sees a record committed by a concurrent send that won the race.
 const dedupLookupSQL = `SELECT d.message_id, d.seq FROM dedup d JOIN queues q ON q.id = d.queue_id
@@ -157,6 +170,30 @@ func (d *Driver) sendFIFO(ctx context.Context, req drivers.SendMessagesRequest) 
 	slices.Sort(keys)
 	for _, k := range slices.Compact(keys) {
 		b.Queue(`SELECT pg_advisory_xact_lock($1)`, k)
+	}
+	// Then each group's fifo_groups row, in group order, before any message: see
+	// sendGroupsSQL.
+	ready := map[string]time.Time{}
+	for _, e := range req.Entries {
+		if e.MessageGroupID == "" || e.MessageDeduplicationID == "" {
+			continue
+		}
+		v := req.Now.Add(time.Duration(e.DelaySeconds) * time.Second)
+		if t, ok := ready[e.MessageGroupID]; !ok || v.Before(t) {
+			ready[e.MessageGroupID] = v
+		}
+	}
+	if len(ready) > 0 {
+		groups := make([]string, 0, len(ready))
+		for g := range ready {
+			groups = append(groups, g)
+		}
+		slices.Sort(groups)
+		times := make([]time.Time, len(groups))
+		for i, g := range groups {
+			times[i] = ready[g]
+		}
+		b.Queue(sendGroupsSQL, req.Name, groups, times)
 	}
 	type outcome struct {
 		queueFound  int64
