@@ -30,7 +30,7 @@ func declarations() []capabilities.Declaration {
 		native(capabilities.QueueCreate, nil, "a queue is a row; creation is one INSERT"),
 		native(capabilities.QueuePurge, nil, "one transaction deletes every message sent up to the purge"),
 		native(capabilities.QueueTags, map[string]string{"max_tags": "50"}, ""),
-		native(capabilities.FIFOOrdering, nil, "a claim owns a group by locking its first message (SKIP LOCKED); groups are claimed in parallel"),
+		native(capabilities.FIFOOrdering, nil, "a claim locks eligible groups (SKIP LOCKED on a per-group table) and reads only their first messages; groups are claimed in parallel"),
 		native(capabilities.FIFOGroupBatch, map[string]string{"max_messages": "10"}, ""),
 		native(capabilities.FIFODedupExplicit, window, "dedup records live in their own table, written in the send's transaction"),
 		native(capabilities.FIFODedupContent, window, ""),
