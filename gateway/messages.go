@@ -208,11 +208,7 @@ func (s *Server) sendMessageBatch(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	ids := make([]string, len(in.Entries))
-	for i, e := range in.Entries {
-		ids[i] = e.Id
-	}
-	if err := message.ValidateBatchIDsFor(c.action, ids); err != nil {
+	if err := validateBatchIDs(c.action, in.Entries, func(e sendBatchEntry) string { return e.Id }); err != nil {
 		return nil, err
 	}
 	out := sendMessageBatchOutput{Successful: []sendBatchResultEntry{}, Failed: []batchErrorEntry{}}
@@ -437,20 +433,33 @@ func singleResult(res drivers.BatchResult, err error, queue string) error {
 	return nil
 }
 
-// batchResult splits a driver batch result into Successful and Failed entries.
-func batchResult(res drivers.BatchResult, ids []string, queue string) ([]idEntry, []batchErrorEntry, error) {
-	if len(res.Entries) != len(ids) {
-		return nil, nil, sqserr.New(sqserr.InternalError, "driver returned %d results for %d entries (queue %s)", len(res.Entries), len(ids), queue)
+// validateBatchIDs checks a batch's entry ids: count, format and uniqueness.
+func validateBatchIDs[E any](action string, entries []E, id func(E) string) error {
+	ids := make([]string, len(entries))
+	for i, e := range entries {
+		ids[i] = id(e)
 	}
-	ok, failed := []idEntry{}, []batchErrorEntry{}
+	return message.ValidateBatchIDsFor(action, ids)
+}
+
+// addBatchResult appends a driver batch call's per-entry outcomes to a response's
+// Successful and Failed lists. sent holds the ids of the entries the call was given, in
+// order; err is the call's own error, which fails the whole request.
+func addBatchResult(res drivers.BatchResult, err error, sent []string, queue string, ok *[]idEntry, failed *[]batchErrorEntry) error {
+	if err != nil {
+		return driverError(err, queue)
+	}
+	if len(res.Entries) != len(sent) {
+		return sqserr.New(sqserr.InternalError, "driver returned %d results for %d entries (queue %s)", len(res.Entries), len(sent), queue)
+	}
 	for i, r := range res.Entries {
 		if r.Err != nil {
-			failed = append(failed, entryError(ids[i], r.Err, queue))
+			*failed = append(*failed, entryError(sent[i], r.Err, queue))
 		} else {
-			ok = append(ok, idEntry{Id: ids[i]})
+			*ok = append(*ok, idEntry{Id: sent[i]})
 		}
 	}
-	return ok, failed, nil
+	return nil
 }
 
 func (s *Server) deleteMessageBatch(ctx context.Context, c *call) (any, error) {
@@ -462,11 +471,7 @@ func (s *Server) deleteMessageBatch(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	ids := make([]string, len(in.Entries))
-	for i, e := range in.Entries {
-		ids[i] = e.Id
-	}
-	if err := message.ValidateBatchIDsFor(c.action, ids); err != nil {
+	if err := validateBatchIDs(c.action, in.Entries, func(e deleteBatchEntry) string { return e.Id }); err != nil {
 		return nil, err
 	}
 	out := deleteMessageBatchOutput{Successful: []idEntry{}, Failed: []batchErrorEntry{}}
@@ -482,15 +487,9 @@ func (s *Server) deleteMessageBatch(ctx context.Context, c *call) (any, error) {
 	}
 	if len(entries) > 0 {
 		res, err := s.driver.DeleteMessages(ctx, drivers.DeleteMessagesRequest{Name: name, Now: s.clock.Now(), Entries: entries})
-		if err != nil {
-			return nil, driverError(err, name)
-		}
-		ok, failed, err := batchResult(res, sent, name)
-		if err != nil {
+		if err := addBatchResult(res, err, sent, name, &out.Successful, &out.Failed); err != nil {
 			return nil, err
 		}
-		out.Successful = append(out.Successful, ok...)
-		out.Failed = append(out.Failed, failed...)
 	}
 	return out, nil
 }
@@ -519,9 +518,9 @@ func (s *Server) changeMessageVisibility(ctx context.Context, c *call) (any, err
 	return emptyOutput{}, nil
 }
 
-// visibilityEntry validates one visibility change. The 12-hour limit counts from the
-// receive; the driver does not know it, so the gateway enforces the per-request bound and
-// the driver the handle.
+// visibilityEntry validates one visibility change's parameters. The gateway checks the
+// per-request bound (0..43200 s); the 12-hour ceiling counted from the receive needs the
+// receive time, so the driver enforces it (see drivers.Driver.ChangeVisibility).
 func visibilityEntry(id, handle string, timeout *int32) (drivers.ChangeVisibilityEntry, error) {
 	if handle == "" {
 		return drivers.ChangeVisibilityEntry{}, sqserr.New(sqserr.MissingParameter, "The request must contain the parameter ReceiptHandle.")
@@ -565,11 +564,7 @@ func (s *Server) changeMessageVisibilityBatch(ctx context.Context, c *call) (any
 	if err != nil {
 		return nil, err
 	}
-	ids := make([]string, len(in.Entries))
-	for i, e := range in.Entries {
-		ids[i] = e.Id
-	}
-	if err := message.ValidateBatchIDsFor(c.action, ids); err != nil {
+	if err := validateBatchIDs(c.action, in.Entries, func(e changeVisibilityBatchEntry) string { return e.Id }); err != nil {
 		return nil, err
 	}
 	out := changeVisibilityBatchOutput{Successful: []idEntry{}, Failed: []batchErrorEntry{}}
@@ -589,15 +584,9 @@ func (s *Server) changeMessageVisibilityBatch(ctx context.Context, c *call) (any
 	}
 	if len(entries) > 0 {
 		res, err := s.driver.ChangeVisibility(ctx, drivers.ChangeVisibilityRequest{Name: name, Now: s.clock.Now(), Entries: entries})
-		if err != nil {
-			return nil, driverError(err, name)
-		}
-		ok, failed, err := batchResult(res, sent, name)
-		if err != nil {
+		if err := addBatchResult(res, err, sent, name, &out.Successful, &out.Failed); err != nil {
 			return nil, err
 		}
-		out.Successful = append(out.Successful, ok...)
-		out.Failed = append(out.Failed, failed...)
 		s.visibilityChanged(name, entries)
 	}
 	return out, nil
