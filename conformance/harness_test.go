@@ -149,8 +149,12 @@ func (h *H) start() {
 		d.Close()
 		h.T.Fatalf("describe %s driver: %v", h.backend, err)
 	}
+	var gwDriver drivers.Driver = h.drv
+	if _, ok := d.(drivers.ActivityWatcher); ok {
+		gwDriver = watchingDriver{h.drv}
+	}
 	gw, err := gateway.New(h.Ctx, gateway.Config{
-		Driver:        h.drv,
+		Driver:        gwDriver,
 		Clock:         h.Clock,
 		AccountID:     testAccount,
 		Region:        testRegion,
@@ -289,6 +293,14 @@ type observedDriver struct {
 	drivers.Driver
 	mu      sync.Mutex
 	waiters []chan struct{}
+}
+
+// watchingDriver is an observedDriver of a driver that watches activity, so that the
+// gateway sees the same interfaces as without the observer.
+type watchingDriver struct{ *observedDriver }
+
+func (d watchingDriver) WatchActivity(ctx context.Context, req drivers.WatchActivityRequest) error {
+	return d.Driver.(drivers.ActivityWatcher).WatchActivity(ctx, req)
 }
 
 func (d *observedDriver) ReceiveMessages(ctx context.Context, req drivers.ReceiveMessagesRequest) (drivers.ReceiveMessagesResult, error) {

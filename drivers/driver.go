@@ -140,6 +140,23 @@ type Driver interface {
 	Close() error
 }
 
+// ActivityWatcher is implemented by drivers whose cross-instance notification costs every
+// write something (a NOTIFY per send): they report to AwaitActivity only writes to queues
+// that some instance watches. Before a long poll waits, the gateway calls WatchActivity
+// and then receives once more, so no write is missed: after WatchActivity returns, every
+// write to req.Name either is visible to a receive that starts after the return or is
+// reported by AwaitActivity on every instance, until req.Until passes.
+type ActivityWatcher interface {
+	WatchActivity(ctx context.Context, req WatchActivityRequest) error
+}
+
+// WatchActivityRequest asks for notification of writes to Name until Until (gateway
+// clock, compared with the Now of later writes).
+type WatchActivityRequest struct {
+	Name  string
+	Until time.Time
+}
+
 // Description is what Describe returns.
 type Description struct {
 	Name           string // registry name, e.g. "sqlite"

@@ -5,6 +5,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/anysqs/anysqs/drivers"
 	"github.com/anysqs/anysqs/drivers/sqlite"
@@ -58,5 +59,81 @@ func TestLongPollWokenByOtherInstance(t *testing.T) {
 	r := <-got
 	if r.status != 200 || !strings.Contains(r.body, "from elsewhere") {
 		t.Fatalf("long poll returned %d %s", r.status, r.body)
+	}
+}
+
+// watching is a driver that reports activity only for watched queues. Its WatchActivity
+// can run a hook: a write by another instance that commits just before the watch.
+type watching struct {
+	notifying
+	watches chan drivers.WatchActivityRequest
+	before  func()
+}
+
+func (d watching) WatchActivity(_ context.Context, req drivers.WatchActivityRequest) error {
+	if d.before != nil {
+		d.before()
+	}
+	d.watches <- req
+	return nil
+}
+
+// TestLongPollWatchesBeforeWaiting: before its first wait a long poll takes a watch that
+// covers its deadline, then receives once more, so another instance's send that
+// committed before the watch (and so notified nobody) is returned without waiting.
+// Back-to-back polls reuse the watch.
+func TestLongPollWatchesBeforeWaiting(t *testing.T) {
+	ctx := context.Background()
+	inner, err := sqlite.Open(ctx, sqlite.Options{DataDir: sqlite.MemoryDataDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk := clock.NewFake(start)
+	d := watching{notifying: notifying{Driver: inner, activity: make(chan []string)},
+		watches: make(chan drivers.WatchActivityRequest, 10)}
+	d.before = func() {
+		if _, err := inner.SendMessages(ctx, drivers.SendMessagesRequest{Name: "lp", Now: clk.Now(),
+			Entries: []drivers.SendEntry{{MessageID: "m-1", Body: "just before the watch"}}}); err != nil {
+			t.Error(err)
+		}
+	}
+	gw, err := gateway.New(ctx, gateway.Config{Driver: d, Clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &env{t: t, gw: gw, clock: clk, http: httptest.NewServer(gw), waits: make(chan string, 10)}
+	gateway.SetOnWait(gw, func(q string) { e.waits <- q })
+	t.Cleanup(func() { e.http.Close(); _ = gw.Close(); _ = inner.Close() })
+
+	e.mustJSON("CreateQueue", `{"QueueName":"lp"}`)
+	_, _, body := e.jsonCall("ReceiveMessage", `{"QueueUrl":"/000000000000/lp","WaitTimeSeconds":20}`)
+	if !strings.Contains(body, "just before the watch") {
+		t.Fatalf("long poll returned %s", body)
+	}
+	if w := <-d.watches; w.Name != "lp" || w.Until.Before(start.Add(20*time.Second)) {
+		t.Fatalf("watch %+v does not cover the poll", w)
+	}
+	select {
+	case q := <-e.waits:
+		t.Fatalf("the poll waited on %s although a message was there after the watch", q)
+	default:
+	}
+
+	// The next poll is covered by the watch: it waits without taking another, and a
+	// reported send wakes it.
+	got := e.receiveAsync(`{"QueueUrl":"/000000000000/lp","WaitTimeSeconds":20}`)
+	e.awaitWait("lp")
+	if _, err := inner.SendMessages(ctx, drivers.SendMessagesRequest{Name: "lp", Now: clk.Now(),
+		Entries: []drivers.SendEntry{{MessageID: "m-2", Body: "from elsewhere"}}}); err != nil {
+		t.Fatal(err)
+	}
+	d.activity <- []string{"lp"}
+	if r := <-got; r.status != 200 || !strings.Contains(r.body, "from elsewhere") {
+		t.Fatalf("long poll returned %d %s", r.status, r.body)
+	}
+	select {
+	case w := <-d.watches:
+		t.Fatalf("second poll took another watch %+v", w)
+	default:
 	}
 }

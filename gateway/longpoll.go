@@ -70,7 +70,9 @@ func wake(ch chan struct{}) {
 // waiter before each receive attempt, so a send that lands between an empty receive and
 // the wait still wakes it. Besides sends through this gateway it wakes when the driver's
 // NextVisibleAt arrives (a delay or visibility timeout ending) and at the deadline, both
-// as timers on the gateway clock, and returns empty when the client goes away.
+// as timers on the gateway clock, and returns empty when the client goes away. Before
+// its first wait it makes sure the driver reports other instances' sends to the queue
+// (watch), and receives once more if that took a new watch.
 func (s *Server) longPoll(ctx context.Context, req drivers.ReceiveMessagesRequest, wait time.Duration) ([]drivers.Message, error) {
 	receive := func() (drivers.ReceiveMessagesResult, error) {
 		req.Now = s.clock.Now()
@@ -89,6 +91,7 @@ func (s *Server) longPoll(ctx context.Context, req drivers.ReceiveMessagesReques
 	deadline := s.clock.Now().Add(wait)
 	deadlineTimer := s.clock.AfterFuncAt(deadline, func() { wake(ch) })
 	defer deadlineTimer.Stop()
+	watching := false
 	for {
 		select { // drop a stale wake-up; the receive below sees its cause
 		case <-ch:
@@ -101,6 +104,16 @@ func (s *Server) longPoll(ctx context.Context, req drivers.ReceiveMessagesReques
 		now := s.clock.Now()
 		if !now.Before(deadline) {
 			return nil, nil
+		}
+		if !watching {
+			watching = true
+			took, err := s.watch(ctx, req.Name, deadline)
+			if err != nil {
+				return nil, err
+			}
+			if took {
+				continue // a send that committed before the watch is visible now
+			}
 		}
 		var visibleTimer interface{ Stop() bool }
 		if nv := res.NextVisibleAt; !nv.IsZero() && nv.Before(deadline) {
@@ -126,6 +139,34 @@ func (s *Server) longPoll(ctx context.Context, req drivers.ReceiveMessagesReques
 			visibleTimer.Stop()
 		}
 	}
+}
+
+// watchSlack is how long past the deadline of the poll that takes it a watch lasts, so
+// that back-to-back long polls on a queue take a new one about once a minute, not each.
+const watchSlack = time.Minute
+
+// watch makes sure the driver, if it is an ActivityWatcher, reports other instances'
+// sends to queue until deadline. It says whether it took a new watch.
+func (s *Server) watch(ctx context.Context, queue string, deadline time.Time) (bool, error) {
+	if s.watcher == nil {
+		return false, nil
+	}
+	s.watchMu.Lock()
+	until, ok := s.watched[queue]
+	s.watchMu.Unlock()
+	if ok && !until.Before(deadline) {
+		return false, nil
+	}
+	until = deadline.Add(watchSlack)
+	if err := s.watcher.WatchActivity(ctx, drivers.WatchActivityRequest{Name: queue, Until: until}); err != nil {
+		return false, driverError(err, queue)
+	}
+	s.watchMu.Lock()
+	if until.After(s.watched[queue]) {
+		s.watched[queue] = until
+	}
+	s.watchMu.Unlock()
+	return true, nil
 }
 
 // awaitActivityRetry is how long (clock time) the relay waits after AwaitActivity fails.

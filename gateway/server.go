@@ -65,6 +65,10 @@ type Server struct {
 
 	recentlyDeleted recentlyDeleted
 
+	watcher drivers.ActivityWatcher // nil when the driver notifies for every queue
+	watchMu sync.Mutex
+	watched map[string]time.Time // queue → until when this instance last watched it
+
 	sweepMu    sync.Mutex
 	sweepTimer clock.Timer
 	closed     bool
@@ -145,6 +149,8 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		waiters: newWaiters(), ctx: bg, cancel: cancel, policy: policy,
 		queues: newQueueCache(cfg.QueueCacheTTL),
 	}
+	s.watcher, _ = cfg.Driver.(drivers.ActivityWatcher)
+	s.watched = map[string]time.Time{}
 	s.moves = newMoveTasks(s)
 	s.actions = s.actionTable()
 	s.scheduleSweep()

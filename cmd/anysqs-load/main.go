@@ -33,6 +33,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"time"
@@ -77,6 +78,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.DurationVar(&o.warmup, "warmup", 2*time.Second, "unmeasured time before each closed phase")
 	fs.IntVar(&o.bodySize, "body-size", 100, "message body bytes")
 	fs.IntVar(&o.rounds, "rounds", 1, "repeat each configuration, paths taking turns; medians reported")
+	cpuProfile := fs.String("cpuprofile", "", "write the load generator's own CPU profile to this file")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -85,6 +87,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if o.rate < 1 || o.workers < 1 || o.groups < 1 || o.rounds < 1 {
 		return errors.New("--rate, --workers, --groups and --rounds must be positive")
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
 	}
 	paths, err := openPaths(ctx, o)
 	if err != nil {

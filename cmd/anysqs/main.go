@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"os/signal"
 	"syscall"
@@ -59,6 +60,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	cfgPath := fs.String("config", "", "YAML configuration file (default: embedded backend under ./data)")
 	listen := fs.String("listen", "", "HOST:PORT to listen on (overrides the config)")
+	pprofAddr := fs.String("pprof", "", "HOST:PORT for Go's /debug/pprof profiles (off by default; keep it on loopback)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -98,6 +100,11 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if *pprofAddr != "" {
+		if err := servePprof(*pprofAddr, log); err != nil {
+			return err
+		}
+	}
 	srv := &http.Server{Handler: gw, ReadHeaderTimeout: 10 * time.Second}
 	log.Info("anysqs listening", "addr", ln.Addr().String(), "backend", cfg.Backend.Name, "version", version)
 	errc := make(chan error, 1)
@@ -112,6 +119,22 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	defer cancel()
 	log.Info("shutting down")
 	return srv.Shutdown(shutCtx)
+}
+
+// servePprof exposes the runtime profiles on their own listener, so profiling a
+// production gateway never puts /debug paths on the SQS endpoint.
+func servePprof(addr string, log *slog.Logger) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("pprof: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	log.Info("pprof listening", "addr", ln.Addr().String())
+	go func() { _ = http.Serve(ln, mux) }()
+	return nil
 }
 
 func newLogger(level string, w io.Writer) *slog.Logger {

@@ -146,8 +146,10 @@ func TestLongPollAcrossGateways(t *testing.T) {
 }
 
 // longPollRounds runs rounds of "receive on a (20 s wait), send on b once a has claimed
-// nothing" and fails unless each receive returns the message sent. db is the gateways'
-// database, watched to see a's claim happen.
+// nothing" and fails unless each receive returns the message sent and b's send was
+// announced to the other gateways (a receive that found the message only at its
+// deadline would pass the first check alone). db is the gateways' database, watched to
+// see a's claim happen and to hear the announcements.
 func longPollRounds(t *testing.T, db string, ca, cb *sqs.Client, urlA, urlB string, rounds int) {
 	t.Helper()
 	conn, err := pgx.Connect(context.Background(), db)
@@ -155,6 +157,15 @@ func longPollRounds(t *testing.T, db string, ca, cb *sqs.Client, urlA, urlB stri
 		t.Fatal(err)
 	}
 	defer conn.Close(context.Background())
+	lis, err := pgx.Connect(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lis.Close(context.Background())
+	if _, err := lis.Exec(context.Background(), `LISTEN "anysqs:anysqs"`); err != nil {
+		t.Fatal(err)
+	}
+	queue := urlA[strings.LastIndex(urlA, "/")+1:]
 	confirmed := 0
 	for r := 0; r < rounds; r++ {
 		var since time.Time
@@ -179,6 +190,7 @@ func longPollRounds(t *testing.T, db string, ca, cb *sqs.Client, urlA, urlB stri
 		if _, err := cb.SendMessage(context.Background(), &sqs.SendMessageInput{QueueUrl: aws.String(urlB), MessageBody: aws.String(body)}); err != nil {
 			t.Fatalf("round %d: send on gateway B: %v", r, err)
 		}
+		announced(t, lis, queue)
 		res := <-got
 		if res.err != nil {
 			t.Fatalf("round %d: receive on gateway A: %v", r, res.err)
@@ -216,6 +228,23 @@ func claimed(t *testing.T, conn *pgx.Conn, since time.Time) bool {
 		if ctx.Err() != nil {
 			t.Logf("receive's claim not seen in pg_stat_activity; sending anyway")
 			return false
+		}
+	}
+}
+
+// announced waits for a NOTIFY naming queue; the bound only keeps a broken gateway from
+// hanging the test.
+func announced(t *testing.T, lis *pgx.Conn, queue string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for {
+		n, err := lis.WaitForNotification(ctx)
+		if err != nil {
+			t.Fatalf("no notification for %s: %v (the send did not announce itself to the waiting gateway)", queue, err)
+		}
+		if n.Payload == queue {
+			return
 		}
 	}
 }

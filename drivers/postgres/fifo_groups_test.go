@@ -41,7 +41,7 @@ func TestFIFOGroupsMigration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := conn.Exec(context.Background(), `DROP TABLE anysqs.fifo_groups;
+	if _, err := conn.Exec(context.Background(), `DROP TABLE anysqs.fifo_groups, anysqs.watches; DROP FUNCTION anysqs.watched;
 		DELETE FROM anysqs.schema_version WHERE version > 1`); err != nil {
 		t.Fatal(err)
 	}

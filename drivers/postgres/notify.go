@@ -189,8 +189,32 @@ func (d *Driver) allQueueNames(ctx context.Context) ([]string, error) {
 	return names, mapErr(ctx, err, "list queues after reconnecting the listener")
 }
 
-// notifier sends the NOTIFYs of message sends after they commit, coalesced: one
-// goroutine sends one statement naming every queue written since its previous one.
+// watchSQL records that a long poll on $3 may wait until $4. It first takes the queue's
+// watch lock exclusively, which waits for every send in progress to commit: their
+// messages are then visible to the receive the gateway makes after this returns. A send
+// that starts later takes the lock shared in watched() (schema.go), which waits for this
+// transaction, and then sees the row, so it notifies.
+const watchSQL = `SELECT pg_advisory_xact_lock($1, $2)`
+
+const watchUpsertSQL = `INSERT INTO watches (queue, until) VALUES ($1, $2)
+	ON CONFLICT (queue) DO UPDATE SET until = greatest(watches.until, excluded.until)`
+
+// WatchActivity makes sends to req.Name notify other gateways until req.Until. Sends to
+// queues nobody watches skip the NOTIFY: measured on 2 cores at 1,000 API calls/s, the
+// NOTIFYs and the listener wake-ups they cause took about a tenth of the gateway's CPU.
+func (d *Driver) WatchActivity(ctx context.Context, req drivers.WatchActivityRequest) error {
+	b := &pgx.Batch{}
+	b.Queue(watchSQL, d.keys.watch, hash32(req.Name))
+	b.Queue(watchUpsertSQL, req.Name, req.Until)
+	if err := d.pool.SendBatch(ctx, b).Close(); err != nil {
+		return mapErr(ctx, err, "watch "+req.Name)
+	}
+	return nil
+}
+
+// notifier sends the NOTIFYs of message sends to watched queues after they commit,
+// coalesced: one goroutine sends one statement naming every queue written since its
+// previous one.
 //
 // Measured on 2 cores (BenchmarkCycle, batch 1): a NOTIFY inside each send
 // transaction cut driver throughput to about a quarter, because PostgreSQL serializes

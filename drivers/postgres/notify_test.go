@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -35,11 +36,21 @@ func awaitQueue(t *testing.T, d drivers.Driver, queue string) {
 	t.Fatalf("AwaitActivity never named %s", queue)
 }
 
+// watch asks for notification of sends to queue until an hour past epoch.
+func watch(t *testing.T, d *postgres.Driver, queue string) {
+	t.Helper()
+	if err := d.WatchActivity(context.Background(), drivers.WatchActivityRequest{Name: queue,
+		Until: epoch.Add(time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestAwaitActivityAcrossInstances(t *testing.T) {
 	t.Parallel()
 	dsn := newDatabase(t)
 	a, b := openDriver(t, dsn), openDriver(t, dsn)
 	createQueue(t, a, "q", stdAttrs())
+	watch(t, b, "q")
 
 	// A waiter blocked on B wakes for a send through A.
 	got := make(chan []string, 1)
@@ -57,6 +68,7 @@ func TestAwaitActivityAcrossInstances(t *testing.T) {
 
 	// A notification that arrives while nobody waits is kept for the next call.
 	createQueue(t, a, "r", stdAttrs())
+	watch(t, a, "r") // any instance's watch serves every instance
 	send(t, a, "r", epoch, drivers.SendEntry{Body: "y"})
 	awaitQueue(t, b, "r")
 
@@ -83,6 +95,46 @@ func TestAwaitActivityAcrossInstances(t *testing.T) {
 		}
 		if len(res.Queues) == 0 {
 			break
+		}
+	}
+}
+
+// TestSendsNotifyWatchedQueuesOnly sends to a queue nobody watches, then to one somebody
+// does: notifications keep their order, so the first result naming the watched queue
+// would have named the other before or with it, had its send notified.
+func TestSendsNotifyWatchedQueuesOnly(t *testing.T) {
+	t.Parallel()
+	dsn := newDatabase(t)
+	a, b := openDriver(t, dsn), openDriver(t, dsn)
+	for _, q := range []string{"quiet", "w", "quiet.fifo", "w.fifo"} {
+		if strings.HasSuffix(q, ".fifo") {
+			createQueue(t, a, q, fifoAttrs())
+		} else {
+			createQueue(t, a, q, stdAttrs())
+		}
+	}
+	watch(t, b, "w")
+	watch(t, b, "w.fifo")
+	// A watch that has expired by the send's time does not count.
+	if err := b.WatchActivity(context.Background(), drivers.WatchActivityRequest{Name: "quiet", Until: epoch}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ quiet, watched string }{{"quiet", "w"}, {"quiet.fifo", "w.fifo"}} {
+		for _, q := range []string{c.quiet, c.watched} {
+			e := drivers.SendEntry{Body: "x"}
+			if strings.HasSuffix(q, ".fifo") {
+				e.MessageGroupID, e.MessageDeduplicationID = "g", "1"
+			}
+			send(t, a, q, epoch, e)
+		}
+		for {
+			q := await(t, b)
+			if slices.Contains(q, c.quiet) {
+				t.Fatalf("a send to unwatched %s notified: %v", c.quiet, q)
+			}
+			if slices.Contains(q, c.watched) {
+				break
+			}
 		}
 	}
 }

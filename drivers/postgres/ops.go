@@ -268,6 +268,9 @@ func (d *Driver) Sweep(ctx context.Context, req drivers.SweepRequest) (drivers.S
 			`DELETE FROM dedup WHERE ctid = ANY (ARRAY(SELECT ctid FROM dedup WHERE expires_at <= $1 LIMIT $2))`,
 			`DELETE FROM receive_attempts WHERE ctid = ANY (ARRAY(
 				SELECT ctid FROM receive_attempts WHERE expires_at <= $1 LIMIT $2))`,
+			// An hour's margin keeps rows a gateway with a slower clock still relies on.
+			`DELETE FROM watches WHERE ctid = ANY (ARRAY(
+				SELECT ctid FROM watches WHERE until <= $1::timestamptz - interval '1 hour' LIMIT $2))`,
 		} {
 			tag, err := tx.Exec(ctx, sql, req.Now, limit)
 			if err != nil {

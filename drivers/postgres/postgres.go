@@ -69,7 +69,10 @@ type Driver struct {
 	closeOnce sync.Once
 }
 
-var _ drivers.Driver = (*Driver)(nil)
+var (
+	_ drivers.Driver          = (*Driver)(nil)
+	_ drivers.ActivityWatcher = (*Driver)(nil)
+)
 
 func init() {
 	drivers.Register("postgres", func(ctx context.Context, raw map[string]any) (drivers.Driver, error) {

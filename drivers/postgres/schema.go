@@ -113,17 +113,35 @@ SELECT DISTINCT m.queue_id, m.group_id, '-infinity'::timestamptz
 FROM messages m JOIN queues q ON q.id = m.queue_id
 WHERE q.fifo AND m.group_id IS NOT NULL;
 `,
+	// 3: the queues long polls are waiting on, so that sends notify other gateways only
+	// for those (see notify.go). watched() is a send's check: it takes the queue's watch
+	// lock shared, and, being VOLATILE, reads watches on a snapshot taken after that lock,
+	// whatever the snapshot of the statement that calls it.
+	`
+CREATE TABLE watches (
+	queue text COLLATE "C" PRIMARY KEY,
+	until timestamptz NOT NULL
+);
+CREATE FUNCTION watched(p_class integer, p_key integer, p_queue text, p_now timestamptz) RETURNS boolean
+LANGUAGE plpgsql VOLATILE AS $$
+BEGIN
+	PERFORM pg_advisory_xact_lock_shared(p_class, p_key);
+	RETURN EXISTS (SELECT 1 FROM watches w WHERE w.queue = p_queue AND w.until > p_now);
+END
+$$;
+`,
 }
 
 // lockKeys are the advisory lock keys of one schema, so that two schemas in one database
 // do not serialize each other.
 type lockKeys struct {
 	class  int32 // (class, 1) migration, (class, 2) retention sweep
+	watch  int32 // (watch, hash32(queue)) orders watches against sends, see notify.go
 	schema string
 }
 
 func newLockKeys(schema string) lockKeys {
-	return lockKeys{class: hash32("anysqs:" + schema), schema: schema}
+	return lockKeys{class: hash32("anysqs:" + schema), watch: hash32("anysqs-watch:" + schema), schema: schema}
 }
 
 const (

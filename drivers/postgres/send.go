@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/anysqs/anysqs/drivers"
 )
@@ -63,14 +62,20 @@ func isFIFO(name string) bool {
 	return len(name) > 5 && name[len(name)-5:] == ".fifo"
 }
 
-const sendStandardSQL = `INSERT INTO messages (queue_id, message_id, body, attrs, sys_attrs, sender_id,
+// sendStandardSQL stores the messages and says whether a long poll watches the queue
+// (see notify.go).
+const sendStandardSQL = `WITH ins AS (
+	INSERT INTO messages (queue_id, message_id, body, attrs, sys_attrs, sender_id,
 		sent_at, enqueued_at, visible_at, group_id, dedup_id)
 	SELECT q.id, u.message_id, u.body, u.attrs, u.sys_attrs, u.sender_id, $2, $2, u.visible_at, u.group_id, u.dedup_id
 	FROM queues q, unnest($3::text[], $4::text[], $5::bytea[], $6::bytea[], $7::text[], $8::timestamptz[],
 		$9::text[], $10::text[]) WITH ORDINALITY
 		AS u(message_id, body, attrs, sys_attrs, sender_id, visible_at, group_id, dedup_id, ord)
 	WHERE q.name = $1
-	ORDER BY u.ord`
+	ORDER BY u.ord
+	RETURNING 1
+)
+SELECT (SELECT count(*) FROM ins), CASE WHEN $11 THEN watched($12, $13, $1, $2) END`
 
 func (d *Driver) sendStandard(ctx context.Context, req drivers.SendMessagesRequest) (drivers.SendMessagesResult, error) {
 	n := len(req.Entries)
@@ -91,12 +96,14 @@ func (d *Driver) sendStandard(ctx context.Context, req drivers.SendMessagesReque
 		groups[i], dedups[i] = nullIfEmpty(e.MessageGroupID), nullIfEmpty(e.MessageDeduplicationID)
 	}
 	b := &pgx.Batch{}
-	ins := b.Queue(sendStandardSQL, req.Name, req.Now, ids, bodies, attrs, sys, senders, visible, groups, dedups)
+	var inserted int64
+	var watched *bool
+	b.Queue(sendStandardSQL, req.Name, req.Now, ids, bodies, attrs, sys, senders, visible, groups, dedups,
+		!d.notifyTx, d.keys.watch, hash32(req.Name)).
+		QueryRow(func(r pgx.Row) error { return r.Scan(&inserted, &watched) })
 	if d.notifyTx {
 		b.Queue(`SELECT pg_notify($1, $2)`, d.channel, req.Name)
 	}
-	var inserted int64
-	ins.Exec(func(tag pgconn.CommandTag) error { inserted = tag.RowsAffected(); return nil })
 	// Statements of one batch share one implicit transaction, committed at its end.
 	if err := d.pool.SendBatch(ctx, b).Close(); err != nil {
 		return drivers.SendMessagesResult{}, mapErr(ctx, err, "send to "+req.Name)
@@ -104,7 +111,7 @@ func (d *Driver) sendStandard(ctx context.Context, req drivers.SendMessagesReque
 	if inserted == 0 {
 		return drivers.SendMessagesResult{}, notFound(req.Name)
 	}
-	if !d.notifyTx {
+	if watched != nil && *watched {
 		d.notes.notify(req.Name)
 	}
 	res := drivers.SendMessagesResult{Entries: make([]drivers.SendEntryResult, n)}
@@ -231,8 +238,12 @@ func (d *Driver) sendFIFO(ctx context.Context, req drivers.SendMessagesRequest) 
 				return err
 			})
 	}
+	watched := false
 	if d.notifyTx {
 		b.Queue(`SELECT pg_notify($1, $2)`, d.channel, req.Name)
+	} else {
+		b.Queue(`SELECT watched($1, $2, $3, $4)`, d.keys.watch, hash32(req.Name), req.Name, req.Now).
+			QueryRow(func(r pgx.Row) error { return r.Scan(&watched) })
 	}
 	if err := d.pool.SendBatch(ctx, b).Close(); err != nil {
 		return drivers.SendMessagesResult{}, mapErr(ctx, err, "send to "+req.Name)
@@ -245,7 +256,7 @@ func (d *Driver) sendFIFO(ctx context.Context, req drivers.SendMessagesRequest) 
 		if o.queueFound == 0 {
 			return drivers.SendMessagesResult{}, notFound(req.Name)
 		}
-		if o.insertedSeq != nil && !d.notifyTx {
+		if o.insertedSeq != nil && watched {
 			d.notes.notify(req.Name)
 		}
 		r := &res.Entries[i]
