@@ -185,6 +185,9 @@ func longPollRounds(t *testing.T, db string, ca, cb *sqs.Client, urlA, urlB stri
 		if claimed(t, conn, since) {
 			confirmed++
 		}
+		// A send that commits before the waiting gateway's watch is found by the receive
+		// that follows the watch, unannounced; send after the watch so it must be announced.
+		watched(t, conn, queue)
 		seen := time.Since(start)
 		body := fmt.Sprintf("wake-%d", r)
 		if _, err := cb.SendMessage(context.Background(), &sqs.SendMessageInput{QueueUrl: aws.String(urlB), MessageBody: aws.String(body)}); err != nil {
@@ -228,6 +231,23 @@ func claimed(t *testing.T, conn *pgx.Conn, since time.Time) bool {
 		if ctx.Err() != nil {
 			t.Logf("receive's claim not seen in pg_stat_activity; sending anyway")
 			return false
+		}
+	}
+}
+
+// watched waits until a gateway watches queue for long polls (see drivers.ActivityWatcher).
+func watched(t *testing.T, conn *pgx.Conn, queue string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for {
+		var ok bool
+		err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM anysqs.watches WHERE queue = $1 AND until > now())`, queue).Scan(&ok)
+		if err == nil && ok {
+			return
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("no gateway watches %s for its long poll: %v", queue, err)
 		}
 	}
 }

@@ -89,6 +89,18 @@
 // 2 cores (BenchmarkCycle, batch 1, 16 workers): 243 cycles/s with NOTIFY in the send
 // transaction, 868 without.
 //
+// Merged statements: concurrent standard sends, receives (with the same visibility
+// timeout) and deletes on one queue are merged into one statement each, the way
+// PostgreSQL merges commits (batcher.go): a call that finds no statement of its kind and
+// queue in flight runs at once, alone; calls arriving meanwhile run together when it
+// ends, and each returns only after that statement committed. A statement costs about
+// as much database CPU with one row as with ten, so under load this divides that cost;
+// with 16 clients sending, receiving and deleting one message each, statements carried
+// about 2.5 calls each. A merged receive hands its messages out in arrival order, and
+// its visibility deadline counts from the latest of the merged calls' times (they differ
+// by the time a statement takes). FIFO sends, claims and deletes run alone: their order
+// and group locks are per call.
+//
 // Errors: anything that is not an answer from the server (refused or broken
 // connection), and the server's connection, shutdown, serialization and deadlock errors,
 // are drivers.KindUnavailable, so the client retries as with SQS. The pool pings

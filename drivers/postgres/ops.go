@@ -64,8 +64,27 @@ del AS (
 ),` + fifoGroupsReadySQL("del", "$5") + `
 SELECT q.id, q.fifo, coalesce((SELECT array_agg(ord) FROM del), '{}') FROM q`
 
-// DeleteMessages deletes by receipt handle in one statement.
+// maxMergedDeletes bounds the receipt handles of one delete statement.
+const maxMergedDeletes = 100
+
+// DeleteMessages deletes by receipt handle in one statement. Deletes from a standard
+// queue are merged with concurrent ones (see batcher); a FIFO delete also updates its
+// groups' rows, and runs alone so that it locks no more of them than it needs.
 func (d *Driver) DeleteMessages(ctx context.Context, req drivers.DeleteMessagesRequest) (drivers.BatchResult, error) {
+	if isFIFO(req.Name) {
+		return d.deleteOnce(ctx, req)
+	}
+	res, err := d.deletes.do(ctx, req.Name, req.Entries)
+	return drivers.BatchResult{Entries: res}, err
+}
+
+func (d *Driver) deleteMerged(ctx context.Context, queue string, entries []drivers.DeleteEntry) ([]drivers.EntryResult, error) {
+	// A standard delete does not depend on the time.
+	res, err := d.deleteOnce(ctx, drivers.DeleteMessagesRequest{Name: queue, Entries: entries})
+	return res.Entries, err
+}
+
+func (d *Driver) deleteOnce(ctx context.Context, req drivers.DeleteMessagesRequest) (drivers.BatchResult, error) {
 	n := len(req.Entries)
 	errs := make([]*drivers.Error, n)
 	p := parseHandles(n, func(i int) string { return req.Entries[i].ReceiptHandle }, errs)

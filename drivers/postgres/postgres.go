@@ -65,6 +65,9 @@ type Driver struct {
 	lis      *listener
 	notes    *notifier
 	notifyTx bool
+	sends    *batcher[stdSend, drivers.SendEntryResult]
+	deletes  *batcher[drivers.DeleteEntry, drivers.EntryResult]
+	receives *batcher[recvCall, claimResult]
 
 	closeOnce sync.Once
 }
@@ -115,6 +118,9 @@ func Open(ctx context.Context, o Options) (*Driver, error) {
 	}
 	d.lis = lis
 	d.notes = startNotifier(pool, d.channel)
+	d.sends = newBatcher(maxMergedSends, sendWeight, d.insertStandard)
+	d.deletes = newBatcher(maxMergedDeletes, func(drivers.DeleteEntry) int { return 1 }, d.deleteMerged)
+	d.receives = newBatcher(maxMergedReceives, func(c recvCall) int { return c.max }, d.claimCalls)
 	return d, nil
 }
 

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -255,7 +256,13 @@ func (d *Driver) ReceiveMessages(ctx context.Context, req drivers.ReceiveMessage
 	// So does a FIFO claim that locked groups with nothing to claim: it corrected their
 	// ready_at, so the next round looks at other groups.
 	for round := 0; round < 4; round++ {
-		c, err := d.claim(ctx, req, fifo, max-len(res.Messages), attempt)
+		var c claimResult
+		var err error
+		if fifo {
+			c, err = d.claim(ctx, req, true, max-len(res.Messages), attempt)
+		} else {
+			c, err = d.claimMerged(ctx, req, max-len(res.Messages))
+		}
 		if err != nil {
 			return drivers.ReceiveMessagesResult{}, err
 		}
@@ -269,6 +276,53 @@ func (d *Driver) ReceiveMessages(ctx context.Context, req drivers.ReceiveMessage
 		}
 	}
 	return res, nil
+}
+
+// recvCall is one standard receive waiting to be merged with concurrent ones on the
+// same queue and visibility timeout (see batcher): one claim statement takes the sum of
+// their messages and hands them out in the order the calls arrived.
+type recvCall struct {
+	name string
+	now  time.Time
+	vt   int32
+	max  int
+}
+
+// maxMergedReceives bounds the messages one merged claim takes.
+const maxMergedReceives = 100
+
+func (d *Driver) claimMerged(ctx context.Context, req drivers.ReceiveMessagesRequest, max int) (claimResult, error) {
+	key := req.Name + "\x00" + strconv.Itoa(int(req.VisibilityTimeout))
+	res, err := d.receives.do(ctx, key, []recvCall{{name: req.Name, now: req.Now, vt: req.VisibilityTimeout, max: max}})
+	if err != nil {
+		return claimResult{}, err
+	}
+	return res[0], nil
+}
+
+// claimCalls runs one claim for merged receives, at the latest of their times.
+func (d *Driver) claimCalls(ctx context.Context, _ string, calls []recvCall) ([]claimResult, error) {
+	total := 0
+	req := drivers.ReceiveMessagesRequest{Name: calls[0].name, VisibilityTimeout: calls[0].vt}
+	for _, c := range calls {
+		total += c.max
+		if c.now.After(req.Now) {
+			req.Now = c.now
+		}
+	}
+	all, err := d.claim(ctx, req, false, total, "")
+	if err != nil {
+		return nil, err
+	}
+	out := make([]claimResult, len(calls))
+	msgs := all.Messages
+	for i, c := range calls {
+		n := min(c.max, len(msgs))
+		out[i] = all
+		out[i].Messages = msgs[:n:n]
+		msgs = msgs[n:]
+	}
+	return out, nil
 }
 
 type claimResult struct {

@@ -63,60 +63,89 @@ func isFIFO(name string) bool {
 }
 
 // sendStandardSQL stores the messages and says whether a long poll watches the queue
-// (see notify.go).
+// (see notify.go). $2 is the latest of the merged calls' times.
 const sendStandardSQL = `WITH ins AS (
 	INSERT INTO messages (queue_id, message_id, body, attrs, sys_attrs, sender_id,
 		sent_at, enqueued_at, visible_at, group_id, dedup_id)
-	SELECT q.id, u.message_id, u.body, u.attrs, u.sys_attrs, u.sender_id, $2, $2, u.visible_at, u.group_id, u.dedup_id
+	SELECT q.id, u.message_id, u.body, u.attrs, u.sys_attrs, u.sender_id, u.sent_at, u.sent_at, u.visible_at,
+		u.group_id, u.dedup_id
 	FROM queues q, unnest($3::text[], $4::text[], $5::bytea[], $6::bytea[], $7::text[], $8::timestamptz[],
-		$9::text[], $10::text[]) WITH ORDINALITY
-		AS u(message_id, body, attrs, sys_attrs, sender_id, visible_at, group_id, dedup_id, ord)
+		$9::text[], $10::text[], $14::timestamptz[]) WITH ORDINALITY
+		AS u(message_id, body, attrs, sys_attrs, sender_id, visible_at, group_id, dedup_id, sent_at, ord)
 	WHERE q.name = $1
 	ORDER BY u.ord
 	RETURNING 1
 )
 SELECT (SELECT count(*) FROM ins), CASE WHEN $11 THEN watched($12, $13, $1, $2) END`
 
+// stdSend is one message of a standard send, with the time of the call that sent it.
+type stdSend struct {
+	now time.Time
+	e   drivers.SendEntry
+}
+
+// Merged standard sends: at most maxMergedSends weight units per statement, where a
+// message weighs one unit per started 16 KiB of body, so a statement carries at most
+// 100 small messages or about 1.6 MiB.
+const maxMergedSends = 100
+
+func sendWeight(s stdSend) int { return 1 + len(s.e.Body)/(16<<10) }
+
 func (d *Driver) sendStandard(ctx context.Context, req drivers.SendMessagesRequest) (drivers.SendMessagesResult, error) {
-	n := len(req.Entries)
+	entries := make([]stdSend, len(req.Entries))
+	for i, e := range req.Entries {
+		entries[i] = stdSend{now: req.Now, e: e}
+	}
+	res, err := d.sends.do(ctx, req.Name, entries)
+	return drivers.SendMessagesResult{Entries: res}, err
+}
+
+// insertStandard stores the messages of one or more merged sends in one statement.
+func (d *Driver) insertStandard(ctx context.Context, queue string, entries []stdSend) ([]drivers.SendEntryResult, error) {
+	n := len(entries)
 	ids, bodies, senders := make([]string, n), make([]string, n), make([]string, n)
 	attrs, sys := make([][]byte, n), make([][]byte, n)
-	visible := make([]time.Time, n)
+	visible, sent := make([]time.Time, n), make([]time.Time, n)
 	groups, dedups := make([]*string, n), make([]*string, n)
-	for i, e := range req.Entries {
+	var now time.Time
+	for i, s := range entries {
+		e := s.e
 		var err error
 		if attrs[i], err = encodeAttrs(e.Attributes); err != nil {
-			return drivers.SendMessagesResult{}, err
+			return nil, err
 		}
 		if sys[i], err = encodeAttrs(e.SystemAttributes); err != nil {
-			return drivers.SendMessagesResult{}, err
+			return nil, err
 		}
 		ids[i], bodies[i], senders[i] = e.MessageID, e.Body, e.SenderID
-		visible[i] = req.Now.Add(time.Duration(e.DelaySeconds) * time.Second)
+		sent[i], visible[i] = s.now, s.now.Add(time.Duration(e.DelaySeconds)*time.Second)
 		groups[i], dedups[i] = nullIfEmpty(e.MessageGroupID), nullIfEmpty(e.MessageDeduplicationID)
+		if s.now.After(now) {
+			now = s.now
+		}
 	}
 	b := &pgx.Batch{}
 	var inserted int64
 	var watched *bool
-	b.Queue(sendStandardSQL, req.Name, req.Now, ids, bodies, attrs, sys, senders, visible, groups, dedups,
-		!d.notifyTx, d.keys.watch, hash32(req.Name)).
+	b.Queue(sendStandardSQL, queue, now, ids, bodies, attrs, sys, senders, visible, groups, dedups,
+		!d.notifyTx, d.keys.watch, hash32(queue), sent).
 		QueryRow(func(r pgx.Row) error { return r.Scan(&inserted, &watched) })
 	if d.notifyTx {
-		b.Queue(`SELECT pg_notify($1, $2)`, d.channel, req.Name)
+		b.Queue(`SELECT pg_notify($1, $2)`, d.channel, queue)
 	}
 	// Statements of one batch share one implicit transaction, committed at its end.
 	if err := d.pool.SendBatch(ctx, b).Close(); err != nil {
-		return drivers.SendMessagesResult{}, mapErr(ctx, err, "send to "+req.Name)
+		return nil, mapErr(ctx, err, "send to "+queue)
 	}
 	if inserted == 0 {
-		return drivers.SendMessagesResult{}, notFound(req.Name)
+		return nil, notFound(queue)
 	}
 	if watched != nil && *watched {
-		d.notes.notify(req.Name)
+		d.notes.notify(queue)
 	}
-	res := drivers.SendMessagesResult{Entries: make([]drivers.SendEntryResult, n)}
-	for i, e := range req.Entries {
-		res.Entries[i] = drivers.SendEntryResult{EntryID: e.EntryID, MessageID: e.MessageID}
+	res := make([]drivers.SendEntryResult, n)
+	for i, s := range entries {
+		res[i] = drivers.SendEntryResult{EntryID: s.e.EntryID, MessageID: s.e.MessageID}
 	}
 	return res, nil
 }
