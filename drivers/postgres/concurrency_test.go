@@ -35,14 +35,21 @@ func TestClaimExclusive(t *testing.T) {
 		if w%2 == 1 {
 			d = b
 		}
+		// Receives of different sizes, merged by each driver (batcher.go), must each get
+		// no more than they asked for.
+		max := 3 + w
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for {
 				r, err := d.ReceiveMessages(context.Background(), drivers.ReceiveMessagesRequest{Name: "q", Now: epoch,
-					MaxMessages: 10, VisibilityTimeout: 3600})
+					MaxMessages: max, VisibilityTimeout: 3600})
 				if err != nil {
 					errs <- err
+					return
+				}
+				if len(r.Messages) > max {
+					errs <- fmt.Errorf("a receive of %d got %d messages", max, len(r.Messages))
 					return
 				}
 				if len(r.Messages) == 0 {
