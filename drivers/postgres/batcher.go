@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"sync"
 )
 
@@ -54,9 +55,8 @@ func (b *batcher[E, R]) do(ctx context.Context, queue string, entries []E) ([]R,
 	if !busy {
 		b.queues[queue] = &batchQueue[E, R]{}
 		b.mu.Unlock()
-		res, err := b.exec(ctx, queue, entries)
-		b.next(queue)
-		return res, err
+		defer b.next(queue) // even if exec panics, so the queue's later calls still run
+		return b.exec(ctx, queue, entries)
 	}
 	var g *batchGroup[E, R]
 	if n := len(q.waiting); n > 0 && q.waiting[n-1].weight+w <= b.max {
@@ -76,9 +76,7 @@ func (b *batcher[E, R]) do(ctx context.Context, queue string, entries []E) ([]R,
 		// The group's other calls depend on this one running it, so a cancelled
 		// client does not cancel the statement.
 		<-g.turn
-		g.results, g.err = b.exec(context.WithoutCancel(ctx), queue, g.entries)
-		close(g.done)
-		b.next(queue)
+		b.runGroup(context.WithoutCancel(ctx), queue, g)
 	} else {
 		select {
 		case <-g.done:
@@ -91,6 +89,23 @@ func (b *batcher[E, R]) do(ctx context.Context, queue string, entries []E) ([]R,
 	}
 	return g.results[off : off+len(entries)], nil
 }
+
+// runGroup runs g's statement and releases its calls and the queue's next group, also
+// when exec panics (the panic goes on up the leader's stack).
+func (b *batcher[E, R]) runGroup(ctx context.Context, queue string, g *batchGroup[E, R]) {
+	ok := false
+	defer func() {
+		if !ok {
+			g.results, g.err = nil, errBatchPanicked
+		}
+		close(g.done)
+		b.next(queue)
+	}()
+	g.results, g.err = b.exec(ctx, queue, g.entries)
+	ok = true
+}
+
+var errBatchPanicked = errors.New("postgres: the merged statement's call failed unexpectedly")
 
 // next starts the first waiting group of queue, or marks the queue idle.
 func (b *batcher[E, R]) next(queue string) {

@@ -112,3 +112,49 @@ func waitFor(t *testing.T, b *batcher[int, int], cond func(*batchQueue[int, int]
 		runtime.Gosched()
 	}
 }
+
+// TestBatcherSurvivesPanic: a statement that panics fails the calls merged into it and
+// leaves the queue usable.
+func TestBatcherSurvivesPanic(t *testing.T) {
+	release := make(chan struct{})
+	var mu sync.Mutex
+	calls := 0
+	b := newBatcher(100, func(int) int { return 1 }, func(_ context.Context, q string, entries []int) ([]int, error) {
+		mu.Lock()
+		calls++
+		n := calls
+		mu.Unlock()
+		if n == 1 {
+			<-release
+		}
+		if n == 2 {
+			panic("boom")
+		}
+		return entries, nil
+	})
+	first := make(chan error, 1)
+	go func() { _, err := b.do(context.Background(), "q", []int{1}); first <- err }()
+	waitFor(t, b, func(q *batchQueue[int, int]) bool { return q != nil })
+	leader := make(chan any, 1)
+	go func() {
+		defer func() { leader <- recover() }()
+		_, _ = b.do(context.Background(), "q", []int{2})
+	}()
+	waitFor(t, b, func(q *batchQueue[int, int]) bool { return len(q.waiting) == 1 })
+	other := make(chan error, 1)
+	go func() { _, err := b.do(context.Background(), "q", []int{3}); other <- err }()
+	waitFor(t, b, func(q *batchQueue[int, int]) bool { return len(q.waiting) == 1 && len(q.waiting[0].entries) == 2 })
+	close(release)
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	if p := <-leader; p != "boom" {
+		t.Fatalf("leader recovered %v, want the panic", p)
+	}
+	if err := <-other; err == nil {
+		t.Fatal("a call merged into a panicking statement succeeded")
+	}
+	if res, err := b.do(context.Background(), "q", []int{4}); err != nil || len(res) != 1 || res[0] != 4 {
+		t.Fatalf("after the panic: %v, %v", res, err)
+	}
+}
