@@ -184,3 +184,24 @@ func TestQueueNameReuseDelay(t *testing.T) {
 	e.clock.Advance(60 * time.Second)
 	e.mustJSON("CreateQueue", `{"QueueName":"gone"}`)
 }
+
+// TestInvalidJSONBody: a body that is not JSON is InvalidParameterValue for every action,
+// including those anysqs does not support, and changes nothing.
+func TestInvalidJSONBody(t *testing.T) {
+	e := newEnv(t)
+	for _, c := range []struct{ action, body string }{
+		{"CreateQueue", `{"QueueName":"q"`},
+		{"CreateQueue", `QueueName=q`},
+		{"SendMessage", `{"QueueUrl":"/000000000000/q","MessageBody":"x"}}`},
+		{"AddPermission", `{`},
+	} {
+		status, _, body := e.jsonCall(c.action, c.body)
+		if status != http.StatusBadRequest || !strings.Contains(body, "InvalidParameterValue") ||
+			!strings.Contains(body, "not valid JSON") {
+			t.Errorf("%s %s: %d %s, want 400 InvalidParameterValue naming invalid JSON", c.action, c.body, status, body)
+		}
+	}
+	if b := e.mustJSON("ListQueues", `{}`); strings.Contains(b, "QueueUrls") {
+		t.Errorf("a rejected request created a queue: %s", b)
+	}
+}

@@ -102,6 +102,10 @@ func (c *call) decode(in any) error {
 		if errors.As(err, &te) {
 			return sqserr.New(sqserr.InvalidParameterValue, "Value for parameter %s is invalid. Reason: expected %s, got JSON %s.", te.Field, te.Type, te.Value)
 		}
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			return sqserr.New(sqserr.InvalidParameterValue, "The request body of %s is not valid JSON.", c.action)
+		}
 		return sqserr.New(sqserr.InvalidParameterValue, "The request body is not valid JSON for %s: %v", c.action, err)
 	}
 	return nil
@@ -260,10 +264,9 @@ func (s *Server) decodeRequest(w http.ResponseWriter, r *http.Request, proto pro
 		if !ok {
 			return target, nil, sqserr.New(sqserr.InvalidAction, "X-Amz-Target %q does not name an AmazonSQS action.", target)
 		}
+		// Every action decodes the body first (call.decode), which rejects invalid JSON;
+		// checking here as well would parse each body twice.
 		c.action, c.body = name, body
-		if len(bytes.TrimSpace(body)) > 0 && !json.Valid(body) {
-			return name, nil, sqserr.New(sqserr.InvalidParameterValue, "The request body of %s is not valid JSON.", name)
-		}
 		return name, c, nil
 	}
 	form, err := url.ParseQuery(r.URL.RawQuery)
@@ -373,5 +376,8 @@ func (s *Server) writeError(w http.ResponseWriter, proto protocol, reqID, name s
 }
 
 func (s *Server) permissionsUnsupported(_ context.Context, c *call) (any, error) {
+	if err := c.decode(&struct{}{}); err != nil {
+		return nil, err
+	}
 	return nil, sqserr.New(sqserr.UnsupportedOperation, "%s is not supported by anysqs: queue policies are not enforced.", c.action)
 }
