@@ -3,7 +3,6 @@ package postgres
 import (
 	"encoding/base64"
 	"encoding/binary"
-	"fmt"
 
 	"github.com/anysqs/anysqs/drivers"
 )
@@ -47,9 +46,4 @@ func invalidHandle(s string) *drivers.Error {
 		s = s[:64] + "..."
 	}
 	return drivers.Errorf(drivers.KindInvalidReceiptHandle, "receipt handle %q is not valid", s)
-}
-
-func (h handle) tokenString() string {
-	t := h.token
-	return fmt.Sprintf("%x-%x-%x-%x-%x", t[0:4], t[4:6], t[6:8], t[8:10], t[10:16])
 }

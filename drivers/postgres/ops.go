@@ -13,7 +13,7 @@ import (
 // per-entry errors for the others.
 type parsedHandles struct {
 	ids    []int64
-	tokens []string
+	tokens [][16]byte // uuid, sent in binary
 	ords   []int32
 	queue  []int32
 }
@@ -27,7 +27,7 @@ func parseHandles(n int, get func(i int) string, errs []*drivers.Error) parsedHa
 			continue
 		}
 		p.ids = append(p.ids, h.id)
-		p.tokens = append(p.tokens, h.tokenString())
+		p.tokens = append(p.tokens, h.token)
 		p.ords = append(p.ords, int32(i))
 		p.queue = append(p.queue, h.queueID)
 	}
