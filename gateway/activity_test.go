@@ -2,14 +2,11 @@ package gateway_test
 
 import (
 	"context"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/anysqs/anysqs/drivers"
-	"github.com/anysqs/anysqs/drivers/sqlite"
-	"github.com/anysqs/anysqs/gateway"
 	"github.com/anysqs/anysqs/internal/clock"
 )
 
@@ -33,24 +30,17 @@ func (d notifying) AwaitActivity(ctx context.Context, _ drivers.AwaitActivityReq
 // driver reports activity on its queue.
 func TestLongPollWokenByOtherInstance(t *testing.T) {
 	ctx := context.Background()
-	inner, err := sqlite.Open(ctx, sqlite.Options{DataDir: sqlite.MemoryDataDir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := notifying{Driver: inner, activity: make(chan []string)}
-	clk := clock.NewFake(start)
-	gw, err := gateway.New(ctx, gateway.Config{Driver: d, Clock: clk})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := &env{t: t, gw: gw, clock: clk, http: httptest.NewServer(gw), waits: make(chan string, 10)}
-	gateway.SetOnWait(gw, func(q string) { e.waits <- q })
-	t.Cleanup(func() { e.http.Close(); _ = gw.Close(); _ = inner.Close() })
+	var d notifying
+	e := newEnvOn(t, func(inner drivers.Driver) drivers.Driver {
+		d = notifying{Driver: inner, activity: make(chan []string)}
+		return d
+	})
+	clk := e.clock
 
 	e.mustJSON("CreateQueue", `{"QueueName":"lp"}`)
 	got := e.receiveAsync(`{"QueueUrl":"/000000000000/lp","WaitTimeSeconds":20}`)
 	e.awaitWait("lp")
-	_, err = inner.SendMessages(ctx, drivers.SendMessagesRequest{Name: "lp", Now: clk.Now(),
+	_, err := d.Driver.SendMessages(ctx, drivers.SendMessagesRequest{Name: "lp", Now: clk.Now(),
 		Entries: []drivers.SendEntry{{MessageID: "m-1", Body: "from elsewhere"}}})
 	if err != nil {
 		t.Fatal(err)
@@ -84,26 +74,20 @@ func (d watching) WatchActivity(_ context.Context, req drivers.WatchActivityRequ
 // Back-to-back polls reuse the watch.
 func TestLongPollWatchesBeforeWaiting(t *testing.T) {
 	ctx := context.Background()
-	inner, err := sqlite.Open(ctx, sqlite.Options{DataDir: sqlite.MemoryDataDir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	clk := clock.NewFake(start)
-	d := watching{notifying: notifying{Driver: inner, activity: make(chan []string)},
-		watches: make(chan drivers.WatchActivityRequest, 10)}
-	d.before = func() {
-		if _, err := inner.SendMessages(ctx, drivers.SendMessagesRequest{Name: "lp", Now: clk.Now(),
-			Entries: []drivers.SendEntry{{MessageID: "m-1", Body: "just before the watch"}}}); err != nil {
-			t.Error(err)
+	var d watching
+	var clk *clock.Fake
+	e := newEnvOn(t, func(inner drivers.Driver) drivers.Driver {
+		d = watching{notifying: notifying{Driver: inner, activity: make(chan []string)},
+			watches: make(chan drivers.WatchActivityRequest, 10)}
+		d.before = func() {
+			if _, err := inner.SendMessages(ctx, drivers.SendMessagesRequest{Name: "lp", Now: clk.Now(),
+				Entries: []drivers.SendEntry{{MessageID: "m-1", Body: "just before the watch"}}}); err != nil {
+				t.Error(err)
+			}
 		}
-	}
-	gw, err := gateway.New(ctx, gateway.Config{Driver: d, Clock: clk})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := &env{t: t, gw: gw, clock: clk, http: httptest.NewServer(gw), waits: make(chan string, 10)}
-	gateway.SetOnWait(gw, func(q string) { e.waits <- q })
-	t.Cleanup(func() { e.http.Close(); _ = gw.Close(); _ = inner.Close() })
+		return d
+	})
+	clk = e.clock
 
 	e.mustJSON("CreateQueue", `{"QueueName":"lp"}`)
 	_, _, body := e.jsonCall("ReceiveMessage", `{"QueueUrl":"/000000000000/lp","WaitTimeSeconds":20}`)
@@ -123,7 +107,7 @@ func TestLongPollWatchesBeforeWaiting(t *testing.T) {
 	// reported send wakes it.
 	got := e.receiveAsync(`{"QueueUrl":"/000000000000/lp","WaitTimeSeconds":20}`)
 	e.awaitWait("lp")
-	if _, err := inner.SendMessages(ctx, drivers.SendMessagesRequest{Name: "lp", Now: clk.Now(),
+	if _, err := d.Driver.SendMessages(ctx, drivers.SendMessagesRequest{Name: "lp", Now: clk.Now(),
 		Entries: []drivers.SendEntry{{MessageID: "m-2", Body: "from elsewhere"}}}); err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/anysqs/anysqs/drivers"
 	"github.com/anysqs/anysqs/drivers/sqlite"
 	"github.com/anysqs/anysqs/gateway"
 	"github.com/anysqs/anysqs/internal/clock"
@@ -26,12 +27,20 @@ type env struct {
 	waits chan string // one value per long poll that starts waiting
 }
 
-func newEnv(t testing.TB) *env {
+func newEnv(t testing.TB) *env { return newEnvOn(t, nil) }
+
+// newEnvOn is newEnv with its in-memory SQLite driver wrapped by wrap (nil: used as is),
+// for tests that give the gateway a driver with other behaviour.
+func newEnvOn(t testing.TB, wrap func(inner drivers.Driver) drivers.Driver) *env {
 	t.Helper()
 	ctx := context.Background()
-	d, err := sqlite.Open(ctx, sqlite.Options{DataDir: sqlite.MemoryDataDir})
+	inner, err := sqlite.Open(ctx, sqlite.Options{DataDir: sqlite.MemoryDataDir})
 	if err != nil {
 		t.Fatal(err)
+	}
+	var d drivers.Driver = inner
+	if wrap != nil {
+		d = wrap(inner)
 	}
 	clk := clock.NewFake(start)
 	gw, err := gateway.New(ctx, gateway.Config{Driver: d, Clock: clk, PublicURL: "http://sqs.test"})
@@ -44,7 +53,7 @@ func newEnv(t testing.TB) *env {
 	t.Cleanup(func() {
 		e.http.Close()
 		_ = gw.Close()
-		_ = d.Close()
+		_ = inner.Close()
 	})
 	return e
 }
