@@ -57,8 +57,10 @@
 //
 // Retention: receives and counts ignore messages past their queue's retention period at
 // once; Sweep deletes them later, in bounded batches, under a try-advisory lock so one
-// gateway sweeps at a time. A standard message keeps its retention clock when redriven
-// to a dead-letter queue; a FIFO one restarts it; move tasks make new messages.
+// gateway sweeps at a time; the same pass drops the fifo_groups rows of groups left
+// without messages (see sweepGroupsSQL for why that is safe against a concurrent send).
+// A standard message keeps its retention clock when redriven to a dead-letter queue; a
+// FIFO one restarts it; move tasks make new messages.
 //
 // Cross-gateway long polling: every driver keeps one dedicated connection in LISTEN on
 // the channel "anysqs:<schema>". After a send to a watched queue commits, a notifier
@@ -140,8 +142,6 @@
 //     at, not with the messages queued: ready_at may come early (after a delete that
 //     leaves other messages of the group in flight, a purge, a move, a redrive or a
 //     change of retention period), and each such group costs the next claim one look.
-//   - Rows of FIFO groups whose messages all expired stay in fifo_groups (ready_at
-//     infinity, never looked at) until the group is used again or its queue is deleted.
 //   - Messages moved into a FIFO queue by redrive or move tasks take a sequence number
 //     without the destination group's send lock: a move racing a send to the same group
 //     of the destination may order those two differently from their commit order.

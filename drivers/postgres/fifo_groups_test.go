@@ -3,7 +3,9 @@ package postgres_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -99,5 +101,152 @@ func TestFIFOGroupReadyAfterDelete(t *testing.T) {
 	del(t, d, "r.fifo", epoch, r.Messages[1].ReceiptHandle)
 	if got := bodies(receive(t, d, "r.fifo", epoch, 10, 30).Messages); len(got) != 1 || got[0] != "c" {
 		t.Fatalf("received %v after deleting a and b, want [c]", got)
+	}
+}
+
+// TestSweepExpiredGroups: a group whose messages all expired keeps a fifo_groups row
+// (ready_at infinity) until the sweep has removed its messages; the sweep then drops
+// the row too, and a later send to the group starts it afresh.
+func TestSweepExpiredGroups(t *testing.T) {
+	t.Parallel()
+	dsn := newDatabase(t)
+	d := openDriver(t, dsn)
+	a := fifoAttrs()
+	a.MessageRetentionPeriod = 60
+	createQueue(t, d, "e.fifo", a)
+	send(t, d, "e.fifo", epoch, drivers.SendEntry{Body: "old", MessageGroupID: "old", MessageDeduplicationID: "1"})
+	send(t, d, "e.fifo", epoch.Add(30*time.Second), drivers.SendEntry{Body: "live", MessageGroupID: "live",
+		MessageDeduplicationID: "2"})
+	now := epoch.Add(61 * time.Second)
+	if got := bodies(receive(t, d, "e.fifo", now, 10, 30).Messages); !slices.Equal(got, []string{"live"}) {
+		t.Fatalf("received %v, want [live]", got)
+	}
+	if n := infiniteGroups(t, dsn); n != 1 {
+		t.Fatalf("groups at ready_at infinity after the claim: %d, want 1 (the expired group)", n)
+	}
+	res, err := d.Sweep(context.Background(), drivers.SweepRequest{Now: now, Limit: 10})
+	if err != nil || res.Deleted != 1 {
+		t.Fatalf("sweep: %+v, %v; want 1 message deleted", res, err)
+	}
+	if n := groupRows(t, dsn); n != 1 {
+		t.Fatalf("fifo_groups rows after the sweep: %d, want 1 (the live group)", n)
+	}
+	send(t, d, "e.fifo", now, drivers.SendEntry{Body: "again", MessageGroupID: "old", MessageDeduplicationID: "3"})
+	if got := bodies(receive(t, d, "e.fifo", now, 10, 30).Messages); !slices.Equal(got, []string{"again"}) {
+		t.Fatalf("received %v after a new send to the swept group, want [again]", got)
+	}
+}
+
+func infiniteGroups(t *testing.T, dsn string) int {
+	t.Helper()
+	conn, err := pgx.Connect(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	var n int
+	if err := conn.QueryRow(context.Background(),
+		`SELECT count(*) FROM anysqs.fifo_groups WHERE ready_at = 'infinity'`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestSweepGroupsRacingSend: a send into an expired group that has written the group's
+// row but not yet committed when the sweep reaches that row keeps the row: the sweep
+// waits for it and then finds a newer row version, which it must not delete.
+func TestSweepGroupsRacingSend(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dsn := newDatabase(t)
+	d := openDriver(t, dsn)
+	a := fifoAttrs()
+	a.MessageRetentionPeriod = 60
+	createQueue(t, d, "race.fifo", a)
+	send(t, d, "race.fifo", epoch, drivers.SendEntry{Body: "old", MessageGroupID: "g", MessageDeduplicationID: "1"})
+	now := epoch.Add(61 * time.Second)
+	receive(t, d, "race.fifo", now, 10, 30) // the claim sets the group to infinity
+	if _, err := d.Sweep(ctx, drivers.SweepRequest{Now: now, Limit: 10}); err != nil {
+		t.Fatal(err)
+	}
+	if n := groupRows(t, dsn); n != 0 {
+		t.Fatalf("fifo_groups rows after the first sweep: %d, want 0", n)
+	}
+	// The group expires again, and this time its row stays until a sweep that a send
+	// into the group overtakes.
+	send(t, d, "race.fifo", now, drivers.SendEntry{Body: "old2", MessageGroupID: "g", MessageDeduplicationID: "2"})
+	later := now.Add(61 * time.Second)
+	receive(t, d, "race.fifo", later, 10, 30)
+	if _, err := pgxExec(t, dsn, `DELETE FROM anysqs.messages`); err != nil {
+		t.Fatal(err)
+	}
+	if n := infiniteGroups(t, dsn); n != 1 {
+		t.Fatalf("groups at infinity: %d, want 1", n)
+	}
+
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What a send does first: the group's row, to a finite ready_at.
+	if _, err := tx.Exec(ctx, `INSERT INTO anysqs.fifo_groups (queue_id, group_id, ready_at)
+		SELECT id, 'g', $1 FROM anysqs.queues WHERE name = 'race.fifo'
+		ON CONFLICT (queue_id, group_id) DO UPDATE SET ready_at = excluded.ready_at`, later); err != nil {
+		t.Fatal(err)
+	}
+	swept := make(chan error, 1)
+	go func() {
+		_, err := d.Sweep(ctx, drivers.SweepRequest{Now: later, Limit: 10})
+		swept <- err
+	}()
+	waitForLockWait(t, dsn)
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-swept; err != nil {
+		t.Fatal(err)
+	}
+	if n := groupRows(t, dsn); n != 1 {
+		t.Fatalf("fifo_groups rows after the sweep met the send's row: %d, want 1", n)
+	}
+}
+
+func pgxExec(t *testing.T, dsn, sql string) (int64, error) {
+	t.Helper()
+	conn, err := pgx.Connect(context.Background(), dsn)
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Close(context.Background())
+	tag, err := conn.Exec(context.Background(), sql)
+	return tag.RowsAffected(), err
+}
+
+// waitForLockWait returns once some session of dsn's database waits for a lock.
+func waitForLockWait(t *testing.T, dsn string) {
+	t.Helper()
+	conn, err := pgx.Connect(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	for i := 0; ; i++ {
+		var n int
+		if err := conn.QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n > 0 {
+			return
+		}
+		if i == 10000 {
+			t.Fatal("the sweep never waited for the send's row lock")
+		}
+		time.Sleep(time.Millisecond)
 	}
 }

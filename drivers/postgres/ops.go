@@ -266,8 +266,23 @@ const sweepMessagesSQL = `WITH c AS (
 )
 DELETE FROM messages m USING c WHERE m.queue_id = c.queue_id AND m.id = c.id`
 
-// Sweep deletes expired messages, dedup records and receive attempts, each at most
-// req.Limit per call. Only one gateway sweeps at a time: the others return at once.
+// sweepGroupsSQL drops the fifo_groups rows of groups whose messages all expired and
+// were swept: a claim that finds only expired messages in a group sets its ready_at to
+// infinity, and nothing looks at the row again. It is safe against a send, move or
+// redrive into the group at the same moment, because each of those writes the group's
+// row to a finite ready_at in its own transaction: either that write comes first, and
+// this delete, meeting the newer row version, finds neither its ctid nor infinity and
+// keeps it; or this delete comes first, and the writer's INSERT ... ON CONFLICT waits
+// for it to commit and then inserts a new row.
+const sweepGroupsSQL = `DELETE FROM fifo_groups g WHERE g.ready_at = 'infinity' AND g.ctid = ANY (ARRAY(
+	SELECT x.ctid FROM queues q CROSS JOIN LATERAL (
+		SELECT f.ctid FROM fifo_groups f WHERE f.queue_id = q.id AND f.ready_at = 'infinity'
+			AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.queue_id = f.queue_id AND m.group_id = f.group_id)
+		LIMIT $1
+	) x WHERE q.fifo LIMIT $1))`
+
+// Sweep deletes expired messages, the rows of FIFO groups left without messages, dedup
+// records and receive attempts, each at most req.Limit per call. Only one gateway sweeps at a time: the others return at once.
 func (d *Driver) Sweep(ctx context.Context, req drivers.SweepRequest) (drivers.SweepResult, error) {
 	limit := req.Limit
 	if limit <= 0 {
@@ -282,20 +297,27 @@ func (d *Driver) Sweep(ctx context.Context, req drivers.SweepRequest) (drivers.S
 		if !locked {
 			return nil
 		}
-		for _, sql := range []string{
-			sweepMessagesSQL,
-			`DELETE FROM dedup WHERE ctid = ANY (ARRAY(SELECT ctid FROM dedup WHERE expires_at <= $1 LIMIT $2))`,
-			`DELETE FROM receive_attempts WHERE ctid = ANY (ARRAY(
-				SELECT ctid FROM receive_attempts WHERE expires_at <= $1 LIMIT $2))`,
+		for _, st := range []struct {
+			sql  string
+			args []any
+		}{
+			{sweepMessagesSQL, []any{req.Now, limit}},
+			{`DELETE FROM dedup WHERE ctid = ANY (ARRAY(SELECT ctid FROM dedup WHERE expires_at <= $1 LIMIT $2))`,
+				[]any{req.Now, limit}},
+			{`DELETE FROM receive_attempts WHERE ctid = ANY (ARRAY(
+				SELECT ctid FROM receive_attempts WHERE expires_at <= $1 LIMIT $2))`, []any{req.Now, limit}},
+			// After the messages, so that groups whose last messages this pass removed go too.
+			{sweepGroupsSQL, []any{limit}},
 			// An hour's margin keeps rows a gateway with a slower clock still relies on.
-			`DELETE FROM watches WHERE ctid = ANY (ARRAY(
+			{`DELETE FROM watches WHERE ctid = ANY (ARRAY(
 				SELECT ctid FROM watches WHERE until <= $1::timestamptz - interval '1 hour' LIMIT $2))`,
+				[]any{req.Now, limit}},
 		} {
-			tag, err := tx.Exec(ctx, sql, req.Now, limit)
+			tag, err := tx.Exec(ctx, st.sql, st.args...)
 			if err != nil {
 				return err
 			}
-			if sql == sweepMessagesSQL {
+			if st.sql == sweepMessagesSQL {
 				res.Deleted = int(tag.RowsAffected())
 			}
 			if tag.RowsAffected() >= int64(limit) {
