@@ -14,13 +14,24 @@ import (
 
 func groupRows(t *testing.T, dsn string) int {
 	t.Helper()
+	return count(t, dsn, `SELECT count(*) FROM anysqs.fifo_groups`)
+}
+
+func infiniteGroups(t *testing.T, dsn string) int {
+	t.Helper()
+	return count(t, dsn, `SELECT count(*) FROM anysqs.fifo_groups WHERE ready_at = 'infinity'`)
+}
+
+// count runs a count(*) query on its own connection.
+func count(t *testing.T, dsn, query string) int {
+	t.Helper()
 	conn, err := pgx.Connect(context.Background(), dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close(context.Background())
 	var n int
-	if err := conn.QueryRow(context.Background(), `SELECT count(*) FROM anysqs.fifo_groups`).Scan(&n); err != nil {
+	if err := conn.QueryRow(context.Background(), query).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	return n
@@ -137,20 +148,6 @@ func TestSweepExpiredGroups(t *testing.T) {
 	}
 }
 
-func infiniteGroups(t *testing.T, dsn string) int {
-	t.Helper()
-	conn, err := pgx.Connect(context.Background(), dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(context.Background())
-	var n int
-	if err := conn.QueryRow(context.Background(),
-		`SELECT count(*) FROM anysqs.fifo_groups WHERE ready_at = 'infinity'`).Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	return n
-}
 
 // TestSweepGroupsRacingSend: a send into an expired group that has written the group's
 // row but not yet committed when the sweep reaches that row keeps the row: the sweep
