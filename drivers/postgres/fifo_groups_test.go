@@ -148,7 +148,6 @@ func TestSweepExpiredGroups(t *testing.T) {
 	}
 }
 
-
 // TestSweepGroupsRacingSend: a send into an expired group that has written the group's
 // row but not yet committed when the sweep reaches that row keeps the row: the sweep
 // waits for it and then finds a newer row version, which it must not delete.
