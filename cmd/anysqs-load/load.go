@@ -112,9 +112,11 @@ func timed(ctx context.Context, rec *recorder, name string, call func() error) e
 }
 
 // openConfig is one open-loop phase: calls are issued at a fixed rate whatever the
-// latency, cycling send, receive, delete (one message each), until duration or count.
+// latency, cycling send, receive, delete (one message each), for warmup unmeasured and
+// then until duration or count.
 type openConfig struct {
 	rate     int
+	warmup   time.Duration
 	duration time.Duration
 	count    int
 	bodySize int
@@ -156,9 +158,12 @@ func runOpen(ctx context.Context, p path, cfg openConfig, queueName string) (ope
 	var wg sync.WaitGroup
 	interval := time.Second / time.Duration(cfg.rate)
 	start := time.Now()
-	end := start.Add(cfg.duration)
+	// Calls scheduled before measured are issued alike but not recorded: they take the
+	// phase's cold start (new client connections, first writes after the checkpoint).
+	measured := start.Add(cfg.warmup)
+	end := measured.Add(cfg.duration)
 	one := []string{body}
-	for i := 0; cfg.count == 0 || i < cfg.count; i++ {
+	for i := 0; cfg.count == 0 || res.issued+res.skipped < cfg.count; i++ {
 		at := start.Add(time.Duration(i) * interval)
 		if !at.Before(end) || ctx.Err() != nil {
 			break
@@ -166,35 +171,45 @@ func runOpen(ctx context.Context, p path, cfg openConfig, queueName string) (ope
 		if d := time.Until(at); d > 0 {
 			time.Sleep(d)
 		}
+		rec := !at.Before(measured)
 		select {
 		case sem <- struct{}{}:
 		default:
-			res.skipped++
+			if rec {
+				res.skipped++
+			}
 			continue
 		}
-		res.issued++
+		if rec {
+			res.issued++
+		}
 		wg.Add(1)
 		go func(kind int) {
 			defer wg.Done()
 			defer func() { <-sem }()
+			add := func(name string, err error) {
+				if rec {
+					res.rec.add(name, time.Since(at), err)
+				}
+			}
 			if kind == 2 {
 				select {
 				case h := <-handles:
-					err := p.Delete(ctx, q, []string{h})
-					res.rec.add("delete", time.Since(at), err)
+					add("delete", p.Delete(ctx, q, []string{h}))
 					return
 				default:
-					deferred.Add(1)
+					if rec {
+						deferred.Add(1)
+					}
 					kind = 1
 				}
 			}
 			if kind == 0 {
-				err := p.Send(ctx, q, one, nil)
-				res.rec.add("send", time.Since(at), err)
+				add("send", p.Send(ctx, q, one, nil))
 				return
 			}
 			hs, err := p.Receive(ctx, q, 1)
-			res.rec.add("receive", time.Since(at), err)
+			add("receive", err)
 			for _, h := range hs {
 				select {
 				case handles <- h:
@@ -204,7 +219,7 @@ func runOpen(ctx context.Context, p path, cfg openConfig, queueName string) (ope
 		}(i % 3)
 	}
 	wg.Wait()
-	res.elapsed = time.Since(start)
+	res.elapsed = time.Since(measured)
 	res.deferred = int(deferred.Load())
 	return res, nil
 }

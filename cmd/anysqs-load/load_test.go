@@ -109,6 +109,33 @@ func TestOpenLoopStopsAtCount(t *testing.T) {
 	}
 }
 
+// TestOpenLoopWarmupIsNotRecorded: calls scheduled during the warm-up are made but
+// neither recorded nor counted against --count.
+func TestOpenLoopWarmupIsNotRecorded(t *testing.T) {
+	p := newMemPath()
+	cfg := openConfig{rate: 10_000, warmup: 5 * time.Millisecond, duration: time.Hour, count: 30, bodySize: 8, inFlight: 64}
+	r, err := runOpen(context.Background(), p, cfg, "q")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.issued+r.skipped != 30 {
+		t.Errorf("issued %d + skipped %d calls, want 30", r.issued, r.skipped)
+	}
+	recorded := 0
+	for _, c := range []string{"send", "receive", "delete"} {
+		recorded += r.rec.dist(c).n
+	}
+	if recorded != r.issued {
+		t.Errorf("%d latencies recorded for %d measured calls", recorded, r.issued)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	made := p.calls["send"] - 50 + p.calls["receive"] + p.calls["delete"] // less the preload
+	if made <= 30 {
+		t.Errorf("the path saw %d calls: the warm-up's (50 scheduled) are missing", made)
+	}
+}
+
 func TestDistAndMedian(t *testing.T) {
 	r := newRecorder()
 	for i := 1; i <= 100; i++ {

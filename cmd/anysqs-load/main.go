@@ -14,8 +14,9 @@
 //
 //	closed  --workers workers each repeat send → receive → delete of --batch messages for
 //	        --duration (after --warmup); reports messages/s and p50/p99 per call
-//	open    calls at a fixed --rate (send, receive, delete in turn, one message each) for
-//	        --duration or --count calls; reports p50/p99 per call from the scheduled time
+//	open    calls at a fixed --rate (send, receive, delete in turn, one message each), for
+//	        --warmup unmeasured, then for --duration or --count calls; reports p50/p99 per
+//	        call from the scheduled time
 //	suite   closed Standard and FIFO, batch 1 and 10, then open at 300 and 1000 calls/s,
 //	        every path; prints Markdown tables with the ratios (make bench-postgres)
 //
@@ -89,7 +90,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&o.rate, "rate", 300, "API calls per second (open mode)")
 	fs.IntVar(&o.count, "count", 0, "stop after this many calls (open mode; 0: --duration only)")
 	fs.DurationVar(&o.duration, "duration", 10*time.Second, "measured time per phase")
-	fs.DurationVar(&o.warmup, "warmup", 2*time.Second, "unmeasured time before each closed phase")
+	fs.DurationVar(&o.warmup, "warmup", 2*time.Second, "unmeasured time before each phase (closed and open)")
 	fs.IntVar(&o.bodySize, "body-size", 100, "message body bytes")
 	fs.IntVar(&o.rounds, "rounds", 1, "repeat each configuration, paths taking turns; medians reported")
 	cpuProfile := fs.String("cpuprofile", "", "write the load generator's own CPU profile to this file")
@@ -357,7 +358,7 @@ func openTable(ctx context.Context, w, logw io.Writer, o options, paths []path, 
 			for _, p := range paths {
 				vacuum(ctx, o)
 				fmt.Fprintf(logw, "open: %d calls/s, round %d, on %s...\n", rate, round, p.Name())
-				cfg := openConfig{rate: rate, duration: o.duration, count: o.count, bodySize: o.bodySize, inFlight: 512}
+				cfg := openConfig{rate: rate, warmup: o.warmup, duration: o.duration, count: o.count, bodySize: o.bodySize, inFlight: 512}
 				r, err := runOpen(ctx, p, cfg, "bench-open-"+p.Name()+"-"+uuid.NewString()[:8])
 				p.Close()
 				if err != nil {
