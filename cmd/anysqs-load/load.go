@@ -187,6 +187,10 @@ func runOpen(ctx context.Context, p path, cfg openConfig, queueName string) (ope
 		go func(kind int) {
 			defer wg.Done()
 			defer func() { <-sem }()
+			ctx := ctx
+			if rec {
+				ctx = withHTTPTimes(ctx, res.rec)
+			}
 			add := func(name string, err error) {
 				if rec {
 					res.rec.add(name, time.Since(at), err)

@@ -347,8 +347,8 @@ func loadavg() string {
 func openTable(ctx context.Context, w, logw io.Writer, o options, paths []path, rates []int) error {
 	fmt.Fprintln(w, "### Open loop: fixed rate, Standard queue, one message per call")
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| calls/s | round | path | achieved calls/s | send p50/p99 ms | receive p50/p99 ms | delete p50/p99 ms | p99 added vs sql (s/r/d) ms | p99 added vs driver (s/r/d) ms | errors, skipped |")
-	fmt.Fprintln(w, "|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|")
+	fmt.Fprintln(w, "| calls/s | round | path | achieved calls/s | send p50/p99 ms | receive p50/p99 ms | delete p50/p99 ms | p99 added vs sql (s/r/d) ms | p99 added vs driver (s/r/d) ms | HTTP exchange p99 (s/r/d) ms | errors, skipped |")
+	fmt.Fprintln(w, "|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
 	calls := []string{"send", "receive", "delete"}
 	for _, rate := range rates {
 		// p99s[path][call] collects each round's p99 in milliseconds, for the medians.
@@ -371,11 +371,16 @@ func openTable(ctx context.Context, w, logw io.Writer, o options, paths []path, 
 				for _, c := range calls {
 					p99s[p.Name()][c] = append(p99s[p.Name()][c], float64(r.rec.dist(c).p99)/float64(time.Millisecond))
 				}
+				for _, c := range httpCalls { // the gateway path only
+					if d := r.rec.dist(c); d.n > 0 {
+						p99s[p.Name()][c] = append(p99s[p.Name()][c], float64(d.p99)/float64(time.Millisecond))
+					}
+				}
 				n, first := r.rec.errors()
-				fmt.Fprintf(w, "| %d | %d | %s | %.0f | %s | %s | %s | %s | %s | %s, %d |\n", rate, round, r.path,
+				fmt.Fprintf(w, "| %d | %d | %s | %.0f | %s | %s | %s | %s | %s | %s | %s, %d |\n", rate, round, r.path,
 					float64(r.issued)/r.elapsed.Seconds(),
 					pair(r.rec.dist("send")), pair(r.rec.dist("receive")), pair(r.rec.dist("delete")),
-					added(r.rec, base["sql"]), added(r.rec, base["driver"]), errText(n, first), r.skipped)
+					added(r.rec, base["sql"]), added(r.rec, base["driver"]), httpP99s(r.rec), errText(n, first), r.skipped)
 			}
 		}
 		if o.rounds > 1 {
@@ -391,13 +396,34 @@ func openTable(ctx context.Context, w, logw io.Writer, o options, paths []path, 
 						vsDriver = append(vsDriver, fmt.Sprintf("%+.2f", med(p.Name(), c)-med("driver", c)))
 					}
 				}
-				fmt.Fprintf(w, "| %d | median | %s | | %s | %s | %s | |\n", rate, p.Name(),
-					strings.Join(own, " | "), orDash(strings.Join(vsSQL, " / ")), orDash(strings.Join(vsDriver, " / ")))
+				var http []string
+				for _, c := range httpCalls {
+					if v := p99s[p.Name()][c]; len(v) > 0 {
+						http = append(http, fmt.Sprintf("%.2f", median(v)))
+					}
+				}
+				fmt.Fprintf(w, "| %d | median | %s | | %s | %s | %s | %s | |\n", rate, p.Name(),
+					strings.Join(own, " | "), orDash(strings.Join(vsSQL, " / ")), orDash(strings.Join(vsDriver, " / ")),
+					orDash(strings.Join(http, " / ")))
 			}
 		}
 	}
 	fmt.Fprintln(w)
 	return ctx.Err()
+}
+
+// httpCalls are the gateway path's HTTP exchanges (timeHTTP), recorded beside its calls.
+var httpCalls = []string{"send http", "receive http", "delete http"}
+
+// httpP99s is the p99 of each HTTP exchange of the gateway path, "–" for other paths.
+func httpP99s(r *recorder) string {
+	var out []string
+	for _, c := range httpCalls {
+		if d := r.dist(c); d.n > 0 {
+			out = append(out, ms(d.p99))
+		}
+	}
+	return orDash(strings.Join(out, " / "))
 }
 
 func orDash(s string) string {

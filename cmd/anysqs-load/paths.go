@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/aws/smithy-go/middleware"
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -62,7 +63,40 @@ func newGatewayPath(endpoint string, conns int) *gatewayPath {
 			o.MaxAttempts = 1
 			o.RateLimiter = ratelimit.None
 		}),
+		APIOptions: []func(*middleware.Stack) error{timeHTTP},
 	})}
+}
+
+// httpTimesKey carries the recorder into which timeHTTP records a call's HTTP exchange.
+type httpTimesKey struct{}
+
+// withHTTPTimes makes gateway calls made with ctx record their HTTP exchange in rec as
+// "send http", "receive http" and "delete http".
+func withHTTPTimes(ctx context.Context, rec *recorder) context.Context {
+	return context.WithValue(ctx, httpTimesKey{}, rec)
+}
+
+var httpKind = map[string]string{"SendMessage": "send", "SendMessageBatch": "send", "ReceiveMessage": "receive",
+	"DeleteMessage": "delete", "DeleteMessageBatch": "delete"}
+
+// timeHTTP times the innermost step of each SDK call, the HTTP exchange as the SDK's
+// transport sees it (request out, response headers in): what the gateway, loopback and
+// PostgreSQL take, without the SDK's own work around it. A call's total latency minus
+// this is the client's share.
+func timeHTTP(st *middleware.Stack) error {
+	return st.Deserialize.Add(middleware.DeserializeMiddlewareFunc("anysqs-load/http",
+		func(ctx context.Context, in middleware.DeserializeInput, next middleware.DeserializeHandler) (
+			middleware.DeserializeOutput, middleware.Metadata, error) {
+			rec, _ := ctx.Value(httpTimesKey{}).(*recorder)
+			kind, ok := httpKind[middleware.GetOperationName(ctx)]
+			if rec == nil || !ok {
+				return next.HandleDeserialize(ctx, in)
+			}
+			start := time.Now()
+			out, md, err := next.HandleDeserialize(ctx, in)
+			rec.add(kind+" http", time.Since(start), nil) // errors count once, on the call
+			return out, md, err
+		}), middleware.After)
 }
 
 func (*gatewayPath) Name() string { return "gateway" }
