@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/anysqs/anysqs/drivers"
+	"github.com/anysqs/anysqs/drivers/postgres"
 )
 
 func groupRows(t *testing.T, dsn string) int {
@@ -22,13 +23,20 @@ func infiniteGroups(t *testing.T, dsn string) int {
 	return count(t, dsn, `SELECT count(*) FROM anysqs.fifo_groups WHERE ready_at = 'infinity'`)
 }
 
-// count runs a count(*) query on its own connection.
-func count(t *testing.T, dsn, query string) int {
+// connect opens a connection of its own to dsn, beside the driver's pool.
+func connect(t *testing.T, dsn string) *pgx.Conn {
 	t.Helper()
 	conn, err := pgx.Connect(context.Background(), dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return conn
+}
+
+// count runs a count(*) query on its own connection.
+func count(t *testing.T, dsn, query string) int {
+	t.Helper()
+	conn := connect(t, dsn)
 	defer conn.Close(context.Background())
 	var n int
 	if err := conn.QueryRow(context.Background(), query).Scan(&n); err != nil {
@@ -50,15 +58,8 @@ func TestFIFOGroupsMigration(t *testing.T) {
 			MessageDeduplicationID: fmt.Sprint(i)})
 	}
 	d.Close()
-	conn, err := pgx.Connect(context.Background(), dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := conn.Exec(context.Background(), `DROP TABLE anysqs.fifo_groups, anysqs.watches; DROP FUNCTION anysqs.watched;
-		DELETE FROM anysqs.schema_version WHERE version > 1`); err != nil {
-		t.Fatal(err)
-	}
-	conn.Close(context.Background())
+	execSQL(t, dsn, `DROP TABLE anysqs.fifo_groups, anysqs.watches; DROP FUNCTION anysqs.watched;
+		DELETE FROM anysqs.schema_version WHERE version > 1`)
 
 	d = openDriver(t, dsn)
 	if n := groupRows(t, dsn); n != 2 {
@@ -120,11 +121,7 @@ func TestFIFOGroupReadyAfterDelete(t *testing.T) {
 // the row too, and a later send to the group starts it afresh.
 func TestSweepExpiredGroups(t *testing.T) {
 	t.Parallel()
-	dsn := newDatabase(t)
-	d := openDriver(t, dsn)
-	a := fifoAttrs()
-	a.MessageRetentionPeriod = 60
-	createQueue(t, d, "e.fifo", a)
+	dsn, d := expiringFIFO(t, "e.fifo")
 	send(t, d, "e.fifo", epoch, drivers.SendEntry{Body: "old", MessageGroupID: "old", MessageDeduplicationID: "1"})
 	send(t, d, "e.fifo", epoch.Add(30*time.Second), drivers.SendEntry{Body: "live", MessageGroupID: "live",
 		MessageDeduplicationID: "2"})
@@ -154,11 +151,7 @@ func TestSweepExpiredGroups(t *testing.T) {
 func TestSweepGroupsRacingSend(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	dsn := newDatabase(t)
-	d := openDriver(t, dsn)
-	a := fifoAttrs()
-	a.MessageRetentionPeriod = 60
-	createQueue(t, d, "race.fifo", a)
+	dsn, d := expiringFIFO(t, "race.fifo")
 	send(t, d, "race.fifo", epoch, drivers.SendEntry{Body: "old", MessageGroupID: "g", MessageDeduplicationID: "1"})
 	now := epoch.Add(61 * time.Second)
 	receive(t, d, "race.fifo", now, 10, 30) // the claim sets the group to infinity
@@ -173,17 +166,12 @@ func TestSweepGroupsRacingSend(t *testing.T) {
 	send(t, d, "race.fifo", now, drivers.SendEntry{Body: "old2", MessageGroupID: "g", MessageDeduplicationID: "2"})
 	later := now.Add(61 * time.Second)
 	receive(t, d, "race.fifo", later, 10, 30)
-	if _, err := pgxExec(t, dsn, `DELETE FROM anysqs.messages`); err != nil {
-		t.Fatal(err)
-	}
+	execSQL(t, dsn, `DELETE FROM anysqs.messages`)
 	if n := infiniteGroups(t, dsn); n != 1 {
 		t.Fatalf("groups at infinity: %d, want 1", n)
 	}
 
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
+	conn := connect(t, dsn)
 	defer conn.Close(ctx)
 	tx, err := conn.Begin(ctx)
 	if err != nil {
@@ -212,24 +200,32 @@ func TestSweepGroupsRacingSend(t *testing.T) {
 	}
 }
 
-func pgxExec(t *testing.T, dsn, sql string) (int64, error) {
+// expiringFIFO opens a driver on a new database with a FIFO queue that keeps messages
+// for 60 s.
+func expiringFIFO(t *testing.T, queue string) (string, *postgres.Driver) {
 	t.Helper()
-	conn, err := pgx.Connect(context.Background(), dsn)
-	if err != nil {
-		return 0, err
-	}
+	dsn := newDatabase(t)
+	d := openDriver(t, dsn)
+	a := fifoAttrs()
+	a.MessageRetentionPeriod = 60
+	createQueue(t, d, queue, a)
+	return dsn, d
+}
+
+// execSQL runs sql on its own connection.
+func execSQL(t *testing.T, dsn, sql string) {
+	t.Helper()
+	conn := connect(t, dsn)
 	defer conn.Close(context.Background())
-	tag, err := conn.Exec(context.Background(), sql)
-	return tag.RowsAffected(), err
+	if _, err := conn.Exec(context.Background(), sql); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // waitForLockWait returns once some session of dsn's database waits for a lock.
 func waitForLockWait(t *testing.T, dsn string) {
 	t.Helper()
-	conn, err := pgx.Connect(context.Background(), dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
+	conn := connect(t, dsn)
 	defer conn.Close(context.Background())
 	for i := 0; ; i++ {
 		var n int
