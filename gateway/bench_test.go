@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/anysqs/anysqs/drivers"
-	"github.com/anysqs/anysqs/drivers/sqlite"
 	"github.com/anysqs/anysqs/gateway"
 )
 
@@ -41,12 +40,7 @@ func (d *cannedDriver) DeleteMessages(_ context.Context, req drivers.DeleteMessa
 // without HTTP transport or backend: compare with the driver's cost per call.
 func BenchmarkServeHTTP(b *testing.B) {
 	ctx := context.Background()
-	inner, err := sqlite.Open(ctx, sqlite.Options{DataDir: sqlite.MemoryDataDir})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer inner.Close()
-	d := &cannedDriver{Driver: inner}
+	d := &cannedDriver{Driver: memDriver(b)}
 	body := strings.Repeat("m", 100)
 	for i := range 10 {
 		d.msgs = append(d.msgs, drivers.Message{

@@ -29,15 +29,23 @@ type env struct {
 
 func newEnv(t testing.TB) *env { return newEnvOn(t, nil) }
 
+// memDriver opens an in-memory SQLite driver, closed when the test ends.
+func memDriver(t testing.TB) *sqlite.Driver {
+	t.Helper()
+	d, err := sqlite.Open(context.Background(), sqlite.Options{DataDir: sqlite.MemoryDataDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = d.Close() })
+	return d
+}
+
 // newEnvOn is newEnv with its in-memory SQLite driver wrapped by wrap (nil: used as is),
 // for tests that give the gateway a driver with other behaviour.
 func newEnvOn(t testing.TB, wrap func(inner drivers.Driver) drivers.Driver) *env {
 	t.Helper()
 	ctx := context.Background()
-	inner, err := sqlite.Open(ctx, sqlite.Options{DataDir: sqlite.MemoryDataDir})
-	if err != nil {
-		t.Fatal(err)
-	}
+	inner := memDriver(t)
 	var d drivers.Driver = inner
 	if wrap != nil {
 		d = wrap(inner)
@@ -53,7 +61,6 @@ func newEnvOn(t testing.TB, wrap func(inner drivers.Driver) drivers.Driver) *env
 	t.Cleanup(func() {
 		e.http.Close()
 		_ = gw.Close()
-		_ = inner.Close()
 	})
 	return e
 }

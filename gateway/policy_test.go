@@ -9,7 +9,6 @@ import (
 
 	"github.com/anysqs/anysqs/capabilities"
 	"github.com/anysqs/anysqs/drivers"
-	"github.com/anysqs/anysqs/drivers/sqlite"
 	"github.com/anysqs/anysqs/gateway"
 	"github.com/anysqs/anysqs/internal/clock"
 )
@@ -33,11 +32,7 @@ func (d declaring) Describe(ctx context.Context) (drivers.Description, error) {
 
 func policyEnv(t *testing.T, mode string) *env {
 	ctx := context.Background()
-	inner, err := sqlite.Open(ctx, sqlite.Options{DataDir: sqlite.MemoryDataDir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := declaring{Driver: inner, levels: map[capabilities.ID]capabilities.Level{
+	d := declaring{Driver: memDriver(t), levels: map[capabilities.ID]capabilities.Level{
 		capabilities.QueuePurge: capabilities.Unsupported,
 		capabilities.QueueTags:  capabilities.Degraded,
 	}}
@@ -47,7 +42,7 @@ func policyEnv(t *testing.T, mode string) *env {
 		t.Fatal(err)
 	}
 	e := &env{t: t, gw: gw, clock: clk, http: httptest.NewServer(gw)}
-	t.Cleanup(func() { e.http.Close(); _ = gw.Close(); _ = inner.Close() })
+	t.Cleanup(func() { e.http.Close(); _ = gw.Close() })
 	return e
 }
 

@@ -14,7 +14,6 @@ import (
 
 	"github.com/anysqs/anysqs/drivers"
 	"github.com/anysqs/anysqs/drivers/postgres"
-	"github.com/anysqs/anysqs/drivers/sqlite"
 	"github.com/anysqs/anysqs/gateway"
 	"github.com/anysqs/anysqs/internal/clock"
 )
@@ -23,12 +22,7 @@ import (
 // gateway processes over one shared backend would be.
 func newPair(t *testing.T) (a, b *env) {
 	t.Helper()
-	d, err := sqlite.Open(context.Background(), sqlite.Options{DataDir: sqlite.MemoryDataDir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = d.Close() })
-	return newPairOn(t, d)
+	return newPairOn(t, memDriver(t))
 }
 
 func newPairOn(t *testing.T, d drivers.Driver) (a, b *env) {
@@ -166,11 +160,7 @@ func TestQueueCacheLocalChangesAtOnce(t *testing.T) {
 // once.
 func TestQueueCacheDisabled(t *testing.T) {
 	ctx := context.Background()
-	d, err := sqlite.Open(ctx, sqlite.Options{DataDir: sqlite.MemoryDataDir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = d.Close() })
+	d := memDriver(t)
 	clk := clock.NewFake(start)
 	var envs []*env
 	for range 2 {

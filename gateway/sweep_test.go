@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/anysqs/anysqs/drivers"
-	"github.com/anysqs/anysqs/drivers/sqlite"
 	"github.com/anysqs/anysqs/gateway"
 	"github.com/anysqs/anysqs/internal/clock"
 )
@@ -26,12 +25,7 @@ func (d *sweepRecorder) Sweep(ctx context.Context, req drivers.SweepRequest) (dr
 
 func TestSweepLoop(t *testing.T) {
 	ctx := context.Background()
-	inner, err := sqlite.Open(ctx, sqlite.Options{DataDir: sqlite.MemoryDataDir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer inner.Close()
-	d := &sweepRecorder{Driver: inner, calls: make(chan time.Time, 10)}
+	d := &sweepRecorder{Driver: memDriver(t), calls: make(chan time.Time, 10)}
 	clk := clock.NewFake(start)
 	gw, err := gateway.New(ctx, gateway.Config{Driver: d, Clock: clk, SweepInterval: time.Minute})
 	if err != nil {
