@@ -282,7 +282,8 @@ const sweepGroupsSQL = `DELETE FROM fifo_groups g WHERE g.ready_at = 'infinity' 
 	) x WHERE q.fifo LIMIT $1))`
 
 // Sweep deletes expired messages, the rows of FIFO groups left without messages, dedup
-// records and receive attempts, each at most req.Limit per call. Only one gateway sweeps at a time: the others return at once.
+// records and receive attempts, each at most req.Limit per call. Only one gateway sweeps
+// at a time: the others return at once.
 func (d *Driver) Sweep(ctx context.Context, req drivers.SweepRequest) (drivers.SweepResult, error) {
 	limit := req.Limit
 	if limit <= 0 {
