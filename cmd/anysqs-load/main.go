@@ -46,18 +46,13 @@ import (
 	"github.com/anysqs/anysqs/drivers"
 	"github.com/anysqs/anysqs/drivers/postgres"
 	"github.com/anysqs/anysqs/gateway/queueattr"
+	"github.com/anysqs/anysqs/internal/gctune"
 )
 
-const loadGCPercent = 400
-
 func main() {
-	// The load generator is the measuring instrument: left at Go's default, the garbage
-	// collection that the SDK's allocations cause in this process added 0.3-0.4 ms to the
-	// gateway path's p99 at 1,000 calls/s (docs/performance.md). 400 is what the gateway
-	// itself runs with; every path in this process gets it alike.
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(loadGCPercent)
-	}
+	// The load generator is the measuring instrument: it collects garbage as the gateway
+	// does, and every path in this process alike (docs/performance.md).
+	gctune.Apply(os.Getenv)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {

@@ -17,7 +17,6 @@ import (
 	"net/http/pprof"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"syscall"
 	"time"
 
@@ -27,6 +26,7 @@ import (
 	_ "github.com/anysqs/anysqs/drivers/sqlite"   // registers "sqlite"
 	"github.com/anysqs/anysqs/gateway"
 	"github.com/anysqs/anysqs/internal/config"
+	"github.com/anysqs/anysqs/internal/gctune"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -73,7 +73,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 		cfg.Listen = *listen
 	}
 	log := newLogger(cfg.LogLevel, stderr)
-	tuneGC(os.Getenv)
+	gctune.Apply(os.Getenv)
 
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -121,18 +121,6 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	defer cancel()
 	log.Info("shutting down")
 	return srv.Shutdown(shutCtx)
-}
-
-// gcPercent is serve's garbage-collection target unless GOGC is set. The gateway's live
-// heap is small (a few MB), so letting it grow to five times that before collecting costs
-// little memory, and it cut the gateway's CPU per message by 14% (median of 3 interleaved
-// pairs, closed loop, batch 10, on PostgreSQL; docs/performance.md).
-const gcPercent = 400
-
-func tuneGC(getenv func(string) string) {
-	if getenv("GOGC") == "" {
-		debug.SetGCPercent(gcPercent)
-	}
 }
 
 // servePprof exposes the runtime profiles on their own listener, so profiling a

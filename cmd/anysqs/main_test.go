@@ -5,7 +5,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
 	"testing"
 )
@@ -47,17 +46,5 @@ func TestServeRejectsUnknownConfigKey(t *testing.T) {
 	err := run(context.Background(), []string{"serve", "--config", cfg}, &bytes.Buffer{}, &bytes.Buffer{})
 	if err == nil || !strings.Contains(err.Error(), "lissten") {
 		t.Fatalf("want an error naming lissten, got %v", err)
-	}
-}
-
-func TestTuneGC(t *testing.T) {
-	defer debug.SetGCPercent(debug.SetGCPercent(100))
-	tuneGC(func(string) string { return "" })
-	if got := debug.SetGCPercent(100); got != gcPercent {
-		t.Fatalf("GC percent %d without GOGC, want %d", got, gcPercent)
-	}
-	tuneGC(func(k string) string { return map[string]string{"GOGC": "50"}[k] })
-	if got := debug.SetGCPercent(100); got != 100 {
-		t.Fatalf("GC percent %d with GOGC set, want it left alone (100)", got)
 	}
 }
