@@ -2,11 +2,13 @@ package gateway_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/anysqs/anysqs/drivers"
+	"github.com/anysqs/anysqs/gateway"
 	"github.com/anysqs/anysqs/internal/clock"
 )
 
@@ -119,5 +121,40 @@ func TestLongPollWatchesBeforeWaiting(t *testing.T) {
 	case w := <-d.watches:
 		t.Fatalf("second poll took another watch %+v", w)
 	default:
+	}
+}
+
+// TestWatchedQueuesArePruned: the gateway forgets watches that have lapsed once it
+// remembers many, so long polls on ever new queues do not grow it without bound, and
+// keeps those still running.
+func TestWatchedQueuesArePruned(t *testing.T) {
+	const watchLasts = 20*time.Second + time.Minute + time.Second // the poll, the slack, and then some
+	var d watching
+	e := newEnvOn(t, func(inner drivers.Driver) drivers.Driver {
+		d = watching{notifying: notifying{Driver: inner, activity: make(chan []string)},
+			watches: make(chan drivers.WatchActivityRequest, 1)}
+		go func() {
+			for range d.watches {
+			}
+		}()
+		t.Cleanup(func() { close(d.watches) })
+		return d
+	})
+	// Polls on 5,000 queues, 100 at a time, each batch lapsed before the next.
+	const n, batch = 5000, 100
+	for i := range n {
+		if i > 0 && i%batch == 0 {
+			e.clock.Advance(watchLasts)
+		}
+		took, err := gateway.Watch(e.gw, fmt.Sprintf("q-%d", i), e.clock.Now().Add(20*time.Second))
+		if err != nil || !took {
+			t.Fatalf("watch %d: took %v, %v", i, took, err)
+		}
+		if got := gateway.Watched(e.gw); got > 1024 {
+			t.Fatalf("after %d watches the gateway remembers %d, although at most %d run", i+1, got, batch)
+		}
+	}
+	if took, err := gateway.Watch(e.gw, fmt.Sprintf("q-%d", n-1), e.clock.Now().Add(20*time.Second)); err != nil || took {
+		t.Fatalf("a live watch was forgotten: took another (%v, %v)", took, err)
 	}
 }

@@ -1,5 +1,10 @@
 package gateway
 
+import (
+	"context"
+	"time"
+)
+
 // SetOnWait installs a hook called each time a long poll starts waiting, so black-box
 // tests can act (send, advance the clock) exactly when a receive is parked.
 func SetOnWait(s *Server, f func(queue string)) { s.onWait = f }
@@ -9,4 +14,16 @@ func SetOnSweepArmed(s *Server, f func()) {
 	s.sweepMu.Lock()
 	s.onSweepArmed = f
 	s.sweepMu.Unlock()
+}
+
+// Watch takes a watch on queue until deadline, as a long poll about to wait does.
+func Watch(s *Server, queue string, deadline time.Time) (bool, error) {
+	return s.watch(context.Background(), queue, deadline)
+}
+
+// Watched is the number of queues this instance remembers watching.
+func Watched(s *Server) int {
+	s.watchMu.Lock()
+	defer s.watchMu.Unlock()
+	return len(s.watched)
 }

@@ -165,8 +165,28 @@ func (s *Server) watch(ctx context.Context, queue string, deadline time.Time) (b
 	if until.After(s.watched[queue]) {
 		s.watched[queue] = until
 	}
+	s.pruneWatchedLocked()
 	s.watchMu.Unlock()
 	return true, nil
+}
+
+// minWatchedPrune is the smallest size of the watched map that triggers a pruning pass.
+const minWatchedPrune = 1024
+
+// pruneWatchedLocked drops lapsed watches whenever the map has doubled since the last
+// pass, so that a gateway long-polling many short-lived queues does not keep every name
+// it ever watched, at an amortised constant cost per new watch.
+func (s *Server) pruneWatchedLocked() {
+	if len(s.watched) < s.watchedPruneAt {
+		return
+	}
+	now := s.clock.Now()
+	for q, until := range s.watched {
+		if !until.After(now) {
+			delete(s.watched, q)
+		}
+	}
+	s.watchedPruneAt = max(2*len(s.watched), minWatchedPrune)
 }
 
 // awaitActivityRetry is how long (clock time) the relay waits after AwaitActivity fails.

@@ -68,6 +68,8 @@ type Server struct {
 	watcher drivers.ActivityWatcher // nil when the driver notifies for every queue
 	watchMu sync.Mutex
 	watched map[string]time.Time // queue → until when this instance last watched it
+	// watchedPruneAt is the size of watched at which lapsed watches are next dropped.
+	watchedPruneAt int
 
 	sweepMu    sync.Mutex
 	sweepTimer clock.Timer
@@ -154,7 +156,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		queues: newQueueCache(cfg.QueueCacheTTL),
 	}
 	s.watcher, _ = cfg.Driver.(drivers.ActivityWatcher)
-	s.watched = map[string]time.Time{}
+	s.watched, s.watchedPruneAt = map[string]time.Time{}, minWatchedPrune
 	s.moves = newMoveTasks(s)
 	s.actions = s.actionTable()
 	s.scheduleSweep()
