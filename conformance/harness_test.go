@@ -149,10 +149,7 @@ func (h *H) start() {
 		d.Close()
 		h.T.Fatalf("describe %s driver: %v", h.backend, err)
 	}
-	var gwDriver drivers.Driver = h.drv
-	if _, ok := d.(drivers.ActivityWatcher); ok {
-		gwDriver = watchingDriver{h.drv}
-	}
+	gwDriver := withOptional(h.drv, d)
 	gw, err := gateway.New(h.Ctx, gateway.Config{
 		Driver:        gwDriver,
 		Clock:         h.Clock,
@@ -295,12 +292,30 @@ type observedDriver struct {
 	waiters []chan struct{}
 }
 
-// watchingDriver is an observedDriver of a driver that watches activity, so that the
-// gateway sees the same interfaces as without the observer.
-type watchingDriver struct{ *observedDriver }
-
-func (d watchingDriver) WatchActivity(ctx context.Context, req drivers.WatchActivityRequest) error {
-	return d.Driver.(drivers.ActivityWatcher).WatchActivity(ctx, req)
+// withOptional returns o with the optional driver interfaces that d implements, so that
+// the gateway sees the same interfaces as without the observer.
+func withOptional(o *observedDriver, d drivers.Driver) drivers.Driver {
+	aw, watches := d.(drivers.ActivityWatcher)
+	ms, stores := d.(drivers.MoveTaskStore)
+	switch {
+	case watches && stores:
+		return struct {
+			*observedDriver
+			drivers.ActivityWatcher
+			drivers.MoveTaskStore
+		}{o, aw, ms}
+	case watches:
+		return struct {
+			*observedDriver
+			drivers.ActivityWatcher
+		}{o, aw}
+	case stores:
+		return struct {
+			*observedDriver
+			drivers.MoveTaskStore
+		}{o, ms}
+	}
+	return o
 }
 
 func (d *observedDriver) ReceiveMessages(ctx context.Context, req drivers.ReceiveMessagesRequest) (drivers.ReceiveMessagesResult, error) {

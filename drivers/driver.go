@@ -157,6 +157,66 @@ type WatchActivityRequest struct {
 	Until time.Time
 }
 
+// MoveTaskStore is implemented by drivers whose storage several gateway instances share.
+// The gateway keeps message move tasks there instead of in its own memory, so every
+// instance lists and cancels every task, at most one task runs per source queue across
+// all instances, and a task outlives the instance running it. One instance at a time
+// runs a task: the owner of its lease, which the owner renews at every step and another
+// instance adopts once it has lapsed. Times are gateway clock times.
+type MoveTaskStore interface {
+	// StartMoveTask records t, which is running, and forgets all but the latest
+	// finished tasks of its source. It fails with KindFailedPrecondition when a task is
+	// already running on t.Source.
+	StartMoveTask(ctx context.Context, t MoveTask) error
+	// ReportMoveTask records a step of a task: it adds req.Moved to the task's count
+	// and, if the task is still running under req.Owner's lease, sets its status and
+	// failure reason and renews the lease until req.LeaseUntil. It returns the task as
+	// stored afterwards (a cancelled task, or one another owner adopted, comes back
+	// with that status or owner, and its runner stops). KindNotFound: no such handle.
+	ReportMoveTask(ctx context.Context, req ReportMoveTaskRequest) (MoveTask, error)
+	// CancelMoveTask marks the running task handle cancelled and returns it;
+	// KindNotFound when no running task has that handle.
+	CancelMoveTask(ctx context.Context, handle string) (MoveTask, error)
+	// ListMoveTasks returns up to limit tasks of source, the latest started first.
+	ListMoveTasks(ctx context.Context, source string, limit int) ([]MoveTask, error)
+	// AdoptMoveTasks gives owner the leases, until leaseUntil, of running tasks whose
+	// lease lapsed before now, and returns those tasks.
+	AdoptMoveTasks(ctx context.Context, owner string, now, leaseUntil time.Time) ([]MoveTask, error)
+}
+
+// Message move task states, as SQS names them.
+const (
+	MoveTaskRunning   = "RUNNING"
+	MoveTaskCompleted = "COMPLETED"
+	MoveTaskCancelled = "CANCELLED"
+	MoveTaskFailed    = "FAILED"
+)
+
+// MoveTask is a message move task as a MoveTaskStore keeps it.
+type MoveTask struct {
+	Handle      string
+	Source      string
+	Destination string // empty: each message back to its DeadLetterSource
+	Rate        *int32 // MaxNumberOfMessagesPerSecond as the client gave it; nil: the default
+	Started     time.Time
+	ToMove      int64 // the source's visible messages when the task started
+	Moved       int64
+	Status      string // one of the MoveTask* states
+	Failure     string // why a FAILED task failed
+	Owner       string // the gateway instance running it
+	LeaseUntil  time.Time
+}
+
+// ReportMoveTaskRequest is one step of a running task; see MoveTaskStore.ReportMoveTask.
+type ReportMoveTaskRequest struct {
+	Handle     string
+	Owner      string
+	Moved      int64
+	Status     string
+	Failure    string
+	LeaseUntil time.Time
+}
+
 // Description is what Describe returns.
 type Description struct {
 	Name           string // registry name, e.g. "sqlite"

@@ -16,41 +16,55 @@ import (
 
 // Message move tasks (StartMessageMoveTask and friends) run inside the gateway: each task
 // calls driver.MoveMessages once per second of gateway clock time, moving at most
-// MaxNumberOfMessagesPerSecond messages per call. Task state lives in memory only: a
-// restart forgets running and finished tasks (messages already moved stay moved), and
-// each gateway instance sees only its own tasks.
+// MaxNumberOfMessagesPerSecond messages per call, and records each step in a task store.
+// When the driver is a drivers.MoveTaskStore (a backend that several gateway instances
+// share), tasks live there: every instance lists and cancels them, one runs each (the
+// holder of its lease), and another adopts a task whose runner stopped. Otherwise they
+// live in this gateway's memory (memMoveTasks): a restart forgets them (messages already
+// moved stay moved), and each instance sees only its own.
 
 const (
-	moveStatusRunning   = "RUNNING"
-	moveStatusCompleted = "COMPLETED"
-	moveStatusCancelled = "CANCELLED"
-	moveStatusFailed    = "FAILED"
-
 	defaultMoveRate  = 500 // messages per second when the client names none; also the maximum
 	maxMoveTasksList = 10
 	moveTasksKept    = 10 // finished tasks remembered per source queue
+
+	// moveLease is how long a step's report keeps a task with its runner; moveAdoptEvery
+	// is how often an instance looks for tasks whose runner stopped renewing theirs.
+	moveLease      = 30 * time.Second
+	moveAdoptEvery = 10 * time.Second
 )
 
-type moveTask struct {
-	handle, source, dest string
-	rate                 *int32
-	started              time.Time
-	toMove               int64
-	moved                int64
-	status, failure      string
-	timer                clock.Timer
+// moveTasks runs this instance's share of the move tasks.
+type moveTasks struct {
+	s      *Server
+	store  drivers.MoveTaskStore
+	shared bool // store is the driver's, shared with other instances
+
+	mu      sync.Mutex
+	closed  bool
+	running map[string]*runningMove // by handle: the tasks this instance runs
+	adopt   clock.Timer
 }
 
-type moveTasks struct {
-	s        *Server
-	mu       sync.Mutex
-	closed   bool
-	bySource map[string][]*moveTask // oldest first
-	byHandle map[string]*moveTask
+// runningMove is a task this instance runs. A step whose report failed leaves its moved
+// count and outcome here for the next step to report.
+type runningMove struct {
+	task       drivers.MoveTask
+	timer      clock.Timer
+	unreported int64
+	outcome    string // a final status not yet reported
+	failure    string
 }
 
 func newMoveTasks(s *Server) *moveTasks {
-	return &moveTasks{s: s, bySource: map[string][]*moveTask{}, byHandle: map[string]*moveTask{}}
+	m := &moveTasks{s: s, running: map[string]*runningMove{}}
+	m.store, m.shared = s.driver.(drivers.MoveTaskStore)
+	if !m.shared {
+		m.store = newMemMoveTasks()
+	} else {
+		m.adopt = s.clock.AfterFunc(0, m.adoptLapsed)
+	}
+	return m
 }
 
 func (s *Server) startMessageMoveTask(ctx context.Context, c *call) (any, error) {
@@ -93,15 +107,17 @@ func (s *Server) startMessageMoveTask(ctx context.Context, c *call) (any, error)
 	if err != nil {
 		return nil, driverError(err, src.Name)
 	}
-	t := &moveTask{
-		handle: base64.RawURLEncoding.EncodeToString([]byte(uuid.NewString() + ":" + s.arn(src.Name))),
-		source: src.Name, dest: dest, rate: in.MaxNumberOfMessagesPerSecond,
-		started: s.clock.Now(), toMove: st.Visible, status: moveStatusRunning,
+	now := s.clock.Now()
+	t := drivers.MoveTask{
+		Handle: base64.RawURLEncoding.EncodeToString([]byte(uuid.NewString() + ":" + s.arn(src.Name))),
+		Source: src.Name, Destination: dest, Rate: in.MaxNumberOfMessagesPerSecond,
+		Started: now, ToMove: st.Visible, Status: drivers.MoveTaskRunning,
+		Owner: s.instance, LeaseUntil: now.Add(moveLease),
 	}
-	if err := s.moves.add(t); err != nil {
+	if err := s.moves.start(ctx, t); err != nil {
 		return nil, err
 	}
-	return taskHandleOutput{TaskHandle: t.handle}, nil
+	return taskHandleOutput{TaskHandle: t.Handle}, nil
 }
 
 // queueByARN resolves an ARN parameter to its queue; a missing queue is
@@ -121,34 +137,41 @@ func (s *Server) queueByARN(ctx context.Context, param, arn string) (drivers.Que
 	return q, nil
 }
 
-func (m *moveTasks) add(t *moveTask) error {
+func (m *moveTasks) start(ctx context.Context, t drivers.MoveTask) error {
 	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.closed {
+	closed := m.closed
+	m.mu.Unlock()
+	if closed {
 		return sqserr.New(sqserr.ServiceUnavailable, "the gateway is shutting down")
 	}
-	for _, o := range m.bySource[t.source] {
-		if o.status == moveStatusRunning {
-			return sqserr.New(sqserr.UnsupportedOperation, "A message move task is already running on queue %s; only one active task per queue is allowed.", t.source)
-		}
+	err := m.store.StartMoveTask(ctx, t)
+	if drivers.KindOf(err) == drivers.KindFailedPrecondition {
+		return sqserr.New(sqserr.UnsupportedOperation, "A message move task is already running on queue %s; only one active task per queue is allowed.", t.Source)
 	}
-	list := append(m.bySource[t.source], t)
-	if len(list) > moveTasksKept {
-		for _, old := range list[:len(list)-moveTasksKept] {
-			delete(m.byHandle, old.handle)
-		}
-		list = list[len(list)-moveTasksKept:]
+	if err != nil {
+		return driverError(err, t.Source)
 	}
-	m.bySource[t.source] = list
-	m.byHandle[t.handle] = t
-	t.timer = m.s.clock.AfterFunc(0, func() { m.step(t) })
+	m.run(t)
 	return nil
 }
 
-// step moves one second's worth of messages and schedules the next step.
-func (m *moveTasks) step(t *moveTask) {
+// run makes this instance run t from now on.
+func (m *moveTasks) run(t drivers.MoveTask) {
 	m.mu.Lock()
-	if m.closed || t.status != moveStatusRunning {
+	defer m.mu.Unlock()
+	if m.closed || m.running[t.Handle] != nil {
+		return
+	}
+	r := &runningMove{task: t}
+	m.running[t.Handle] = r
+	r.timer = m.s.clock.AfterFunc(0, func() { m.step(r) })
+}
+
+// step moves one second's worth of messages, reports it, and schedules the next step
+// while the task runs here.
+func (m *moveTasks) step(r *runningMove) {
+	m.mu.Lock()
+	if m.closed || m.running[r.task.Handle] != r {
 		m.mu.Unlock()
 		return
 	}
@@ -156,51 +179,146 @@ func (m *moveTasks) step(t *moveTask) {
 	m.mu.Unlock()
 	defer m.s.bg.Done()
 
-	limit := defaultMoveRate
-	if t.rate != nil {
-		limit = int(*t.rate)
-	}
-	res, err := m.s.driver.MoveMessages(m.s.ctx, drivers.MoveMessagesRequest{
-		Source: t.source, Destination: t.dest, Now: m.s.clock.Now(), Limit: limit,
-	})
-	// Wake long polls only after the task's state is updated, so a consumer woken by a
-	// move sees the task's progress.
-	defer func() {
-		if res.Moved > 0 && t.dest != "" {
-			m.s.waiters.notify(t.dest)
-		} else if res.Moved > 0 {
-			m.s.waiters.notifyAll()
+	t := r.task
+	var res drivers.MoveMessagesResult
+	if r.outcome == "" {
+		limit := defaultMoveRate
+		if t.Rate != nil {
+			limit = int(*t.Rate)
 		}
-	}()
+		var err error
+		res, err = m.s.driver.MoveMessages(m.s.ctx, drivers.MoveMessagesRequest{
+			Source: t.Source, Destination: t.Destination, Now: m.s.clock.Now(), Limit: limit,
+		})
+		// Wake long polls only after the task's progress is recorded, so a consumer woken
+		// by a move sees it.
+		defer func() {
+			if res.Moved > 0 && t.Destination != "" {
+				m.s.waiters.notify(t.Destination)
+			} else if res.Moved > 0 {
+				m.s.waiters.notifyAll()
+			}
+		}()
+		switch k := drivers.KindOf(err); {
+		case err != nil && m.s.ctx.Err() != nil:
+			return // shutting down: the lease lapses and another instance adopts the task
+		case k == drivers.KindUnavailable || k == drivers.KindThrottled:
+			// The backend is down or busy: try again next second rather than fail the task.
+			m.s.log.Warn("move task: moving messages failed; retrying", "queue", t.Source, "err", err)
+			m.mu.Lock()
+			defer m.mu.Unlock()
+			if !m.closed && m.running[t.Handle] == r {
+				r.timer = m.s.clock.AfterFunc(time.Second, func() { m.step(r) })
+			}
+			return
+		case err != nil:
+			r.outcome, r.failure = drivers.MoveTaskFailed, driverError(err, t.Source).Message
+		case !res.More:
+			r.outcome = drivers.MoveTaskCompleted
+		}
+		r.unreported += int64(res.Moved)
+	}
+	status := r.outcome
+	if status == "" {
+		status = drivers.MoveTaskRunning
+	}
+	got, err := m.store.ReportMoveTask(m.s.ctx, drivers.ReportMoveTaskRequest{
+		Handle: t.Handle, Owner: m.s.instance, Moved: r.unreported, Status: status, Failure: r.failure,
+		LeaseUntil: m.s.clock.Now().Add(moveLease),
+	})
+
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	t.moved += int64(res.Moved)
+	if m.running[t.Handle] != r {
+		return // cancelled here meanwhile
+	}
 	switch {
-	case t.status != moveStatusRunning:
-	case err != nil:
-		if m.s.ctx.Err() != nil {
-			return
+	case err != nil && drivers.KindOf(err) != drivers.KindNotFound:
+		// The store is unreachable: report again next second. Unless the lease lapses
+		// and another instance adopts the task, which that report then shows, it stays ours.
+		if m.s.ctx.Err() == nil {
+			m.s.log.Warn("move task: recording progress failed; retrying", "queue", t.Source, "err", err)
 		}
-		t.status, t.failure = moveStatusFailed, driverError(err, t.source).Message
-	case !res.More:
-		t.status = moveStatusCompleted
-	case !m.closed:
-		t.timer = m.s.clock.AfterFunc(time.Second, func() { m.step(t) })
+	case err != nil, got.Status != drivers.MoveTaskRunning, got.Owner != m.s.instance:
+		// Finished, cancelled through another instance, adopted by one, or forgotten.
+		delete(m.running, t.Handle)
+		return
+	default:
+		r.unreported = 0
+	}
+	if !m.closed {
+		r.timer = m.s.clock.AfterFunc(time.Second, func() { m.step(r) })
 	}
 }
 
+// adoptLapsed takes over running tasks whose runner stopped renewing their lease (it
+// stopped or lost its database), and schedules the next look.
+func (m *moveTasks) adoptLapsed() {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return
+	}
+	m.s.bg.Add(1)
+	m.mu.Unlock()
+	defer m.s.bg.Done()
+
+	now := m.s.clock.Now()
+	tasks, err := m.store.AdoptMoveTasks(m.s.ctx, m.s.instance, now, now.Add(moveLease))
+	if err != nil && m.s.ctx.Err() == nil {
+		m.s.log.Warn("move task: looking for tasks to adopt failed", "err", err)
+	}
+	for _, t := range tasks {
+		m.s.log.Info("move task: adopted a task whose gateway stopped", "queue", t.Source)
+		m.run(t)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.closed {
+		m.adopt = m.s.clock.AfterFunc(moveAdoptEvery, m.adoptLapsed)
+	}
+}
+
+// stopAll stops this instance's tasks; once the steps in progress have ended (the
+// caller waits for them), release hands their leases on to other instances.
 func (m *moveTasks) stopAll() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.closed = true
-	for _, t := range m.byHandle {
-		if t.timer != nil {
-			t.timer.Stop()
-		}
+	if m.adopt != nil {
+		m.adopt.Stop()
+	}
+	for _, r := range m.running {
+		r.timer.Stop()
 	}
 }
 
-func (s *Server) cancelMessageMoveTask(_ context.Context, c *call) (any, error) {
+// release ends the leases of the tasks this instance ran, so that another instance
+// adopts them at its next look rather than when the leases lapse. Best effort: a lease
+// not released lapses anyway.
+func (m *moveTasks) release() {
+	if !m.shared {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	m.mu.Lock()
+	running := m.running
+	m.running = map[string]*runningMove{}
+	m.mu.Unlock()
+	for _, r := range running {
+		status := r.outcome
+		if status == "" {
+			status = drivers.MoveTaskRunning
+		}
+		_, _ = m.store.ReportMoveTask(ctx, drivers.ReportMoveTaskRequest{
+			Handle: r.task.Handle, Owner: m.s.instance, Moved: r.unreported, Status: status,
+			Failure: r.failure, LeaseUntil: m.s.clock.Now(),
+		})
+	}
+}
+
+func (s *Server) cancelMessageMoveTask(ctx context.Context, c *call) (any, error) {
 	var in cancelMoveTaskInput
 	if err := c.decode(&in); err != nil {
 		return nil, err
@@ -211,18 +329,21 @@ func (s *Server) cancelMessageMoveTask(_ context.Context, c *call) (any, error) 
 	if err := c.need("", capabilities.RedriveMoveTasks); err != nil {
 		return nil, err
 	}
-	m := s.moves
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	t := m.byHandle[in.TaskHandle]
-	if t == nil || t.status != moveStatusRunning {
+	t, err := s.moves.store.CancelMoveTask(ctx, in.TaskHandle)
+	if drivers.KindOf(err) == drivers.KindNotFound {
 		return nil, sqserr.New(sqserr.ResourceNotFound, "No running message move task has the handle %s.", in.TaskHandle)
 	}
-	t.status = moveStatusCancelled
-	if t.timer != nil {
-		t.timer.Stop()
+	if err != nil {
+		return nil, driverError(err, "")
 	}
-	return cancelMoveTaskOutput{ApproximateNumberOfMessagesMoved: t.moved}, nil
+	m := s.moves
+	m.mu.Lock()
+	if r := m.running[t.Handle]; r != nil {
+		r.timer.Stop()
+		delete(m.running, t.Handle)
+	}
+	m.mu.Unlock()
+	return cancelMoveTaskOutput{ApproximateNumberOfMessagesMoved: t.Moved}, nil
 }
 
 func (s *Server) listMessageMoveTasks(ctx context.Context, c *call) (any, error) {
@@ -247,25 +368,24 @@ func (s *Server) listMessageMoveTasks(ctx context.Context, c *call) (any, error)
 	if in.MaxResults != nil {
 		limit = int(*in.MaxResults)
 	}
-	m := s.moves
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	tasks, err := s.moves.store.ListMoveTasks(ctx, src.Name, limit)
+	if err != nil {
+		return nil, driverError(err, src.Name)
+	}
 	out := listMoveTasksOutput{Results: []moveTaskEntry{}}
-	list := m.bySource[src.Name]
-	for i := len(list) - 1; i >= 0 && len(out.Results) < limit; i-- {
-		t := list[i]
+	for _, t := range tasks {
 		e := moveTaskEntry{
-			Status: t.status, SourceArn: s.arn(t.source), MaxNumberOfMessagesPerSecond: t.rate,
-			ApproximateNumberOfMessagesMoved: t.moved, FailureReason: t.failure,
-			StartedTimestamp: t.started.UnixMilli(),
+			Status: t.Status, SourceArn: s.arn(t.Source), MaxNumberOfMessagesPerSecond: t.Rate,
+			ApproximateNumberOfMessagesMoved: t.Moved, FailureReason: t.Failure,
+			StartedTimestamp: t.Started.UnixMilli(),
 		}
-		if t.dest != "" {
-			e.DestinationArn = s.arn(t.dest)
+		if t.Destination != "" {
+			e.DestinationArn = s.arn(t.Destination)
 		}
-		if t.status == moveStatusRunning {
+		if t.Status == drivers.MoveTaskRunning {
 			// Only a running task can be cancelled, so only it shows its handle.
-			e.TaskHandle = t.handle
-			toMove := t.toMove
+			e.TaskHandle = t.Handle
+			toMove := t.ToMove
 			e.ApproximateNumberOfMessagesToMove = &toMove
 		}
 		out.Results = append(out.Results, e)

@@ -65,6 +65,9 @@ type Server struct {
 
 	recentlyDeleted recentlyDeleted
 
+	// instance names this gateway among those sharing a backend (move task leases).
+	instance string
+
 	watcher drivers.ActivityWatcher // nil when the driver notifies for every queue
 	watchMu sync.Mutex
 	watched map[string]time.Time // queue → until when this instance last watched it
@@ -155,6 +158,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		waiters: newWaiters(), ctx: bg, cancel: cancel, policy: policy,
 		queues: newQueueCache(cfg.QueueCacheTTL),
 	}
+	s.instance = uuid.NewString()
 	s.watcher, _ = cfg.Driver.(drivers.ActivityWatcher)
 	s.watched, s.watchedPruneAt = map[string]time.Time{}, minWatchedPrune
 	s.moves = newMoveTasks(s)
@@ -176,6 +180,7 @@ func (s *Server) Close() error {
 	s.cancel()
 	s.moves.stopAll()
 	s.bg.Wait()
+	s.moves.release()
 	return nil
 }
 
