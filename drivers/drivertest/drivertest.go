@@ -67,7 +67,7 @@ func RunConformance(t *testing.T, h Harness) {
 	run := newRunID()
 	var cases []testCase
 	for _, group := range [][]testCase{describeCases, queueCases, messageCases, visibilityCases,
-		receiptCases, fifoCases, redriveCases, purgeStatsSweepCases, concurrencyCases, restartCases} {
+		receiptCases, fifoCases, redriveCases, moveTaskCases, purgeStatsSweepCases, concurrencyCases, restartCases} {
 		cases = append(cases, group...)
 	}
 	for _, c := range cases {

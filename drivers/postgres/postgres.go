@@ -75,6 +75,7 @@ type Driver struct {
 var (
 	_ drivers.Driver          = (*Driver)(nil)
 	_ drivers.ActivityWatcher = (*Driver)(nil)
+	_ drivers.MoveTaskStore   = (*Driver)(nil)
 )
 
 func init() {

@@ -202,7 +202,7 @@ func (d *Driver) DeleteQueue(ctx context.Context, req drivers.DeleteQueueRequest
 		if err != nil {
 			return err
 		}
-		for _, table := range []string{"messages", "dedup", "receive_attempts", "fifo_groups"} {
+		for _, table := range []string{"messages", "dedup", "receive_attempts", "fifo_groups", "move_tasks"} {
 			if _, err := tx.Exec(ctx, `DELETE FROM `+table+` WHERE queue_id = $1`, id); err != nil {
 				return err
 			}

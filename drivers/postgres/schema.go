@@ -130,6 +130,27 @@ BEGIN
 END
 $$;
 `,
+	// 4: message move tasks, shared by the gateways (see movetasks.go). At most one runs
+	// per source queue; a queue's tasks go with it.
+	`
+CREATE TABLE move_tasks (
+	seq bigserial PRIMARY KEY,
+	handle text COLLATE "C" NOT NULL UNIQUE,
+	queue_id integer NOT NULL,
+	destination text NOT NULL,
+	rate integer,
+	started timestamptz NOT NULL,
+	to_move bigint NOT NULL,
+	moved bigint NOT NULL DEFAULT 0,
+	status text NOT NULL,
+	failure text NOT NULL DEFAULT '',
+	owner text NOT NULL,
+	lease_until timestamptz NOT NULL
+);
+CREATE UNIQUE INDEX move_tasks_one_running ON move_tasks (queue_id) WHERE status = 'RUNNING';
+CREATE INDEX move_tasks_by_queue ON move_tasks (queue_id, seq);
+CREATE INDEX move_tasks_lease ON move_tasks (lease_until) WHERE status = 'RUNNING';
+`,
 }
 
 // lockKeys are the advisory lock keys of one schema, so that two schemas in one database

@@ -1,0 +1,185 @@
+package drivertest
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/anysqs/anysqs/capabilities"
+	"github.com/anysqs/anysqs/drivers"
+)
+
+// Cases for drivers that are a drivers.MoveTaskStore; skipped for others, whose move
+// tasks the gateway keeps in its own memory.
+
+// store is the case's driver as a MoveTaskStore; the case is skipped if it is not one.
+func (e *env) store() drivers.MoveTaskStore {
+	e.t.Helper()
+	s, ok := e.d.(drivers.MoveTaskStore)
+	if !ok {
+		e.t.Skip("not run: the driver is not a drivers.MoveTaskStore (the gateway keeps move tasks)")
+	}
+	return s
+}
+
+// task is a running task on source, owned by owner until lease after the base time.
+func (e *env) task(source, owner string, lease time.Duration) drivers.MoveTask {
+	e.n++
+	return drivers.MoveTask{Handle: fmt.Sprintf("%stask-%d", e.prefix, e.n), Source: source, Started: e.base,
+		ToMove: 5, Status: drivers.MoveTaskRunning, Owner: owner, LeaseUntil: e.at(lease)}
+}
+
+func (e *env) startTask(t drivers.MoveTask) {
+	e.t.Helper()
+	if err := e.store().StartMoveTask(e.ctx, t); err != nil {
+		e.t.Fatalf("StartMoveTask %s: %v", t.Handle, err)
+	}
+}
+
+func (e *env) report(req drivers.ReportMoveTaskRequest) drivers.MoveTask {
+	e.t.Helper()
+	t, err := e.store().ReportMoveTask(e.ctx, req)
+	if err != nil {
+		e.t.Fatalf("ReportMoveTask %+v: %v", req, err)
+	}
+	return t
+}
+
+func (e *env) listTasks(source string, limit int) []drivers.MoveTask {
+	e.t.Helper()
+	ts, err := e.store().ListMoveTasks(e.ctx, source, limit)
+	if err != nil {
+		e.t.Fatalf("ListMoveTasks %s: %v", source, err)
+	}
+	return ts
+}
+
+var moveTaskCases = []testCase{
+	{string(capabilities.RedriveMoveTasks), "store-one-running-task-per-source", func(e *env) {
+		s := e.store()
+		q, other := e.standard("dlq"), e.standard("other")
+		rate := int32(7)
+		first := e.task(q, "gw-a", time.Minute)
+		first.Destination, first.Rate = other, &rate
+		e.startTask(first)
+		err := s.StartMoveTask(e.ctx, e.task(q, "gw-b", time.Minute))
+		expectKind(e.t, "a second running task on the queue", err, drivers.KindFailedPrecondition)
+		e.startTask(e.task(other, "gw-b", time.Minute)) // another source is independent
+		err = s.StartMoveTask(e.ctx, e.task(e.name("missing", false), "gw-a", time.Minute))
+		expectKind(e.t, "a task on a missing queue", err, drivers.KindNotFound)
+
+		got := e.listTasks(q, 10)
+		if len(got) != 1 || got[0].Handle != first.Handle || got[0].Destination != other ||
+			got[0].Rate == nil || *got[0].Rate != 7 || !got[0].Started.Equal(e.base) || got[0].ToMove != 5 ||
+			got[0].Status != drivers.MoveTaskRunning || got[0].Owner != "gw-a" {
+			e.t.Fatalf("ListMoveTasks = %+v, want the first task as started", got)
+		}
+		// Once it finishes, a new task may start; the list shows the latest first.
+		e.report(drivers.ReportMoveTaskRequest{Handle: first.Handle, Owner: "gw-a", Moved: 5,
+			Status: drivers.MoveTaskCompleted, LeaseUntil: e.at(time.Minute)})
+		second := e.task(q, "gw-b", time.Minute)
+		e.startTask(second)
+		if got := e.listTasks(q, 10); len(got) != 2 || got[0].Handle != second.Handle || got[1].Moved != 5 ||
+			got[1].Status != drivers.MoveTaskCompleted {
+			e.t.Fatalf("ListMoveTasks = %+v, want the second task, then the completed first", got)
+		}
+		if got := e.listTasks(q, 1); len(got) != 1 || got[0].Handle != second.Handle {
+			e.t.Fatalf("ListMoveTasks limit 1 = %+v", got)
+		}
+	}},
+	{string(capabilities.RedriveMoveTasks), "store-report-cancel-and-adopt", func(e *env) {
+		s := e.store()
+		q := e.standard("dlq")
+		t := e.task(q, "gw-a", 30*time.Second)
+		e.startTask(t)
+		got := e.report(drivers.ReportMoveTaskRequest{Handle: t.Handle, Owner: "gw-a", Moved: 2,
+			Status: drivers.MoveTaskRunning, LeaseUntil: e.at(40 * time.Second)})
+		if got.Moved != 2 || !got.LeaseUntil.Equal(e.at(40*time.Second)) || got.Owner != "gw-a" {
+			e.t.Fatalf("after a step: %+v", got)
+		}
+		// Another instance's report counts its moves but neither renews nor finishes a
+		// task it does not hold.
+		got = e.report(drivers.ReportMoveTaskRequest{Handle: t.Handle, Owner: "gw-b", Moved: 1,
+			Status: drivers.MoveTaskCompleted, LeaseUntil: e.at(time.Hour)})
+		if got.Moved != 3 || got.Status != drivers.MoveTaskRunning || !got.LeaseUntil.Equal(e.at(40*time.Second)) {
+			e.t.Fatalf("after a report by a non-owner: %+v", got)
+		}
+		// Adoption takes only lapsed leases, and each once.
+		adopted, err := s.AdoptMoveTasks(e.ctx, "gw-b", e.at(39*time.Second), e.at(time.Minute))
+		if err != nil || containsTask(adopted, t.Handle) {
+			e.t.Fatalf("AdoptMoveTasks before the lease lapsed: %+v, %v", adopted, err)
+		}
+		adopted, err = s.AdoptMoveTasks(e.ctx, "gw-b", e.at(41*time.Second), e.at(time.Minute+41*time.Second))
+		if err != nil || !containsTask(adopted, t.Handle) {
+			e.t.Fatalf("AdoptMoveTasks after the lease lapsed: %+v, %v", adopted, err)
+		}
+		for _, a := range adopted {
+			if a.Handle == t.Handle && (a.Owner != "gw-b" || a.Moved != 3 || a.Source != q) {
+				e.t.Fatalf("adopted task %+v, want owner gw-b, 3 moved, source %s", a, q)
+			}
+		}
+		if again, err := s.AdoptMoveTasks(e.ctx, "gw-c", e.at(42*time.Second), e.at(time.Hour)); err != nil || containsTask(again, t.Handle) {
+			e.t.Fatalf("adopted twice: %+v, %v", again, err)
+		}
+		// The previous owner's next report shows it lost the task.
+		if got := e.report(drivers.ReportMoveTaskRequest{Handle: t.Handle, Owner: "gw-a", Moved: 1,
+			Status: drivers.MoveTaskRunning, LeaseUntil: e.at(time.Hour)}); got.Owner != "gw-b" || got.Moved != 4 {
+			e.t.Fatalf("the old owner's report: %+v", got)
+		}
+		// Cancel: once, then the task is no longer running for reports or cancels.
+		c, err := s.CancelMoveTask(e.ctx, t.Handle)
+		if err != nil || c.Status != drivers.MoveTaskCancelled || c.Moved != 4 {
+			e.t.Fatalf("CancelMoveTask = %+v, %v", c, err)
+		}
+		_, err = s.CancelMoveTask(e.ctx, t.Handle)
+		expectKind(e.t, "cancelling a cancelled task", err, drivers.KindNotFound)
+		if got := e.report(drivers.ReportMoveTaskRequest{Handle: t.Handle, Owner: "gw-b", Moved: 1,
+			Status: drivers.MoveTaskCompleted, LeaseUntil: e.at(time.Hour)}); got.Status != drivers.MoveTaskCancelled || got.Moved != 5 {
+			e.t.Fatalf("a step's report after the cancel: %+v, want CANCELLED with its moves counted", got)
+		}
+		_, err = s.ReportMoveTask(e.ctx, drivers.ReportMoveTaskRequest{Handle: e.prefix + "no-such-task", Owner: "gw-b"})
+		expectKind(e.t, "reporting an unknown task", err, drivers.KindNotFound)
+		_, err = s.CancelMoveTask(e.ctx, e.prefix+"no-such-task")
+		expectKind(e.t, "cancelling an unknown task", err, drivers.KindNotFound)
+	}},
+	{string(capabilities.RedriveMoveTasks), "store-keeps-latest-finished-and-forgets-with-queue", func(e *env) {
+		q := e.standard("dlq")
+		var last drivers.MoveTask
+		for i := 0; i < 15; i++ {
+			last = e.task(q, "gw-a", time.Minute)
+			e.startTask(last)
+			e.report(drivers.ReportMoveTaskRequest{Handle: last.Handle, Owner: "gw-a", Status: drivers.MoveTaskCompleted})
+		}
+		got := e.listTasks(q, 100)
+		if len(got) < 10 || len(got) > 11 || got[0].Handle != last.Handle {
+			e.t.Fatalf("after 15 finished tasks the queue lists %d, the first %s; want the latest 10 (or 11), latest first", len(got), got[0].Handle)
+		}
+		running := e.task(q, "gw-a", time.Minute)
+		e.startTask(running)
+		e.restart()
+		if got := e.listTasks(q, 1); len(got) != 1 || got[0].Handle != running.Handle || got[0].Status != drivers.MoveTaskRunning {
+			e.t.Fatalf("after a restart: %+v, want the running task", got)
+		}
+		if err := e.d.DeleteQueue(e.ctx, drivers.DeleteQueueRequest{Name: q}); err != nil {
+			e.t.Fatalf("DeleteQueue: %v", err)
+		}
+		if _, err := e.d.CreateQueue(e.ctx, drivers.CreateQueueRequest{Queue: drivers.Queue{Name: q,
+			Attributes: StandardAttributes(), Tags: map[string]string{}, CreatedAt: e.base, LastModified: e.base}}); err != nil {
+			e.t.Fatalf("CreateQueue %s again: %v", q, err)
+		}
+		if got := e.listTasks(q, 100); len(got) != 0 {
+			e.t.Fatalf("a queue created again under the name lists %d tasks of the deleted one", len(got))
+		}
+		if _, err := e.store().CancelMoveTask(e.ctx, running.Handle); drivers.KindOf(err) != drivers.KindNotFound {
+			e.t.Fatalf("the deleted queue's running task can still be cancelled: %v", err)
+		}
+	}},
+}
+
+func containsTask(ts []drivers.MoveTask, handle string) bool {
+	for _, t := range ts {
+		if t.Handle == handle {
+			return true
+		}
+	}
+	return false
+}
