@@ -1,0 +1,135 @@
+package conformance_test
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/anysqs/anysqs/drivers"
+	"github.com/anysqs/anysqs/gateway"
+)
+
+// peer is another gateway on a harness's storage and clock, as a second instance behind
+// a load balancer would be.
+type peer struct {
+	SQS *sqs.Client
+	drv drivers.Driver
+	gw  *gateway.Server
+}
+
+func (h *H) peer() *peer {
+	h.T.Helper()
+	d, err := h.st.open(h.Ctx)
+	if err != nil {
+		h.T.Fatalf("open a second %s driver: %v", h.backend, err)
+	}
+	gw, err := gateway.New(h.Ctx, gateway.Config{Driver: d, Clock: h.Clock, AccountID: testAccount,
+		Region: testRegion, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), SweepInterval: time.Minute})
+	if err != nil {
+		d.Close()
+		h.T.Fatalf("start a second gateway: %v", err)
+	}
+	srv := httptest.NewServer(gw)
+	p := &peer{drv: d, gw: gw}
+	p.SQS = sqs.NewFromConfig(aws.Config{}, func(o *sqs.Options) {
+		*o = h.newClient(protocolJSON).Options()
+		o.BaseEndpoint = aws.String(srv.URL)
+	})
+	h.T.Cleanup(func() {
+		srv.Close()
+		p.gw.Close()
+		p.drv.Close()
+	})
+	return p
+}
+
+// crash stops p as a killed process would leave things: its database connections go
+// first, so it can neither record progress nor hand its tasks on.
+func (p *peer) crash() {
+	p.drv.Close()
+	p.gw.Close()
+}
+
+// TestMoveTasksAcrossGateways: on PostgreSQL, gateways on one schema share message move
+// tasks. A task started through one is listed through the others and a second one on its
+// source is refused through any; when the gateway running it dies, another adopts it once
+// its lease lapses and finishes it; a cancel through another gateway stops its runner.
+func TestMoveTasksAcrossGateways(t *testing.T) {
+	h := newHarness(t, postgresBackend())
+	b, c := h.peer(), h.peer()
+	list := func(cl *sqs.Client, dl string) []string {
+		out, err := cl.ListMessageMoveTasks(h.Ctx, &sqs.ListMessageMoveTasksInput{SourceArn: aws.String(h.Arn(dl))})
+		h.Must(err, "ListMessageMoveTasks")
+		var got []string
+		for _, r := range out.Results {
+			got = append(got, aws.ToString(r.Status)+" "+aws.ToString(r.TaskHandle))
+		}
+		return got
+	}
+
+	dl, src := h.withDLQ(1)
+	for i := 0; i < 5; i++ {
+		h.Send(src, bodyN(i))
+	}
+	h.deadLetterAll(src, 5)
+	out, err := c.SQS.StartMessageMoveTask(h.Ctx, &sqs.StartMessageMoveTaskInput{
+		SourceArn: aws.String(h.Arn(dl)), MaxNumberOfMessagesPerSecond: aws.Int32(1)})
+	h.Must(err, "StartMessageMoveTask through gateway C")
+	want := "RUNNING " + aws.ToString(out.TaskHandle)
+	for name, cl := range map[string]*sqs.Client{"A": h.SQS, "B": b.SQS, "C": c.SQS} {
+		if got := list(cl, dl); len(got) != 1 || got[0] != want {
+			h.T.Fatalf("ListMessageMoveTasks through %s = %v, want [%s]", name, got, want)
+		}
+	}
+	_, err = b.SQS.StartMessageMoveTask(h.Ctx, &sqs.StartMessageMoveTaskInput{SourceArn: aws.String(h.Arn(dl))})
+	h.WantErr(err, "a second task on the source through gateway B", "UnsupportedOperation")
+
+	c.crash()
+	// A or B adopts the task once C's lease lapses (30 s of gateway clock) and finishes it.
+	task := h.awaitMoveTask(dl, "COMPLETED")
+	if task.ApproximateNumberOfMessagesMoved > 5 {
+		h.T.Fatalf("moved %d of 5 messages", task.ApproximateNumberOfMessagesMoved)
+	}
+	if got := h.receiveN(src, 5, 30); len(got) != 5 {
+		h.T.Fatalf("%d of 5 messages are back in the source queue", len(got))
+	}
+
+	// A task run by B, cancelled through A: B stops at its next step.
+	dl2, src2 := h.withDLQ(1)
+	for i := 0; i < 5; i++ {
+		h.Send(src2, bodyN(i))
+	}
+	h.deadLetterAll(src2, 5)
+	out, err = b.SQS.StartMessageMoveTask(h.Ctx, &sqs.StartMessageMoveTaskInput{
+		SourceArn: aws.String(h.Arn(dl2)), MaxNumberOfMessagesPerSecond: aws.Int32(1)})
+	h.Must(err, "StartMessageMoveTask through gateway B")
+	cout, err := h.SQS.CancelMessageMoveTask(h.Ctx, &sqs.CancelMessageMoveTaskInput{TaskHandle: out.TaskHandle})
+	h.Must(err, "CancelMessageMoveTask through gateway A")
+	h.Clock.Advance(time.Minute)
+	h.awaitMoveTask(dl2, "CANCELLED")
+	// Let B's runner take several more steps if it were still running.
+	for i := 0; i < 10; i++ {
+		h.Clock.Advance(time.Second)
+		time.Sleep(5 * time.Millisecond)
+	}
+	// A step in flight at the cancel records its moves when it ends: wait until the
+	// task's count matches the messages that left the DLQ.
+	var moved int64
+	var left string
+	h.Eventually("the cancelled task's count to settle", 0, func() bool {
+		out, err := h.SQS.ListMessageMoveTasks(h.Ctx, &sqs.ListMessageMoveTasksInput{SourceArn: aws.String(h.Arn(dl2))})
+		h.Must(err, "ListMessageMoveTasks")
+		moved, left = out.Results[0].ApproximateNumberOfMessagesMoved, h.Attr(dl2, "ApproximateNumberOfMessages")
+		return left == fmt.Sprint(5-moved)
+	})
+	if moved > cout.ApproximateNumberOfMessagesMoved+1 || moved >= 5 {
+		h.T.Fatalf("cancel through A reported %d moved; the task then moved %d of 5: B kept going",
+			cout.ApproximateNumberOfMessagesMoved, moved)
+	}
+}
