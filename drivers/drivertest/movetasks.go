@@ -141,7 +141,7 @@ var moveTaskCases = []testCase{
 		_, err = s.CancelMoveTask(e.ctx, e.prefix+"no-such-task")
 		expectKind(e.t, "cancelling an unknown task", err, drivers.KindNotFound)
 	}},
-	{string(capabilities.RedriveMoveTasks), "store-keeps-latest-finished-and-forgets-with-queue", func(e *env) {
+	{string(capabilities.RedriveMoveTasks), "store-keeps-latest-finished-forgets-with-queue-outlives-restart", func(e *env) {
 		q := e.standard("dlq")
 		var last drivers.MoveTask
 		for i := 0; i < 15; i++ {
@@ -153,12 +153,9 @@ var moveTaskCases = []testCase{
 		if len(got) < 10 || len(got) > 11 || got[0].Handle != last.Handle {
 			e.t.Fatalf("after 15 finished tasks the queue lists %d, the first %s; want the latest 10 (or 11), latest first", len(got), got[0].Handle)
 		}
+		// A deleted queue's tasks go with it.
 		running := e.task(q, "gw-a", time.Minute)
 		e.startTask(running)
-		e.restart()
-		if got := e.listTasks(q, 1); len(got) != 1 || got[0].Handle != running.Handle || got[0].Status != drivers.MoveTaskRunning {
-			e.t.Fatalf("after a restart: %+v, want the running task", got)
-		}
 		if err := e.d.DeleteQueue(e.ctx, drivers.DeleteQueueRequest{Name: q}); err != nil {
 			e.t.Fatalf("DeleteQueue: %v", err)
 		}
@@ -171,6 +168,13 @@ var moveTaskCases = []testCase{
 		}
 		if _, err := e.store().CancelMoveTask(e.ctx, running.Handle); drivers.KindOf(err) != drivers.KindNotFound {
 			e.t.Fatalf("the deleted queue's running task can still be cancelled: %v", err)
+		}
+		// Tasks outlive a restart.
+		running = e.task(q, "gw-a", time.Minute)
+		e.startTask(running)
+		e.restart()
+		if got := e.listTasks(q, 1); len(got) != 1 || got[0].Handle != running.Handle || got[0].Status != drivers.MoveTaskRunning {
+			e.t.Fatalf("after a restart: %+v, want the running task", got)
 		}
 	}},
 }

@@ -64,7 +64,7 @@ func declarations(memory bool) []capabilities.Declaration {
 		native(capabilities.DelayMessage, "", "max_seconds", "900"),
 		native(capabilities.RedriveDLQ, "moved inside the receive transaction", "max_receive_count", "1000"),
 		native(capabilities.RedriveAllow, "stored; the gateway enforces it"),
-		native(capabilities.RedriveMoveTasks, "the gateway paces MoveMessages and keeps task status in memory: a restart forgets it, the moves stay", "max_messages_per_second", "500"),
+		native(capabilities.RedriveMoveTasks, "the gateway paces MoveMessages; tasks are kept in the database and resume after a restart", "max_messages_per_second", "500"),
 		native(capabilities.RetentionPeriod, "expired messages are never delivered; Sweep removes them",
 			"min_seconds", "60", "max_seconds", "1209600"),
 		native(capabilities.MessageMaxSize, "", "max_bytes", "1048576"),

@@ -39,6 +39,10 @@
 // and Sweep deletes them. AwaitActivity returns at once with Supported false: one
 // process owns the database, so the gateway sees every write.
 //
+// Message move tasks are kept in the database (move_tasks; the driver is a
+// drivers.MoveTaskStore), so a task running when the gateway stops resumes after it
+// restarts.
+//
 // The schema is versioned (table meta); Open applies pending migrations in one
 // transaction and refuses a database written by a newer driver.
 //

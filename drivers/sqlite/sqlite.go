@@ -238,6 +238,25 @@ var migrations = [][]string{
 		`CREATE INDEX messages_claimed ON messages(queue_id, visible_at, group_id) WHERE token IS NOT NULL`,
 		`CREATE INDEX messages_group_unclaimed ON messages(queue_id, group_id, visible_at, seq) WHERE token IS NULL`,
 	},
+	6: {
+		// Message move tasks (movetasks.go), so that they outlive a restart; they go with
+		// their queue.
+		`CREATE TABLE move_tasks (
+			seq INTEGER PRIMARY KEY AUTOINCREMENT,
+			handle TEXT NOT NULL UNIQUE,
+			queue_id INTEGER NOT NULL REFERENCES queues(id) ON DELETE CASCADE,
+			destination TEXT NOT NULL,
+			rate INTEGER,
+			started INTEGER NOT NULL,
+			to_move INTEGER NOT NULL,
+			moved INTEGER NOT NULL DEFAULT 0,
+			status TEXT NOT NULL,
+			failure TEXT NOT NULL DEFAULT '',
+			owner TEXT NOT NULL,
+			lease_until INTEGER NOT NULL)`,
+		`CREATE UNIQUE INDEX move_tasks_one_running ON move_tasks(queue_id) WHERE status = 'RUNNING'`,
+		`CREATE INDEX move_tasks_by_queue ON move_tasks(queue_id, seq)`,
+	},
 }
 
 func (d *Driver) migrate(ctx context.Context) error {
@@ -531,4 +550,7 @@ func classify(err error, msg string) error {
 	return drivers.Wrap(drivers.KindInternal, err, msg)
 }
 
-var _ drivers.Driver = (*Driver)(nil)
+var (
+	_ drivers.Driver        = (*Driver)(nil)
+	_ drivers.MoveTaskStore = (*Driver)(nil)
+)
