@@ -155,6 +155,29 @@ func redriveCases() []tc {
 			_, err = h.SQS.CancelMessageMoveTask(h.Ctx, &sqs.CancelMessageMoveTaskInput{TaskHandle: out.TaskHandle})
 			h.WantErr(err, "cancelling a cancelled task", "ResourceNotFoundException", "InvalidParameterValue")
 		}},
+		{caps: move, name: "task-survives-gateway-restart", run: func(h *H) {
+			dl, src := h.withDLQ(1)
+			for i := 0; i < 5; i++ {
+				h.Send(src, bodyN(i))
+			}
+			h.deadLetterAll(src, 5)
+			out, err := h.SQS.StartMessageMoveTask(h.Ctx, &sqs.StartMessageMoveTaskInput{SourceArn: aws.String(h.Arn(dl)), MaxNumberOfMessagesPerSecond: aws.Int32(1)})
+			h.Must(err, "StartMessageMoveTask at 1 message/s")
+			h.Restart()
+			lt, err := h.SQS.ListMessageMoveTasks(h.Ctx, &sqs.ListMessageMoveTasksInput{SourceArn: aws.String(h.Arn(dl))})
+			h.Must(err, "ListMessageMoveTasks after a restart")
+			if len(lt.Results) != 1 || aws.ToString(lt.Results[0].TaskHandle) != aws.ToString(out.TaskHandle) {
+				h.T.Fatalf("after a restart ListMessageMoveTasks = %+v, want the running task %s", lt.Results, aws.ToString(out.TaskHandle))
+			}
+			// The restarted gateway takes the task up again and finishes it.
+			task := h.awaitMoveTask(dl, "COMPLETED")
+			if task.ApproximateNumberOfMessagesMoved != 5 {
+				h.T.Fatalf("moved %d of 5", task.ApproximateNumberOfMessagesMoved)
+			}
+			if got := h.receiveN(src, 5, 30); len(got) != 5 {
+				h.T.Fatalf("%d of 5 messages back in the source queue", len(got))
+			}
+		}},
 		{caps: move, name: "source-must-be-a-dlq", run: func(h *H) {
 			q := h.Queue()
 			_, err := h.SQS.StartMessageMoveTask(h.Ctx, &sqs.StartMessageMoveTaskInput{SourceArn: aws.String(h.Arn(q))})

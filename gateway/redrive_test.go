@@ -3,13 +3,25 @@ package gateway_test
 import (
 	"strings"
 	"testing"
+
+	"github.com/anysqs/anysqs/drivers"
 )
 
 // TestRedriveAndMoveTask: a message received maxReceiveCount times lands in the DLQ; a
 // move task started on the DLQ brings it back, and a consumer long-polling the source
-// is woken by the move.
+// is woken by the move. With the driver keeping the task (SQLite is a
+// drivers.MoveTaskStore) and with a driver that is not one, whose tasks the gateway
+// keeps in memory.
 func TestRedriveAndMoveTask(t *testing.T) {
-	e := newEnv(t)
+	t.Run("driver-store", func(t *testing.T) { testRedriveAndMoveTask(t, newEnv(t)) })
+	t.Run("gateway-memory", func(t *testing.T) {
+		testRedriveAndMoveTask(t, newEnvOn(t, func(inner drivers.Driver) drivers.Driver {
+			return struct{ drivers.Driver }{inner} // hides drivers.MoveTaskStore
+		}))
+	})
+}
+
+func testRedriveAndMoveTask(t *testing.T, e *env) {
 	e.mustJSON("CreateQueue", `{"QueueName":"dlq"}`)
 	st, _, b := e.jsonCall("CreateQueue", `{"QueueName":"src","Attributes":{"RedrivePolicy":"{\"deadLetterTargetArn\":\"arn:aws:sqs:us-east-1:000000000000:missing\",\"maxReceiveCount\":1}"}}`)
 	if st != 400 || !strings.Contains(b, "does not exist") {
@@ -54,5 +66,29 @@ func TestRedriveAndMoveTask(t *testing.T) {
 	b = e.mustJSON("ListMessageMoveTasks", `{"SourceArn":"arn:aws:sqs:us-east-1:000000000000:dlq"}`)
 	if !strings.Contains(b, `"Status":"COMPLETED"`) || !strings.Contains(b, `"ApproximateNumberOfMessagesMoved":1`) {
 		t.Fatalf("ListMessageMoveTasks: %s", b)
+	}
+
+	// One running task per source: a task paced at 1 message/s on the gateway clock (which
+	// does not move here) runs until cancelled, and a second one is refused meanwhile.
+	for i := 0; i < 3; i++ {
+		e.mustJSON("SendMessage", `{`+dlq+`,"MessageBody":"again"}`)
+	}
+	b = e.mustJSON("StartMessageMoveTask", `{"SourceArn":"arn:aws:sqs:us-east-1:000000000000:dlq","DestinationArn":"arn:aws:sqs:us-east-1:000000000000:src","MaxNumberOfMessagesPerSecond":1}`)
+	handle := between(b, `"TaskHandle":"`, `"`)
+	st, _, b = e.jsonCall("StartMessageMoveTask", `{"SourceArn":"arn:aws:sqs:us-east-1:000000000000:dlq"}`)
+	if st != 400 || !strings.Contains(b, "UnsupportedOperation") {
+		t.Fatalf("a second running task: %d %s", st, b)
+	}
+	b = e.mustJSON("ListMessageMoveTasks", `{"SourceArn":"arn:aws:sqs:us-east-1:000000000000:dlq","MaxResults":10}`)
+	if !strings.Contains(b, `"TaskHandle":"`+handle+`","Status":"RUNNING"`) || strings.Count(b, `"Status"`) != 2 {
+		t.Fatalf("ListMessageMoveTasks with a running task: %s", b)
+	}
+	e.mustJSON("CancelMessageMoveTask", `{"TaskHandle":"`+handle+`"}`)
+	b = e.mustJSON("ListMessageMoveTasks", `{"SourceArn":"arn:aws:sqs:us-east-1:000000000000:dlq"}`)
+	if !strings.Contains(b, `"Status":"CANCELLED"`) || strings.Contains(b, handle) {
+		t.Fatalf("ListMessageMoveTasks after the cancel: %s", b)
+	}
+	if st, _, b = e.jsonCall("CancelMessageMoveTask", `{"TaskHandle":"`+handle+`"}`); st != 404 || !strings.Contains(b, "ResourceNotFound") {
+		t.Fatalf("cancelling a cancelled task: %d %s", st, b)
 	}
 }
