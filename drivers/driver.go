@@ -36,6 +36,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/anysqs/anysqs/capabilities"
 )
 
@@ -155,6 +157,18 @@ type ActivityWatcher interface {
 type WatchActivityRequest struct {
 	Name  string
 	Until time.Time
+}
+
+// Pinger is implemented by drivers that can check cheaply that their backend answers;
+// the gateway's readiness check uses it (Describe otherwise).
+type Pinger interface {
+	Ping(ctx context.Context) error
+}
+
+// MetricsCollector is implemented by drivers with Prometheus series of their own (a
+// connection pool's, say); the gateway's admin listener exports them with its own.
+type MetricsCollector interface {
+	Collector() prometheus.Collector
 }
 
 // MoveTaskStore is implemented by drivers whose storage several gateway instances share.

@@ -74,3 +74,8 @@ func declarations() []capabilities.Declaration {
 		degraded(capabilities.AttrSSE, "stored and returned; encryption at rest is PostgreSQL's own"),
 	}
 }
+
+// Ping checks that the database answers, on a pool connection.
+func (d *Driver) Ping(ctx context.Context) error {
+	return mapErr(ctx, d.pool.Ping(ctx), "ping")
+}

@@ -73,9 +73,11 @@ type Driver struct {
 }
 
 var (
-	_ drivers.Driver          = (*Driver)(nil)
-	_ drivers.ActivityWatcher = (*Driver)(nil)
-	_ drivers.MoveTaskStore   = (*Driver)(nil)
+	_ drivers.Driver           = (*Driver)(nil)
+	_ drivers.ActivityWatcher  = (*Driver)(nil)
+	_ drivers.MoveTaskStore    = (*Driver)(nil)
+	_ drivers.Pinger           = (*Driver)(nil)
+	_ drivers.MetricsCollector = (*Driver)(nil)
 )
 
 func init() {

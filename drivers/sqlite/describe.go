@@ -94,3 +94,11 @@ func declarations(memory bool) []capabilities.Declaration {
 			Note: "stored and returned; the database file is not encrypted at rest (use disk encryption)"},
 	}
 }
+
+// Ping checks that the database answers a read.
+func (d *Driver) Ping(ctx context.Context) error {
+	return d.read(ctx, func(q queryer) error {
+		var one int
+		return q.QueryRowContext(ctx, `SELECT 1`).Scan(&one)
+	})
+}

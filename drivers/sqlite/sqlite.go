@@ -553,4 +553,5 @@ func classify(err error, msg string) error {
 var (
 	_ drivers.Driver        = (*Driver)(nil)
 	_ drivers.MoveTaskStore = (*Driver)(nil)
+	_ drivers.Pinger        = (*Driver)(nil)
 )
