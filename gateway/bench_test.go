@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/anysqs/anysqs/drivers"
 	"github.com/anysqs/anysqs/gateway"
 )
@@ -49,7 +51,18 @@ func BenchmarkServeHTTP(b *testing.B) {
 			Body:          body, ReceiveCount: 1, SenderID: "AIDAANYSQS",
 		})
 	}
-	gw, err := gateway.New(ctx, gateway.Config{Driver: d, PublicURL: "http://sqs.test"})
+	// With and without Prometheus metrics, to show what recording them costs.
+	for _, metrics := range []bool{false, true} {
+		b.Run(fmt.Sprintf("metrics=%v", metrics), func(b *testing.B) { benchServeHTTP(b, ctx, d, body, metrics) })
+	}
+}
+
+func benchServeHTTP(b *testing.B, ctx context.Context, d *cannedDriver, body string, metrics bool) {
+	cfg := gateway.Config{Driver: d, PublicURL: "http://sqs.test"}
+	if metrics {
+		cfg.Metrics = prometheus.NewRegistry()
+	}
+	gw, err := gateway.New(ctx, cfg)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -65,7 +78,7 @@ func BenchmarkServeHTTP(b *testing.B) {
 		}
 		return w
 	}
-	serve("CreateQueue", `{"QueueName":"bench"}`)
+	serve("CreateQueue", `{"QueueName":"bench"}`) // existing is fine: same attributes
 	const url = "http://sqs.test/000000000000/bench"
 	for _, n := range []int{1, 10} {
 		var send, del strings.Builder

@@ -38,6 +38,17 @@ func (w *waiters) remove(queue string, ch chan struct{}) {
 	w.mu.Unlock()
 }
 
+// count returns the number of long polls waiting.
+func (w *waiters) count() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := 0
+	for _, set := range w.m {
+		n += len(set)
+	}
+	return n
+}
+
 // notify wakes every long poll on queue.
 func (w *waiters) notify(queue string) {
 	w.mu.Lock()

@@ -291,6 +291,7 @@ func (s *Server) receiveMessage(ctx context.Context, c *call) (any, error) {
 		if err := c.need(q.Name, capabilities.LongPolling); err != nil {
 			return nil, err
 		}
+		c.longPoll = true
 	}
 	if req.ReceiveRequestAttemptID != "" {
 		if err := c.need(q.Name, capabilities.FIFOReceiveAttempt); err != nil {

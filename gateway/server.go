@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/anysqs/anysqs/capabilities"
 	"github.com/anysqs/anysqs/drivers"
@@ -45,6 +46,8 @@ type Config struct {
 	// made through another gateway instance on the same backend are seen within the TTL,
 	// well inside the up to 60 seconds SQS documents for attribute changes to propagate.
 	QueueCacheTTL time.Duration
+	// Metrics, when set, receives the gateway's Prometheus series (anysqs_*).
+	Metrics prometheus.Registerer
 }
 
 // Server is the SQS gateway: an http.Handler speaking both SQS wire protocols.
@@ -64,6 +67,8 @@ type Server struct {
 	bg     sync.WaitGroup
 
 	recentlyDeleted recentlyDeleted
+
+	metrics *metrics // nil: none
 
 	// instance names this gateway among those sharing a backend (move task leases).
 	instance string
@@ -94,6 +99,8 @@ type call struct {
 	base   string // scheme://host of queue URLs for this request
 	policy *capabilities.Policy
 	trace  *capabilities.Trace // capability decisions, made on first need
+	// longPoll: a ReceiveMessage that may wait (metrics time it apart).
+	longPoll bool
 }
 
 // decode unmarshals the request body into in. A body of the wrong shape is the client's
@@ -163,6 +170,14 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.watched, s.watchedPruneAt = map[string]time.Time{}, minWatchedPrune
 	s.moves = newMoveTasks(s)
 	s.actions = s.actionTable()
+	if cfg.Metrics != nil {
+		m, err := newMetrics(cfg.Metrics, s)
+		if err != nil {
+			cancel()
+			return nil, fmt.Errorf("gateway: metrics: %w", err)
+		}
+		s.metrics = m
+	}
 	s.scheduleSweep()
 	s.bg.Add(1)
 	go s.awaitActivityLoop()
@@ -223,6 +238,7 @@ const (
 // ServeHTTP decodes one request in either protocol, runs its action and renders the result
 // or error in the same protocol.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
 	reqID := uuid.NewString()
 	proto := protoQuery
 	if target := r.Header.Get("X-Amz-Target"); target != "" {
@@ -234,8 +250,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// the process keeps serving. The fuzz targets treat any 5xx as a failure.
 		if p := recover(); p != nil {
 			s.log.Error("panic serving request", "action", name, "request_id", reqID, "panic", p)
-			s.writeError(w, proto, reqID, name, sqserr.New(sqserr.InternalError, "internal error (request %s)", reqID))
+			err = sqserr.New(sqserr.InternalError, "internal error (request %s)", reqID)
+			s.writeError(w, proto, reqID, name, err)
 		}
+		s.metrics.record(name, c, err, time.Since(start))
 	}()
 	var out any
 	if err == nil {
@@ -387,4 +405,14 @@ func (s *Server) permissionsUnsupported(_ context.Context, c *call) (any, error)
 		return nil, err
 	}
 	return nil, sqserr.New(sqserr.UnsupportedOperation, "%s is not supported by anysqs: queue policies are not enforced.", c.action)
+}
+
+// Ready reports whether the backend answers: the driver's Ping when it has one, its
+// Describe otherwise. For readiness checks; it changes nothing.
+func (s *Server) Ready(ctx context.Context) error {
+	if p, ok := s.driver.(drivers.Pinger); ok {
+		return p.Ping(ctx)
+	}
+	_, err := s.driver.Describe(ctx)
+	return err
 }
