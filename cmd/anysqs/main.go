@@ -20,6 +20,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/anysqs/anysqs/capabilities"
 	"github.com/anysqs/anysqs/drivers"
 	_ "github.com/anysqs/anysqs/drivers/postgres" // registers "postgres"
@@ -83,6 +85,14 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 		return fmt.Errorf("backend %s: %w", cfg.Backend.Name, err)
 	}
 	defer drv.Close()
+	var adm *admin
+	var reg prometheus.Registerer // nil: no metrics
+	if cfg.AdminListen != "" {
+		if adm, err = newAdmin(drv, cfg.Backend.Name); err != nil {
+			return err
+		}
+		reg = adm.reg
+	}
 	gw, err := gateway.New(ctx, gateway.Config{
 		Driver:    drv,
 		AccountID: cfg.AccountID,
@@ -91,12 +101,20 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 		Policy: capabilities.Config{
 			Mode: cfg.Policy.Mode, Overrides: cfg.Policy.Overrides, Require: cfg.Policy.Require,
 		},
-		Logger: log,
+		Logger:  log,
+		Metrics: reg,
 	})
 	if err != nil {
 		return err
 	}
 	defer gw.Close()
+	if adm != nil {
+		adm.ready = gw.Ready
+		if err := adm.serve(cfg.AdminListen, log); err != nil {
+			return err
+		}
+		defer adm.close()
+	}
 
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
@@ -120,6 +138,9 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	shutCtx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
 	defer cancel()
 	log.Info("shutting down")
+	if adm != nil {
+		adm.draining.Store(true)
+	}
 	return srv.Shutdown(shutCtx)
 }
 

@@ -23,6 +23,10 @@ const DefaultListen = "127.0.0.1:9324"
 type Config struct {
 	// Listen is the HOST:PORT the HTTP listener binds.
 	Listen string `yaml:"listen"`
+	// AdminListen, when set, is the HOST:PORT of a second listener for operators:
+	// /metrics (Prometheus), /healthz (the process is up) and /readyz (the backend
+	// answers). Off by default; it is not authenticated, so keep it off public networks.
+	AdminListen string `yaml:"admin_listen"`
 	// PublicURL is the base of queue URLs handed to clients, e.g. "http://queues.internal:9324".
 	// Empty: derived from each request's Host header.
 	PublicURL string `yaml:"public_url"`
@@ -112,6 +116,7 @@ func merge(dst *Config, src Config) {
 		}
 	}
 	set(&dst.Listen, src.Listen)
+	set(&dst.AdminListen, src.AdminListen)
 	set(&dst.PublicURL, src.PublicURL)
 	set(&dst.AccountID, src.AccountID)
 	set(&dst.Region, src.Region)
@@ -130,13 +135,14 @@ func merge(dst *Config, src Config) {
 
 // Env lists the environment variables Load honours, with the key each overrides.
 var Env = map[string]string{
-	"ANYSQS_LISTEN":      "listen",
-	"ANYSQS_PUBLIC_URL":  "public_url",
-	"ANYSQS_ACCOUNT_ID":  "account_id",
-	"ANYSQS_REGION":      "region",
-	"ANYSQS_LOG_LEVEL":   "log_level",
-	"ANYSQS_BACKEND":     "backend.name",
-	"ANYSQS_POLICY_MODE": "policy.mode",
+	"ANYSQS_LISTEN":       "listen",
+	"ANYSQS_ADMIN_LISTEN": "admin_listen",
+	"ANYSQS_PUBLIC_URL":   "public_url",
+	"ANYSQS_ACCOUNT_ID":   "account_id",
+	"ANYSQS_REGION":       "region",
+	"ANYSQS_LOG_LEVEL":    "log_level",
+	"ANYSQS_BACKEND":      "backend.name",
+	"ANYSQS_POLICY_MODE":  "policy.mode",
 }
 
 func applyEnv(cfg *Config, getenv func(string) string) error {
@@ -148,6 +154,7 @@ func applyEnv(cfg *Config, getenv func(string) string) error {
 		dst *string
 	}{
 		{"ANYSQS_LISTEN", &cfg.Listen},
+		{"ANYSQS_ADMIN_LISTEN", &cfg.AdminListen},
 		{"ANYSQS_PUBLIC_URL", &cfg.PublicURL},
 		{"ANYSQS_ACCOUNT_ID", &cfg.AccountID},
 		{"ANYSQS_REGION", &cfg.Region},
@@ -170,6 +177,11 @@ func applyEnv(cfg *Config, getenv func(string) string) error {
 func (c Config) Validate() error {
 	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
 		return fmt.Errorf("listen: %q is not HOST:PORT: %w", c.Listen, err)
+	}
+	if c.AdminListen != "" {
+		if _, _, err := net.SplitHostPort(c.AdminListen); err != nil {
+			return fmt.Errorf("admin_listen: %q is not HOST:PORT: %w", c.AdminListen, err)
+		}
 	}
 	if len(c.AccountID) != 12 || strings.Trim(c.AccountID, "0123456789") != "" {
 		return fmt.Errorf("account_id: %q must be 12 digits", c.AccountID)

@@ -37,13 +37,16 @@ func TestUnknownKeyIsNamed(t *testing.T) {
 }
 
 func TestFileThenEnv(t *testing.T) {
-	p := write(t, "listen: 127.0.0.1:1000\nbackend:\n  name: postgres\n  options:\n    dsn: postgres://x\n")
+	p := write(t, "listen: 127.0.0.1:1000\nadmin_listen: 127.0.0.1:1001\nbackend:\n  name: postgres\n  options:\n    dsn: postgres://x\n")
 	c, err := Load(p, env(map[string]string{"ANYSQS_LISTEN": "0.0.0.0:2000"}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Listen != "0.0.0.0:2000" {
-		t.Errorf("env did not override listen: %q", c.Listen)
+	if c.Listen != "0.0.0.0:2000" || c.AdminListen != "127.0.0.1:1001" {
+		t.Errorf("env did not override listen, or admin_listen not from the file: %q, %q", c.Listen, c.AdminListen)
+	}
+	if c, err := Load(p, env(map[string]string{"ANYSQS_ADMIN_LISTEN": "127.0.0.1:3000"})); err != nil || c.AdminListen != "127.0.0.1:3000" {
+		t.Errorf("env did not override admin_listen: %q, %v", c.AdminListen, err)
 	}
 	if c.Backend.Name != "postgres" || c.Backend.Options["dsn"] != "postgres://x" {
 		t.Errorf("backend not taken from file: %+v", c.Backend)
@@ -60,6 +63,7 @@ func TestFileThenEnv(t *testing.T) {
 func TestInvalidValues(t *testing.T) {
 	for _, body := range []string{
 		"listen: nonsense\n",
+		"admin_listen: 9325\n",
 		"account_id: '12'\n",
 		"log_level: loud\n",
 		"policy:\n  mode: lenient\n",

@@ -1,0 +1,90 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/anysqs/anysqs/drivers"
+)
+
+// admin is the operators' listener (config admin_listen): Prometheus metrics and the
+// health checks a load balancer or orchestrator polls. It is apart from the SQS listener
+// so that neither its paths nor its traffic mix with the API's.
+type admin struct {
+	reg      *prometheus.Registry
+	ready    func(context.Context) error
+	draining atomic.Bool // set at shutdown: /readyz fails so balancers stop sending
+	srv      *http.Server
+}
+
+// newAdmin builds the registry: the Go runtime's and the process's series, the build,
+// and the driver's own series when it has some. The gateway registers its series on
+// reg when it starts.
+func newAdmin(drv drivers.Driver, backend string) (*admin, error) {
+	a := &admin{reg: prometheus.NewRegistry()}
+	build := prometheus.NewGauge(prometheus.GaugeOpts{Name: "anysqs_build_info",
+		Help:        "Always 1; the labels say which anysqs and backend run.",
+		ConstLabels: prometheus.Labels{"version": version, "backend": backend}})
+	build.Set(1)
+	cs := []prometheus.Collector{collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), build}
+	if mc, ok := drv.(drivers.MetricsCollector); ok {
+		cs = append(cs, mc.Collector())
+	}
+	for _, c := range cs {
+		if err := a.reg.Register(c); err != nil {
+			return nil, fmt.Errorf("admin metrics: %w", err)
+		}
+	}
+	return a, nil
+}
+
+func (a *admin) handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(a.reg, promhttp.HandlerOpts{}))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = w.Write([]byte("ok\n"))
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		if a.draining.Load() {
+			http.Error(w, "shutting down", http.StatusServiceUnavailable)
+			return
+		}
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		if err := a.ready(ctx); err != nil {
+			http.Error(w, "backend not ready: "+err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = w.Write([]byte("ok\n"))
+	})
+	return mux
+}
+
+// serve starts the listener on addr.
+func (a *admin) serve(addr string, log *slog.Logger) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("admin_listen: %w", err)
+	}
+	a.srv = &http.Server{Handler: a.handler(), ReadHeaderTimeout: 10 * time.Second}
+	log.Info("admin listening", "addr", ln.Addr().String())
+	go func() { _ = a.srv.Serve(ln) }()
+	return nil
+}
+
+// close stops the listener once the gateway has finished.
+func (a *admin) close() {
+	if a.srv != nil {
+		_ = a.srv.Close()
+	}
+}
