@@ -30,6 +30,7 @@ psql "$server" -qAt -c "CREATE DATABASE $db" >/dev/null
 
 cat >"$work/anysqs.yaml" <<EOF
 listen: 127.0.0.1:0
+admin_listen: 127.0.0.1:0
 log_level: info
 backend:
   name: postgres
