@@ -46,6 +46,10 @@ type Config struct {
 	// made through another gateway instance on the same backend are seen within the TTL,
 	// well inside the up to 60 seconds SQS documents for attribute changes to propagate.
 	QueueCacheTTL time.Duration
+	// Credentials maps access key IDs to secret access keys. When set, every request must
+	// carry a valid AWS Signature Version 4 by one of them; when empty, requests are not
+	// authenticated.
+	Credentials map[string]string
 	// Metrics, when set, receives the gateway's Prometheus series (anysqs_*).
 	Metrics prometheus.Registerer
 }
@@ -68,7 +72,8 @@ type Server struct {
 
 	recentlyDeleted recentlyDeleted
 
-	metrics *metrics // nil: none
+	metrics *metrics  // nil: none
+	auth    *verifier // nil: requests are not authenticated
 
 	// instance names this gateway among those sharing a backend (move task leases).
 	instance string
@@ -170,6 +175,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.watched, s.watchedPruneAt = map[string]time.Time{}, minWatchedPrune
 	s.moves = newMoveTasks(s)
 	s.actions = s.actionTable()
+	s.auth = newVerifier(cfg.Credentials)
 	if cfg.Metrics != nil {
 		m, err := newMetrics(cfg.Metrics, s)
 		if err != nil {
@@ -282,6 +288,9 @@ func (s *Server) decodeRequest(w http.ResponseWriter, r *http.Request, proto pro
 	}
 	if err != nil {
 		return "", nil, sqserr.New(sqserr.InvalidParameterValue, "request body unreadable or larger than %d bytes: %v", maxRequestBytes, err)
+	}
+	if err := s.auth.verify(r, body); err != nil {
+		return "", nil, err
 	}
 	if proto == protoJSON {
 		target := r.Header.Get("X-Amz-Target")

@@ -1,0 +1,91 @@
+package gateway
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
+
+	"github.com/anysqs/anysqs/gateway/sqserr"
+)
+
+// TestVerifierEdges: requests signed by aws-sdk-go-v2's signer pass; the ways a signature
+// can be incomplete or not match are told apart with SQS's codes.
+func TestVerifierEdges(t *testing.T) {
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	v := newVerifier(map[string]string{"AKID": "secret"})
+	v.now = func() time.Time { return now }
+	const body = `{"QueueName":"q"}`
+	signed := func(target string, at time.Time, edit func(*http.Request)) *http.Request {
+		r, _ := http.NewRequest(http.MethodPost, target, strings.NewReader(body))
+		r.Header.Set("Content-Type", "application/x-amz-json-1.0")
+		r.Header.Set("X-Amz-Target", "AmazonSQS.GetQueueUrl")
+		r.Header.Set("X-Custom", "  two   spaces  ")
+		sum := sha256.Sum256([]byte(body))
+		if err := v4.NewSigner().SignHTTP(context.Background(), aws.Credentials{AccessKeyID: "AKID", SecretAccessKey: "secret"},
+			r, hex.EncodeToString(sum[:]), "sqs", "eu-central-1", at); err != nil {
+			t.Fatal(err)
+		}
+		if edit != nil {
+			edit(r)
+		}
+		return r
+	}
+	code := func(err error) sqserr.Code {
+		var e *sqserr.Error
+		if err == nil {
+			return ""
+		}
+		if !errors.As(err, &e) {
+			t.Fatalf("not an SQS error: %v", err)
+		}
+		return e.Code
+	}
+	for _, c := range []struct {
+		name string
+		req  *http.Request
+		body string
+		want sqserr.Code
+	}{
+		{"signed", signed("http://gw:9324/", now, nil), body, ""},
+		{"path and query", signed("http://gw:9324/000000000000/q%20x?b=2&a=1&a=0&e=%2F%20", now, nil), body, ""},
+		{"14 minutes fast", signed("http://gw/", now.Add(14*time.Minute), nil), body, ""},
+		{"16 minutes fast", signed("http://gw/", now.Add(16*time.Minute), nil), body, sqserr.RequestExpired},
+		{"other body", signed("http://gw/", now, nil), `{"QueueName":"r"}`, sqserr.SignatureDoesNotMatch},
+		{"other host", signed("http://gw/", now, func(r *http.Request) { r.Host = "evil" }), body, sqserr.SignatureDoesNotMatch},
+		{"signed header changed", signed("http://gw/", now, func(r *http.Request) { r.Header.Set("X-Amz-Target", "AmazonSQS.DeleteQueue") }), body, sqserr.SignatureDoesNotMatch},
+		{"payload hash header lies", signed("http://gw/", now, func(r *http.Request) { r.Header.Set("X-Amz-Content-Sha256", strings.Repeat("0", 64)) }), body, sqserr.SignatureDoesNotMatch},
+		{"not sigv4", signed("http://gw/", now, func(r *http.Request) { r.Header.Set("Authorization", "AWS AKID:abc") }), body, sqserr.IncompleteSignature},
+		{"no signature field", signed("http://gw/", now, func(r *http.Request) {
+			a := r.Header.Get("Authorization")
+			r.Header.Set("Authorization", a[:strings.Index(a, ", Signature=")])
+		}), body, sqserr.IncompleteSignature},
+		{"host not signed", signed("http://gw/", now, func(r *http.Request) {
+			r.Header.Set("Authorization", strings.Replace(r.Header.Get("Authorization"), "SignedHeaders=", "SignedHeaders=x-amz-date;", 1))
+			r.Header.Set("Authorization", strings.Replace(r.Header.Get("Authorization"), "host;", "", 1))
+		}), body, sqserr.IncompleteSignature},
+		{"other service", signed("http://gw/", now, func(r *http.Request) {
+			r.Header.Set("Authorization", strings.Replace(r.Header.Get("Authorization"), "/sqs/", "/sns/", 1))
+		}), body, sqserr.SignatureDoesNotMatch},
+		{"no date", signed("http://gw/", now, func(r *http.Request) { r.Header.Del("X-Amz-Date") }), body, sqserr.IncompleteSignature},
+		{"presigned", func() *http.Request {
+			r, _ := http.NewRequest(http.MethodGet, "http://gw/?Action=ListQueues&X-Amz-Signature=abc", nil)
+			return r
+		}(), "", sqserr.IncompleteSignature},
+		{"unsigned", func() *http.Request { r, _ := http.NewRequest(http.MethodPost, "http://gw/", nil); return r }(), "", sqserr.MissingAuthenticationToken},
+	} {
+		if got := code(v.verify(c.req, []byte(c.body))); got != c.want {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
+	if (*verifier)(nil).verify(&http.Request{Header: http.Header{}}, nil) != nil || newVerifier(nil) != nil {
+		t.Fatal("without credentials every request must pass")
+	}
+}
