@@ -30,6 +30,9 @@ import (
 const (
 	testAccount = "123456789012"
 	testRegion  = "us-east-1"
+	// testAccessKey and testSecretKey are the credentials of every client of the suite.
+	testAccessKey = "AKIDCONFORMANCE"
+	testSecretKey = "conformance-secret"
 )
 
 // underCI reports whether a missing service or client must fail rather than skip.
@@ -159,6 +162,8 @@ func (h *H) start() {
 		Logger:        slog.New(slog.NewTextHandler(io.Discard, nil)),
 		SweepInterval: time.Minute,
 		Policy:        h.policy,
+		// Every case runs authenticated: each SDK's requests pass SigV4 verification.
+		Credentials: map[string]string{testAccessKey: testSecretKey},
 	})
 	if err != nil {
 		d.Close()
@@ -196,7 +201,7 @@ func (h *H) Restart() {
 func (h *H) newClient(p wireProtocol) *sqs.Client {
 	return sqs.New(sqs.Options{
 		Region:       testRegion,
-		Credentials:  credentials.NewStaticCredentialsProvider("AKIDCONFORMANCE", "conformance-secret", ""),
+		Credentials:  credentials.NewStaticCredentialsProvider(testAccessKey, testSecretKey, ""),
 		BaseEndpoint: aws.String(h.URL),
 		Retryer:      aws.NopRetryer{},
 		HTTPClient:   &http.Client{Transport: &h.headers},

@@ -30,7 +30,8 @@ func (h *H) peer() *peer {
 		h.T.Fatalf("open a second %s driver: %v", h.backend, err)
 	}
 	gw, err := gateway.New(h.Ctx, gateway.Config{Driver: d, Clock: h.Clock, AccountID: testAccount,
-		Region: testRegion, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), SweepInterval: time.Minute})
+		Region: testRegion, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), SweepInterval: time.Minute,
+		Credentials: map[string]string{testAccessKey: testSecretKey}})
 	if err != nil {
 		d.Close()
 		h.T.Fatalf("start a second gateway: %v", err)

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestWireForms sends requests in the forms older SDKs use and that no current client
@@ -21,6 +22,7 @@ func TestWireForms(t *testing.T) {
 
 	do := func(req *http.Request) (int, http.Header, string) {
 		t.Helper()
+		signRequest(t, req, testAccessKey, testSecretKey, time.Now())
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatalf("%s %s: %v", req.Method, req.URL, err)
