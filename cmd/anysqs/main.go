@@ -101,8 +101,9 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 		Policy: capabilities.Config{
 			Mode: cfg.Policy.Mode, Overrides: cfg.Policy.Overrides, Require: cfg.Policy.Require,
 		},
-		Logger:  log,
-		Metrics: reg,
+		Logger:      log,
+		Metrics:     reg,
+		Credentials: cfg.Auth.Secrets(),
 	})
 	if err != nil {
 		return err
@@ -126,7 +127,8 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 		}
 	}
 	srv := &http.Server{Handler: gw, ReadHeaderTimeout: 10 * time.Second}
-	log.Info("anysqs listening", "addr", ln.Addr().String(), "backend", cfg.Backend.Name, "version", version)
+	log.Info("anysqs listening", "addr", ln.Addr().String(), "backend", cfg.Backend.Name, "version", version,
+		"auth", authMode(cfg))
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
@@ -164,4 +166,12 @@ func newLogger(level string, w io.Writer) *slog.Logger {
 	var l slog.Level
 	_ = l.UnmarshalText([]byte(level)) // validated by config.Validate
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l}))
+}
+
+// authMode says in the start-up log whether requests are authenticated.
+func authMode(cfg config.Config) string {
+	if n := len(cfg.Auth.Credentials); n > 0 {
+		return fmt.Sprintf("sigv4 (%d access keys)", n)
+	}
+	return "off"
 }

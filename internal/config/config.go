@@ -40,6 +40,34 @@ type Config struct {
 	Backend Backend `yaml:"backend"`
 	// Policy says what to do with capabilities the backend only degrades.
 	Policy Policy `yaml:"policy"`
+	// Auth, when it lists credentials, makes the gateway verify every request's AWS
+	// Signature Version 4 against them.
+	Auth Auth `yaml:"auth"`
+}
+
+// Auth lists the access keys clients may sign with.
+type Auth struct {
+	Credentials []Credential `yaml:"credentials"`
+}
+
+// Credential is one access key. The secret may come from the environment instead of the
+// file: SecretAccessKeyEnv names the variable.
+type Credential struct {
+	AccessKeyID        string `yaml:"access_key_id"`
+	SecretAccessKey    string `yaml:"secret_access_key"`
+	SecretAccessKeyEnv string `yaml:"secret_access_key_env"`
+}
+
+// Secrets returns the credentials as access key ID → secret.
+func (a Auth) Secrets() map[string]string {
+	if len(a.Credentials) == 0 {
+		return nil
+	}
+	m := make(map[string]string, len(a.Credentials))
+	for _, c := range a.Credentials {
+		m[c.AccessKeyID] = c.SecretAccessKey
+	}
+	return m
 }
 
 // Backend names a registered driver and carries its options, which the driver decodes
@@ -131,6 +159,9 @@ func merge(dst *Config, src Config) {
 	if src.Policy.Require != nil {
 		dst.Policy.Require = src.Policy.Require
 	}
+	if src.Auth.Credentials != nil {
+		dst.Auth = src.Auth
+	}
 }
 
 // Env lists the environment variables Load honours, with the key each overrides.
@@ -143,6 +174,8 @@ var Env = map[string]string{
 	"ANYSQS_LOG_LEVEL":    "log_level",
 	"ANYSQS_BACKEND":      "backend.name",
 	"ANYSQS_POLICY_MODE":  "policy.mode",
+	// KEY_ID:SECRET pairs separated by commas; they replace the file's list.
+	"ANYSQS_AUTH_CREDENTIALS": "auth.credentials",
 }
 
 func applyEnv(cfg *Config, getenv func(string) string) error {
@@ -164,6 +197,21 @@ func applyEnv(cfg *Config, getenv func(string) string) error {
 	for _, p := range pairs {
 		if v := getenv(p.env); v != "" {
 			*p.dst = v
+		}
+	}
+	if v := getenv("ANYSQS_AUTH_CREDENTIALS"); v != "" {
+		cfg.Auth.Credentials = nil
+		for _, pair := range strings.Split(v, ",") {
+			id, secret, ok := strings.Cut(strings.TrimSpace(pair), ":")
+			if !ok {
+				return errors.New("ANYSQS_AUTH_CREDENTIALS: want KEY_ID:SECRET pairs separated by commas")
+			}
+			cfg.Auth.Credentials = append(cfg.Auth.Credentials, Credential{AccessKeyID: id, SecretAccessKey: secret})
+		}
+	}
+	for i, c := range cfg.Auth.Credentials {
+		if c.SecretAccessKeyEnv != "" && c.SecretAccessKey == "" {
+			cfg.Auth.Credentials[i].SecretAccessKey = getenv(c.SecretAccessKeyEnv)
 		}
 	}
 	if v := getenv("ANYSQS_BACKEND"); v != "" && v != cfg.Backend.Name {
@@ -201,6 +249,20 @@ func (c Config) Validate() error {
 	case "strict", "degrade":
 	default:
 		return fmt.Errorf("policy.mode: %q is not strict or degrade", c.Policy.Mode)
+	}
+	seen := map[string]bool{}
+	for i, cr := range c.Auth.Credentials {
+		switch {
+		case cr.AccessKeyID == "":
+			return fmt.Errorf("auth.credentials[%d]: access_key_id must not be empty", i)
+		case cr.SecretAccessKey == "" && cr.SecretAccessKeyEnv != "":
+			return fmt.Errorf("auth.credentials[%d]: secret_access_key_env %s is empty or unset", i, cr.SecretAccessKeyEnv)
+		case cr.SecretAccessKey == "":
+			return fmt.Errorf("auth.credentials[%d]: secret_access_key (or secret_access_key_env) must be set", i)
+		case seen[cr.AccessKeyID]:
+			return fmt.Errorf("auth.credentials: access key %s is listed twice", cr.AccessKeyID)
+		}
+		seen[cr.AccessKeyID] = true
 	}
 	for id, mode := range c.Policy.Overrides {
 		if mode != "strict" && mode != "degrade" {

@@ -64,6 +64,10 @@ func TestInvalidValues(t *testing.T) {
 	for _, body := range []string{
 		"listen: nonsense\n",
 		"admin_listen: 9325\n",
+		"auth:\n  credentials:\n    - access_key_id: A\n",
+		"auth:\n  credentials:\n    - secret_access_key: s\n",
+		"auth:\n  credentials:\n    - {access_key_id: A, secret_access_key: s}\n    - {access_key_id: A, secret_access_key: t}\n",
+		"auth:\n  credentials:\n    - {access_key_id: A, secret_access_key_env: ANYSQS_TEST_UNSET_SECRET}\n",
 		"account_id: '12'\n",
 		"log_level: loud\n",
 		"policy:\n  mode: lenient\n",
@@ -84,5 +88,31 @@ func TestExampleConfigsLoad(t *testing.T) {
 		if _, err := Load(f, nil); err != nil {
 			t.Errorf("%s: %v", f, err)
 		}
+	}
+}
+
+// TestAuthCredentials: credentials come from the file, with secrets inline or from a named
+// variable, or from ANYSQS_AUTH_CREDENTIALS, which replaces the file's list.
+func TestAuthCredentials(t *testing.T) {
+	p := write(t, "auth:\n  credentials:\n    - {access_key_id: A, secret_access_key: s}\n    - {access_key_id: B, secret_access_key_env: B_SECRET}\n")
+	c, err := Load(p, env(map[string]string{"B_SECRET": "from-env"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Auth.Secrets(); len(got) != 2 || got["A"] != "s" || got["B"] != "from-env" {
+		t.Fatalf("secrets %v", got)
+	}
+	c, err = Load(p, env(map[string]string{"B_SECRET": "x", "ANYSQS_AUTH_CREDENTIALS": "K1:s1, K2:s2:with-colon"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Auth.Secrets(); len(got) != 2 || got["K1"] != "s1" || got["K2"] != "s2:with-colon" {
+		t.Fatalf("secrets from ANYSQS_AUTH_CREDENTIALS %v", got)
+	}
+	if _, err := Load("", env(map[string]string{"ANYSQS_AUTH_CREDENTIALS": "no-colon"})); err == nil {
+		t.Fatal("a malformed ANYSQS_AUTH_CREDENTIALS must fail")
+	}
+	if c, err := Load("", nil); err != nil || c.Auth.Secrets() != nil {
+		t.Fatalf("default: %v, %v; want no credentials", c.Auth.Secrets(), err)
 	}
 }
