@@ -130,6 +130,7 @@ func (v *verifier) verify(r *http.Request, body []byte) error {
 // canonicalRequest is the SigV4 canonical form of r, over the headers the client signed.
 func canonicalRequest(r *http.Request, signedHeaders, payload string) (string, error) {
 	var b strings.Builder
+	b.Grow(512)
 	b.WriteString(r.Method)
 	b.WriteByte('\n')
 	path := r.URL.EscapedPath()
@@ -157,12 +158,16 @@ func canonicalRequest(r *http.Request, signedHeaders, payload string) (string, e
 				value = strconv.FormatInt(r.ContentLength, 10)
 			}
 		default:
-			vals := r.Header.Values(name)
-			trimmed := make([]string, len(vals))
-			for i, v := range vals {
-				trimmed[i] = strings.Join(strings.Fields(v), " ")
+			b.WriteString(name)
+			b.WriteByte(':')
+			for i, v := range r.Header.Values(name) {
+				if i > 0 {
+					b.WriteByte(',')
+				}
+				writeTrimmed(&b, v)
 			}
-			value = strings.Join(trimmed, ",")
+			b.WriteByte('\n')
+			continue
 		}
 		b.WriteString(name)
 		b.WriteByte(':')
@@ -177,6 +182,22 @@ func canonicalRequest(r *http.Request, signedHeaders, payload string) (string, e
 	b.WriteByte('\n')
 	b.WriteString(payload)
 	return b.String(), nil
+}
+
+// writeTrimmed writes v without leading and trailing spaces and with inner runs of spaces
+// collapsed to one, as SigV4 canonical header values are.
+func writeTrimmed(b *strings.Builder, v string) {
+	v = strings.TrimSpace(v)
+	if !strings.Contains(v, "  ") && !strings.ContainsAny(v, "\t\n") {
+		b.WriteString(v)
+		return
+	}
+	for i, f := range strings.Fields(v) {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(f)
+	}
 }
 
 // canonicalQuery sorts the query's parameters by encoded name, then value.
