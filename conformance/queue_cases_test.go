@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -22,6 +23,17 @@ func queueCases() []tc {
 			if want := h.URL + "/" + testAccount + "/" + name; url != want {
 				h.T.Fatalf("QueueUrl = %q, want %q", url, want)
 			}
+		}},
+		{caps: std, name: "name-reuse-waits-60-seconds-after-delete", run: func(h *H) {
+			name := h.Name("reuse")
+			url := h.CreateQueue(name, nil)
+			_, err := h.SQS.DeleteQueue(h.Ctx, &sqs.DeleteQueueInput{QueueUrl: aws.String(url)})
+			h.Must(err, "DeleteQueue")
+			h.Clock.Advance(59 * time.Second)
+			_, err = h.SQS.CreateQueue(h.Ctx, &sqs.CreateQueueInput{QueueName: aws.String(name)})
+			h.WantErr(err, "CreateQueue 59 s after deleting the name", "QueueDeletedRecently")
+			h.Clock.Advance(2 * time.Second)
+			h.CreateQueue(name, nil)
 		}},
 		{caps: std, name: "create-idempotent-same-attributes", run: func(h *H) {
 			name := h.Name("idem")

@@ -49,7 +49,8 @@ type Driver interface {
 
 	// CreateQueue creates q atomically. If a queue of that name already exists the call
 	// returns that queue unchanged with Existed set and no error; the gateway decides
-	// whether the existing attributes match the request.
+	// whether the existing attributes match the request. A name whose queue was deleted
+	// less than QueueNameReuseDelay before q.CreatedAt fails with KindDeletedRecently.
 	CreateQueue(ctx context.Context, req CreateQueueRequest) (CreateQueueResult, error)
 	// GetQueue returns one queue, or KindNotFound.
 	GetQueue(ctx context.Context, req GetQueueRequest) (Queue, error)
@@ -319,7 +320,15 @@ type UpdateQueueTagsRequest struct {
 }
 
 // DeleteQueueRequest names the queue to delete.
-type DeleteQueueRequest struct{ Name string }
+type DeleteQueueRequest struct {
+	Name string
+	Now  time.Time // when it is deleted: the name may be created again QueueNameReuseDelay later
+}
+
+// QueueNameReuseDelay is how long after a queue's deletion its name cannot be used for a
+// new queue, as in SQS: CreateQueue fails with KindDeletedRecently meanwhile. Drivers
+// whose storage several gateways share enforce it for all of them.
+const QueueNameReuseDelay = 60 * time.Second
 
 // PurgeQueueRequest names the queue to purge.
 type PurgeQueueRequest struct {

@@ -33,11 +33,14 @@ const (
 	KindUnavailable
 	// KindInternal: a bug or an unexpected backend answer.
 	KindInternal
+	// KindDeletedRecently: a queue of that name was deleted less than
+	// QueueNameReuseDelay ago (SQS QueueDeletedRecently).
+	KindDeletedRecently
 )
 
 var kindNames = [...]string{"Unknown", "NotFound", "AlreadyExists", "InvalidArgument", "Unsupported",
 	"FailedPrecondition", "PurgeInProgress", "InvalidReceiptHandle", "MessageNotInflight",
-	"Throttled", "Unavailable", "Internal"}
+	"Throttled", "Unavailable", "Internal", "DeletedRecently"}
 
 func (k Kind) String() string {
 	if int(k) < len(kindNames) {

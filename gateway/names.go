@@ -42,6 +42,8 @@ func kindError(k drivers.Kind, msg, queue string) *sqserr.Error {
 		return sqserr.New(sqserr.InvalidParameterValue, "queue %s: %s", queue, msg)
 	case drivers.KindUnsupported:
 		return sqserr.New(sqserr.UnsupportedOperation, "queue %s: not supported by this backend: %s", queue, msg)
+	case drivers.KindDeletedRecently:
+		return sqserr.New(sqserr.QueueDeletedRecently, "You must wait %v after deleting a queue before you can create another queue with the same name (%s).", drivers.QueueNameReuseDelay, queue)
 	case drivers.KindPurgeInProgress:
 		return sqserr.New(sqserr.PurgeQueueInProgress, "Only one PurgeQueue operation on %s is allowed every 60 seconds.", queue)
 	case drivers.KindInvalidReceiptHandle:

@@ -5,8 +5,6 @@ import (
 	"encoding/base64"
 	"errors"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/anysqs/anysqs/capabilities"
 	"github.com/anysqs/anysqs/drivers"
@@ -41,9 +39,6 @@ func (s *Server) createQueue(ctx context.Context, c *call) (any, error) {
 		return nil, err
 	}
 	now := s.clock.Now()
-	if s.recentlyDeleted.within(in.QueueName, now) {
-		return nil, sqserr.New(sqserr.QueueDeletedRecently, "You must wait %v after deleting a queue before you can create another queue with the same name (%s).", queueNameReuseDelay, in.QueueName)
-	}
 	res, err := s.driver.CreateQueue(ctx, drivers.CreateQueueRequest{Queue: drivers.Queue{
 		Name: in.QueueName, Attributes: attrs, Tags: in.Tags, CreatedAt: now, LastModified: now,
 	}})
@@ -100,40 +95,6 @@ func (s *Server) checkRedriveTarget(ctx context.Context, queue string, attrs dri
 		return sqserr.New(sqserr.InvalidParameterValue, "Value %s for parameter RedrivePolicy is invalid. Reason: The RedriveAllowPolicy of dead-letter queue %s does not allow %s as a source queue.", s.arn(rp.DeadLetterQueue), rp.DeadLetterQueue, queue)
 	}
 	return nil
-}
-
-// queueNameReuseDelay is how long SQS keeps a deleted queue's name from being reused.
-const queueNameReuseDelay = 60 * time.Second
-
-// recentlyDeleted remembers queues deleted through this gateway in the last
-// queueNameReuseDelay. It lives in memory: after a restart, or through another gateway
-// instance, a name can be reused at once.
-type recentlyDeleted struct {
-	mu sync.Mutex
-	at map[string]time.Time
-}
-
-func (r *recentlyDeleted) add(name string, now time.Time) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.at == nil {
-		r.at = map[string]time.Time{}
-	}
-	r.at[name] = now
-}
-
-// within reports whether name was deleted less than queueNameReuseDelay before now, and
-// forgets names deleted longer ago.
-func (r *recentlyDeleted) within(name string, now time.Time) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for n, t := range r.at {
-		if now.Sub(t) >= queueNameReuseDelay {
-			delete(r.at, n)
-		}
-	}
-	_, ok := r.at[name]
-	return ok
 }
 
 func validateTags(tags map[string]string) error {
@@ -339,12 +300,11 @@ func (s *Server) deleteQueue(ctx context.Context, c *call) (any, error) {
 	if err := c.need(name, capabilities.QueueCreate); err != nil {
 		return nil, err
 	}
-	err = s.driver.DeleteQueue(ctx, drivers.DeleteQueueRequest{Name: name})
+	err = s.driver.DeleteQueue(ctx, drivers.DeleteQueueRequest{Name: name, Now: s.clock.Now()})
 	s.queues.invalidate(name)
 	if err != nil {
 		return nil, driverError(err, name)
 	}
-	s.recentlyDeleted.add(name, s.clock.Now())
 	// Long polls on the queue end now rather than at their deadline.
 	s.waiters.notify(name)
 	return emptyOutput{}, nil

@@ -70,8 +70,6 @@ type Server struct {
 	cancel context.CancelFunc
 	bg     sync.WaitGroup
 
-	recentlyDeleted recentlyDeleted
-
 	metrics *metrics  // nil: none
 	auth    *verifier // nil: requests are not authenticated
 

@@ -51,6 +51,33 @@ var describeCases = []testCase{
 }
 
 var queueCases = []testCase{
+	{string(capabilities.QueueCreate), "name-reuse-waits-after-delete", func(e *env) {
+		q := e.standard("q")
+		create := func(at time.Duration) error {
+			_, err := e.d.CreateQueue(e.ctx, drivers.CreateQueueRequest{Queue: drivers.Queue{Name: q,
+				Attributes: StandardAttributes(), Tags: map[string]string{}, CreatedAt: e.at(at), LastModified: e.at(at)}})
+			return err
+		}
+		if err := e.d.DeleteQueue(e.ctx, drivers.DeleteQueueRequest{Name: q, Now: e.at(time.Second)}); err != nil {
+			e.t.Fatalf("DeleteQueue: %v", err)
+		}
+		expectKind(e.t, "CreateQueue 30 s after the delete", create(31*time.Second), drivers.KindDeletedRecently)
+		if e.h.Reopen != nil {
+			e.restart()
+			expectKind(e.t, "CreateQueue 50 s after the delete, after a restart", create(51*time.Second), drivers.KindDeletedRecently)
+		}
+		// A sweep before the delay is over keeps the record; one after may drop it.
+		if _, err := e.d.Sweep(e.ctx, drivers.SweepRequest{Now: e.at(55 * time.Second)}); err != nil {
+			e.t.Fatalf("Sweep: %v", err)
+		}
+		expectKind(e.t, "CreateQueue 58 s after the delete", create(59*time.Second), drivers.KindDeletedRecently)
+		if err := create(61 * time.Second); err != nil {
+			e.t.Fatalf("CreateQueue 60 s after the delete: %v", err)
+		}
+		if _, err := e.d.Sweep(e.ctx, drivers.SweepRequest{Now: e.at(2 * time.Minute)}); err != nil {
+			e.t.Fatalf("Sweep: %v", err)
+		}
+	}},
 	{string(capabilities.QueueCreate), "create-get-existing", func(e *env) {
 		attrs := StandardAttributes()
 		attrs.DelaySeconds = 5

@@ -4,9 +4,10 @@
 //
 // # Semantics
 //
-// Everything lives in seven tables of one schema: queues, messages, dedup,
-// receive_attempts, fifo_groups, watches (long polls, see below) and move_tasks (message
-// move tasks, shared by the gateways; movetasks.go). Every call is one transaction, and almost every call is one round
+// Everything lives in eight tables of one schema: queues, messages, dedup,
+// receive_attempts, fifo_groups, watches (long polls, see below), move_tasks (message
+// move tasks, shared by the gateways; movetasks.go) and deleted_queues (names no gateway
+// may re-create for 60 seconds). Every call is one transaction, and almost every call is one round
 // trip: multi-statement work goes out as one pgx batch, which PostgreSQL runs as one
 // implicit transaction committed at its end. Success is returned only after commit
 // (synchronous_commit as the server has it, "on" by default).

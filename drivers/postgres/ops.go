@@ -313,6 +313,9 @@ func (d *Driver) Sweep(ctx context.Context, req drivers.SweepRequest) (drivers.S
 			{`DELETE FROM watches WHERE ctid = ANY (ARRAY(
 				SELECT ctid FROM watches WHERE until <= $1::timestamptz - interval '1 hour' LIMIT $2))`,
 				[]any{req.Now, limit}},
+			{`DELETE FROM deleted_queues WHERE ctid = ANY (ARRAY(
+				SELECT ctid FROM deleted_queues WHERE deleted_at <= $1 LIMIT $2))`,
+				[]any{req.Now.Add(-drivers.QueueNameReuseDelay), limit}},
 		} {
 			tag, err := tx.Exec(ctx, st.sql, st.args...)
 			if err != nil {

@@ -78,19 +78,34 @@ func (d *Driver) CreateQueue(ctx context.Context, req drivers.CreateQueueRequest
 		lastMod = now
 	}
 	// ON CONFLICT waits for a concurrent creation of the same name to commit; the
-	// follow-up read (a new statement, so a new snapshot) then sees it.
-	tag, err := d.pool.Exec(ctx, `INSERT INTO queues (name, fifo, dedup_group, retention, max_receive, dlq_name,
-		attributes, tags, created_at, last_modified) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10)
-		ON CONFLICT (name) DO NOTHING`,
-		q.Name, c.fifo, c.dedupGroup, c.retention, c.maxReceive, c.dlqName, c.json, tagJSON, now, lastMod)
+	// follow-up read (a new statement, so a new snapshot) then sees it. The deletion check
+	// and the insert are one transaction, so a name deleted through another gateway is
+	// seen as such.
+	var created bool
+	err = d.inTx(ctx, "create queue "+q.Name, func(tx pgx.Tx) error {
+		var recent bool
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM deleted_queues WHERE name = $1 AND deleted_at > $2)`,
+			q.Name, now.Add(-drivers.QueueNameReuseDelay)).Scan(&recent); err != nil {
+			return err
+		}
+		if recent {
+			return drivers.Errorf(drivers.KindDeletedRecently, "queue %s was deleted less than %v ago", q.Name, drivers.QueueNameReuseDelay)
+		}
+		tag, err := tx.Exec(ctx, `INSERT INTO queues (name, fifo, dedup_group, retention, max_receive, dlq_name,
+			attributes, tags, created_at, last_modified) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10)
+			ON CONFLICT (name) DO NOTHING`,
+			q.Name, c.fifo, c.dedupGroup, c.retention, c.maxReceive, c.dlqName, c.json, tagJSON, now, lastMod)
+		created = tag.RowsAffected() == 1
+		return err
+	})
 	if err != nil {
-		return drivers.CreateQueueResult{}, mapErr(ctx, err, "create queue "+q.Name)
+		return drivers.CreateQueueResult{}, err
 	}
 	stored, err := d.GetQueue(ctx, drivers.GetQueueRequest{Name: q.Name})
 	if err != nil {
 		return drivers.CreateQueueResult{}, err
 	}
-	return drivers.CreateQueueResult{Queue: stored, Existed: tag.RowsAffected() == 0}, nil
+	return drivers.CreateQueueResult{Queue: stored, Existed: !created}, nil
 }
 
 // GetQueue returns one queue or KindNotFound.
@@ -207,7 +222,12 @@ func (d *Driver) DeleteQueue(ctx context.Context, req drivers.DeleteQueueRequest
 				return err
 			}
 		}
-		return nil
+		if req.Now.IsZero() {
+			return nil
+		}
+		_, err = tx.Exec(ctx, `INSERT INTO deleted_queues (name, deleted_at) VALUES ($1, $2)
+			ON CONFLICT (name) DO UPDATE SET deleted_at = greatest(deleted_queues.deleted_at, excluded.deleted_at)`, req.Name, req.Now)
+		return err
 	})
 }
 

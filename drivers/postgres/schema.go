@@ -151,6 +151,14 @@ CREATE UNIQUE INDEX move_tasks_one_running ON move_tasks (queue_id) WHERE status
 CREATE INDEX move_tasks_by_queue ON move_tasks (queue_id, seq);
 CREATE INDEX move_tasks_lease ON move_tasks (lease_until) WHERE status = 'RUNNING';
 `,
+	// 5: names of queues deleted lately, so that no gateway re-creates one within
+	// drivers.QueueNameReuseDelay; the sweep forgets them after that.
+	`
+CREATE TABLE deleted_queues (
+	name text COLLATE "C" PRIMARY KEY,
+	deleted_at timestamptz NOT NULL
+);
+`,
 }
 
 // lockKeys are the advisory lock keys of one schema, so that two schemas in one database

@@ -123,8 +123,12 @@ func (d *Driver) Sweep(ctx context.Context, req drivers.SweepRequest) (drivers.S
 			(SELECT rowid FROM dedup WHERE expires_at <= ? LIMIT ?)`, now); err != nil {
 			return err
 		}
-		return sweepStep(ctx, tx, &res, limit, `DELETE FROM receive_attempts WHERE rowid IN
-			(SELECT rowid FROM receive_attempts WHERE expires_at <= ? LIMIT ?)`, now)
+		if err := sweepStep(ctx, tx, &res, limit, `DELETE FROM receive_attempts WHERE rowid IN
+			(SELECT rowid FROM receive_attempts WHERE expires_at <= ? LIMIT ?)`, now); err != nil {
+			return err
+		}
+		return sweepStep(ctx, tx, &res, limit, `DELETE FROM deleted_queues WHERE rowid IN
+			(SELECT rowid FROM deleted_queues WHERE deleted_at <= ? LIMIT ?)`, toNanos(req.Now.Add(-drivers.QueueNameReuseDelay)))
 	})
 	if err != nil {
 		return drivers.SweepResult{}, err

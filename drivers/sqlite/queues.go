@@ -103,6 +103,14 @@ func (d *Driver) CreateQueue(ctx context.Context, req drivers.CreateQueueRequest
 		if drivers.KindOf(err) != drivers.KindNotFound {
 			return err
 		}
+		var recent int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM deleted_queues WHERE name = ? AND deleted_at > ?`,
+			q.Name, toNanos(q.CreatedAt.Add(-drivers.QueueNameReuseDelay))).Scan(&recent); err != nil {
+			return err
+		}
+		if recent > 0 && !q.CreatedAt.IsZero() {
+			return drivers.Errorf(drivers.KindDeletedRecently, "queue %q was deleted less than %v ago", q.Name, drivers.QueueNameReuseDelay)
+		}
 		_, err = tx.ExecContext(ctx, `INSERT INTO queues(name, fifo, attrs, tags, retention_ns, created_at, last_modified)
 			VALUES (?, ?, ?, ?, ?, ?, ?)`, q.Name, q.Attributes.FifoQueue, string(attrs), string(tagsJSON),
 			retentionNanos(q.Attributes), toNanos(q.CreatedAt), toNanos(q.LastModified))
@@ -221,7 +229,12 @@ func (d *Driver) DeleteQueue(ctx context.Context, req drivers.DeleteQueueRequest
 		if err != nil {
 			return err
 		}
-		return mustAffect(r, req.Name)
+		if err := mustAffect(r, req.Name); err != nil || req.Now.IsZero() {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO deleted_queues(name, deleted_at) VALUES (?, ?)
+			ON CONFLICT(name) DO UPDATE SET deleted_at = max(deleted_at, excluded.deleted_at)`, req.Name, toNanos(req.Now))
+		return err
 	})
 }
 

@@ -257,6 +257,11 @@ var migrations = [][]string{
 		`CREATE UNIQUE INDEX move_tasks_one_running ON move_tasks(queue_id) WHERE status = 'RUNNING'`,
 		`CREATE INDEX move_tasks_by_queue ON move_tasks(queue_id, seq)`,
 	},
+	7: {
+		// Names of queues deleted lately, so that one is not re-created within
+		// drivers.QueueNameReuseDelay, also across a restart; the sweep forgets them.
+		`CREATE TABLE deleted_queues (name TEXT PRIMARY KEY, deleted_at INTEGER NOT NULL)`,
+	},
 }
 
 func (d *Driver) migrate(ctx context.Context) error {

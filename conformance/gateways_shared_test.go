@@ -134,3 +134,20 @@ func TestMoveTasksAcrossGateways(t *testing.T) {
 			cout.ApproximateNumberOfMessagesMoved, moved)
 	}
 }
+
+// TestQueueNameReuseAcrossGateways: on PostgreSQL, a queue deleted through one gateway
+// cannot be created again through another for 60 seconds, as in SQS.
+func TestQueueNameReuseAcrossGateways(t *testing.T) {
+	h := newHarness(t, postgresBackend())
+	b := h.peer()
+	name := h.Name("reuse")
+	url := h.CreateQueue(name, nil)
+	_, err := h.SQS.DeleteQueue(h.Ctx, &sqs.DeleteQueueInput{QueueUrl: aws.String(url)})
+	h.Must(err, "DeleteQueue through gateway A")
+	h.Clock.Advance(30 * time.Second)
+	_, err = b.SQS.CreateQueue(h.Ctx, &sqs.CreateQueueInput{QueueName: aws.String(name)})
+	h.WantErr(err, "CreateQueue through gateway B 30 s after the delete", "QueueDeletedRecently")
+	h.Clock.Advance(31 * time.Second)
+	_, err = b.SQS.CreateQueue(h.Ctx, &sqs.CreateQueueInput{QueueName: aws.String(name)})
+	h.Must(err, "CreateQueue through gateway B 61 s after the delete")
+}
