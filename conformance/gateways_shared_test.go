@@ -74,21 +74,14 @@ func TestMoveTasksAcrossGateways(t *testing.T) {
 		return got
 	}
 
-	dl, src := h.withDLQ(1)
-	for i := 0; i < 5; i++ {
-		h.Send(src, bodyN(i))
-	}
-	h.deadLetterAll(src, 5)
-	out, err := c.SQS.StartMessageMoveTask(h.Ctx, &sqs.StartMessageMoveTaskInput{
-		SourceArn: aws.String(h.Arn(dl)), MaxNumberOfMessagesPerSecond: aws.Int32(1)})
-	h.Must(err, "StartMessageMoveTask through gateway C")
+	dl, src, out := h.slowMoveTask(c.SQS) // through gateway C
 	want := "RUNNING " + aws.ToString(out.TaskHandle)
 	for name, cl := range map[string]*sqs.Client{"A": h.SQS, "B": b.SQS, "C": c.SQS} {
 		if got := list(cl, dl); len(got) != 1 || got[0] != want {
 			h.T.Fatalf("ListMessageMoveTasks through %s = %v, want [%s]", name, got, want)
 		}
 	}
-	_, err = b.SQS.StartMessageMoveTask(h.Ctx, &sqs.StartMessageMoveTaskInput{SourceArn: aws.String(h.Arn(dl))})
+	_, err := b.SQS.StartMessageMoveTask(h.Ctx, &sqs.StartMessageMoveTaskInput{SourceArn: aws.String(h.Arn(dl))})
 	h.WantErr(err, "a second task on the source through gateway B", "UnsupportedOperation")
 
 	c.crash()
@@ -102,15 +95,8 @@ func TestMoveTasksAcrossGateways(t *testing.T) {
 	}
 
 	// A task run by B, cancelled through A: B stops at its next step.
-	dl2, src2 := h.withDLQ(1)
-	for i := 0; i < 5; i++ {
-		h.Send(src2, bodyN(i))
-	}
-	h.deadLetterAll(src2, 5)
-	out, err = b.SQS.StartMessageMoveTask(h.Ctx, &sqs.StartMessageMoveTaskInput{
-		SourceArn: aws.String(h.Arn(dl2)), MaxNumberOfMessagesPerSecond: aws.Int32(1)})
-	h.Must(err, "StartMessageMoveTask through gateway B")
-	cout, err := h.SQS.CancelMessageMoveTask(h.Ctx, &sqs.CancelMessageMoveTaskInput{TaskHandle: out.TaskHandle})
+	dl2, _, out2 := h.slowMoveTask(b.SQS) // through gateway B
+	cout, err := h.SQS.CancelMessageMoveTask(h.Ctx, &sqs.CancelMessageMoveTaskInput{TaskHandle: out2.TaskHandle})
 	h.Must(err, "CancelMessageMoveTask through gateway A")
 	h.Clock.Advance(time.Minute)
 	h.awaitMoveTask(dl2, "CANCELLED")
@@ -139,15 +125,5 @@ func TestMoveTasksAcrossGateways(t *testing.T) {
 // cannot be created again through another for 60 seconds, as in SQS.
 func TestQueueNameReuseAcrossGateways(t *testing.T) {
 	h := newHarness(t, postgresBackend())
-	b := h.peer()
-	name := h.Name("reuse")
-	url := h.CreateQueue(name, nil)
-	_, err := h.SQS.DeleteQueue(h.Ctx, &sqs.DeleteQueueInput{QueueUrl: aws.String(url)})
-	h.Must(err, "DeleteQueue through gateway A")
-	h.Clock.Advance(30 * time.Second)
-	_, err = b.SQS.CreateQueue(h.Ctx, &sqs.CreateQueueInput{QueueName: aws.String(name)})
-	h.WantErr(err, "CreateQueue through gateway B 30 s after the delete", "QueueDeletedRecently")
-	h.Clock.Advance(31 * time.Second)
-	_, err = b.SQS.CreateQueue(h.Ctx, &sqs.CreateQueueInput{QueueName: aws.String(name)})
-	h.Must(err, "CreateQueue through gateway B 61 s after the delete")
+	h.checkNameReuse(h.peer().SQS) // deleted through the harness's gateway, created through the peer
 }

@@ -25,15 +25,7 @@ func queueCases() []tc {
 			}
 		}},
 		{caps: std, name: "name-reuse-waits-60-seconds-after-delete", run: func(h *H) {
-			name := h.Name("reuse")
-			url := h.CreateQueue(name, nil)
-			_, err := h.SQS.DeleteQueue(h.Ctx, &sqs.DeleteQueueInput{QueueUrl: aws.String(url)})
-			h.Must(err, "DeleteQueue")
-			h.Clock.Advance(59 * time.Second)
-			_, err = h.SQS.CreateQueue(h.Ctx, &sqs.CreateQueueInput{QueueName: aws.String(name)})
-			h.WantErr(err, "CreateQueue 59 s after deleting the name", "QueueDeletedRecently")
-			h.Clock.Advance(2 * time.Second)
-			h.CreateQueue(name, nil)
+			h.checkNameReuse(h.SQS)
 		}},
 		{caps: std, name: "create-idempotent-same-attributes", run: func(h *H) {
 			name := h.Name("idem")
@@ -213,4 +205,20 @@ func (h *H) listAll(prefix string, pageSize int32) []string {
 }
 
 // missingURL is the URL a queue would have if it existed.
+// checkNameReuse deletes a queue and re-creates its name through c: refused with
+// QueueDeletedRecently 59 s after the delete, accepted 61 s after it.
+func (h *H) checkNameReuse(c *sqs.Client) {
+	h.T.Helper()
+	name := h.Name("reuse")
+	url := h.CreateQueue(name, nil)
+	_, err := h.SQS.DeleteQueue(h.Ctx, &sqs.DeleteQueueInput{QueueUrl: aws.String(url)})
+	h.Must(err, "DeleteQueue")
+	h.Clock.Advance(59 * time.Second)
+	_, err = c.CreateQueue(h.Ctx, &sqs.CreateQueueInput{QueueName: aws.String(name)})
+	h.WantErr(err, "CreateQueue 59 s after deleting the name", "QueueDeletedRecently")
+	h.Clock.Advance(2 * time.Second)
+	_, err = c.CreateQueue(h.Ctx, &sqs.CreateQueueInput{QueueName: aws.String(name)})
+	h.Must(err, "CreateQueue 61 s after deleting the name")
+}
+
 func (h *H) missingURL() string { return h.URL + "/" + testAccount + "/" + h.Name("missing") }

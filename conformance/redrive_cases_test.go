@@ -128,13 +128,7 @@ func redriveCases() []tc {
 			h.ReceiveNone(src, "source when a destination was given")
 		}},
 		{caps: move, name: "list-and-cancel", run: func(h *H) {
-			dl, src := h.withDLQ(1)
-			for i := 0; i < 5; i++ {
-				h.Send(src, bodyN(i))
-			}
-			h.deadLetterAll(src, 5)
-			out, err := h.SQS.StartMessageMoveTask(h.Ctx, &sqs.StartMessageMoveTaskInput{SourceArn: aws.String(h.Arn(dl)), MaxNumberOfMessagesPerSecond: aws.Int32(1)})
-			h.Must(err, "StartMessageMoveTask at 1 message/s")
+			dl, _, out := h.slowMoveTask(h.SQS)
 			// The task is paced on the gateway clock, which does not move until we advance it.
 			lt, err := h.SQS.ListMessageMoveTasks(h.Ctx, &sqs.ListMessageMoveTasksInput{SourceArn: aws.String(h.Arn(dl))})
 			h.Must(err, "ListMessageMoveTasks")
@@ -156,13 +150,7 @@ func redriveCases() []tc {
 			h.WantErr(err, "cancelling a cancelled task", "ResourceNotFoundException", "InvalidParameterValue")
 		}},
 		{caps: move, name: "task-survives-gateway-restart", run: func(h *H) {
-			dl, src := h.withDLQ(1)
-			for i := 0; i < 5; i++ {
-				h.Send(src, bodyN(i))
-			}
-			h.deadLetterAll(src, 5)
-			out, err := h.SQS.StartMessageMoveTask(h.Ctx, &sqs.StartMessageMoveTaskInput{SourceArn: aws.String(h.Arn(dl)), MaxNumberOfMessagesPerSecond: aws.Int32(1)})
-			h.Must(err, "StartMessageMoveTask at 1 message/s")
+			dl, src, out := h.slowMoveTask(h.SQS)
 			h.Restart()
 			lt, err := h.SQS.ListMessageMoveTasks(h.Ctx, &sqs.ListMessageMoveTasksInput{SourceArn: aws.String(h.Arn(dl))})
 			h.Must(err, "ListMessageMoveTasks after a restart")
@@ -207,6 +195,21 @@ func (h *H) deadLetterAll(src string, n int) {
 	h.receiveN(src, n, 5)
 	h.Clock.Advance(6 * time.Second)
 	h.ReceiveNone(src, "source after maxReceiveCount")
+}
+
+// slowMoveTask dead-letters 5 messages of a new source queue and starts, through c, a
+// task moving them back at 1 message/s, which the gateway clock paces: it runs until the
+// test advances the clock.
+func (h *H) slowMoveTask(c *sqs.Client) (dlq, src string, out *sqs.StartMessageMoveTaskOutput) {
+	h.T.Helper()
+	dlq, src = h.withDLQ(1)
+	for i := 0; i < 5; i++ {
+		h.Send(src, bodyN(i))
+	}
+	h.deadLetterAll(src, 5)
+	out, err := c.StartMessageMoveTask(h.Ctx, &sqs.StartMessageMoveTaskInput{SourceArn: aws.String(h.Arn(dlq)), MaxNumberOfMessagesPerSecond: aws.Int32(1)})
+	h.Must(err, "StartMessageMoveTask at 1 message/s")
+	return dlq, src, out
 }
 
 // awaitMoveTask waits, advancing the gateway clock (tasks are paced on it), until the
