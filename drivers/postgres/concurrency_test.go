@@ -193,3 +193,97 @@ func TestFIFOConcurrentConsumers(t *testing.T) {
 		}
 	}
 }
+
+// TestConcurrentFIFOSends: FIFO sends from many goroutines (merged into shared
+// transactions by the driver) each get their own result. Every call with one
+// deduplication id gets the same message and sequence number, only one of them as new;
+// sequence numbers are unique and rise in each sender's order; each group delivers its
+// messages in sequence order.
+func TestConcurrentFIFOSends(t *testing.T) {
+	t.Parallel()
+	dsn := newDatabase(t)
+	d := openDriver(t, dsn)
+	createQueue(t, d, "q.fifo", fifoAttrs())
+	const senders, each = 24, 15
+	type sent struct {
+		group, body string
+		seq         string
+	}
+	var mu sync.Mutex
+	var all []sent
+	shared := map[string]int{} // message id:sequence of the shared dedup id -> calls that got it
+	newShared := 0
+	var wg sync.WaitGroup
+	for s := 0; s < senders; s++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx := context.Background()
+			last := ""
+			for i := 0; i < each; i++ {
+				e := drivers.SendEntry{MessageID: fmt.Sprintf("m-%d-%d", s, i), Body: fmt.Sprintf("%d-%d", s, i),
+					MessageGroupID: fmt.Sprintf("g%d", (s+i)%6), MessageDeduplicationID: fmt.Sprintf("d-%d-%d", s, i)}
+				res, err := d.SendMessages(ctx, drivers.SendMessagesRequest{Name: "q.fifo", Now: epoch, Entries: []drivers.SendEntry{e}})
+				if err != nil || res.Entries[0].Err != nil || res.Entries[0].Duplicate {
+					t.Errorf("send %s: %v %+v", e.Body, err, res)
+					return
+				}
+				seq := res.Entries[0].SequenceNumber
+				if seq <= last { // 20-digit strings: order is numeric order
+					t.Errorf("sender %d: sequence %s after %s", s, seq, last)
+				}
+				last = seq
+				mu.Lock()
+				all = append(all, sent{e.MessageGroupID, e.Body, seq})
+				mu.Unlock()
+			}
+			res, err := d.SendMessages(ctx, drivers.SendMessagesRequest{Name: "q.fifo", Now: epoch, Entries: []drivers.SendEntry{{
+				MessageID: fmt.Sprintf("shared-%d", s), Body: "shared", MessageGroupID: "gs", MessageDeduplicationID: "same"}}})
+			if err != nil || res.Entries[0].Err != nil {
+				t.Errorf("shared send: %v %+v", err, res)
+				return
+			}
+			mu.Lock()
+			shared[res.Entries[0].MessageID+":"+res.Entries[0].SequenceNumber]++
+			if !res.Entries[0].Duplicate {
+				newShared++
+			}
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	if len(shared) != 1 || newShared != 1 {
+		t.Fatalf("the shared deduplication id gave %v, %d of them new; want one message for all %d calls", shared, newShared, senders)
+	}
+	seqs := map[string]bool{}
+	bySeq := map[string]sent{}
+	for _, m := range all {
+		if seqs[m.seq] {
+			t.Fatalf("sequence number %s given twice", m.seq)
+		}
+		seqs[m.seq] = true
+		bySeq[m.body] = m
+	}
+	// Each group delivers in sequence order.
+	lastSeq := map[string]string{}
+	for got := 0; got < len(all)+1; {
+		r := receive(t, d, "q.fifo", epoch, 10, 3600)
+		if len(r.Messages) == 0 {
+			t.Fatalf("nothing to receive after %d of %d", got, len(all)+1)
+		}
+		for _, m := range r.Messages {
+			if m.SequenceNumber <= lastSeq[m.MessageGroupID] {
+				t.Fatalf("group %s: %s delivered after %s", m.MessageGroupID, m.SequenceNumber, lastSeq[m.MessageGroupID])
+			}
+			if s, ok := bySeq[m.Body]; ok && s.seq != m.SequenceNumber {
+				t.Fatalf("%s delivered with sequence %s, sent as %s", m.Body, m.SequenceNumber, s.seq)
+			}
+			lastSeq[m.MessageGroupID] = m.SequenceNumber
+			del(t, d, "q.fifo", epoch, m.ReceiptHandle)
+			got++
+		}
+	}
+}

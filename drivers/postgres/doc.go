@@ -102,8 +102,11 @@
 // with 16 clients sending, receiving and deleting one message each, statements carried
 // about 2.5 calls each. A merged receive hands its messages out in arrival order, and
 // its visibility deadline counts from the latest of the merged calls' times (they differ
-// by the time a statement takes). FIFO sends, claims and deletes run alone: their order
-// and group locks are per call.
+// by the time a statement takes). Concurrent FIFO sends on a queue are merged into one
+// transaction likewise (each message keeps its call's time, its group lock and its
+// sequence number; with 16 clients on 1,000 groups, closed loop, commits per message fell
+// from 2.7 to 2.0, pg_stat_database over 2 interleaved pairs); FIFO claims and deletes run
+// alone.
 //
 // Errors: anything that is not an answer from the server (refused or broken
 // connection), and the server's connection, shutdown, serialization and deadlock errors,

@@ -66,8 +66,10 @@ type Driver struct {
 	notes    *notifier
 	notifyTx bool
 	sends    *batcher[stdSend, drivers.SendEntryResult]
-	deletes  *batcher[drivers.DeleteEntry, drivers.EntryResult]
-	receives *batcher[recvCall, claimResult]
+	// fifoSends merges FIFO sends; entries weigh one each (see maxMergedFIFOSends).
+	fifoSends *batcher[stdSend, drivers.SendEntryResult]
+	deletes   *batcher[drivers.DeleteEntry, drivers.EntryResult]
+	receives  *batcher[recvCall, claimResult]
 
 	closeOnce sync.Once
 }
@@ -122,6 +124,7 @@ func Open(ctx context.Context, o Options) (*Driver, error) {
 	d.lis = lis
 	d.notes = startNotifier(pool, d.channel)
 	d.sends = newBatcher(maxMergedSends, sendWeight, d.insertStandard)
+	d.fifoSends = newBatcher(maxMergedFIFOSends, func(stdSend) int { return 1 }, d.insertFIFO)
 	d.deletes = newBatcher(maxMergedDeletes, func(drivers.DeleteEntry) int { return 1 }, d.deleteMerged)
 	d.receives = newBatcher(maxMergedReceives, func(c recvCall) int { return c.max }, d.claimCalls)
 	return d, nil

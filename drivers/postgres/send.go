@@ -192,8 +192,32 @@ const dedupLookupSQL = `SELECT d.message_id, d.seq FROM dedup d JOIN queues q ON
 // seqString renders a sequence number as SQS does: 20 decimal digits.
 func seqString(n int64) string { return fmt.Sprintf("%020d", n) }
 
+// maxMergedFIFOSends bounds the messages of merged FIFO sends in one transaction (each
+// takes two statements of its batch).
+const maxMergedFIFOSends = 50
+
+// sendFIFO merges concurrent FIFO sends on a queue into one transaction, as sendStandard
+// merges standard ones: with many message groups, sends rarely share a group, and one
+// commit serves them all. Each message keeps its own call's time.
 func (d *Driver) sendFIFO(ctx context.Context, req drivers.SendMessagesRequest) (drivers.SendMessagesResult, error) {
-	n := len(req.Entries)
+	entries := make([]stdSend, len(req.Entries))
+	for i, e := range req.Entries {
+		entries[i] = stdSend{now: req.Now, e: e}
+	}
+	res, err := d.fifoSends.do(ctx, req.Name, entries)
+	return drivers.SendMessagesResult{Entries: res}, err
+}
+
+// insertFIFO stores the messages of one or more merged FIFO sends in one transaction.
+func (d *Driver) insertFIFO(ctx context.Context, queue string, entries []stdSend) ([]drivers.SendEntryResult, error) {
+	n := len(entries)
+	req := drivers.SendMessagesRequest{Name: queue, Entries: make([]drivers.SendEntry, n)}
+	for i, s := range entries {
+		req.Entries[i] = s.e
+		if s.now.After(req.Now) {
+			req.Now = s.now // the latest call's: watched() compares it with watches
+		}
+	}
 	res := drivers.SendMessagesResult{Entries: make([]drivers.SendEntryResult, n)}
 	b := &pgx.Batch{}
 	// Lock each message group before taking sequence numbers, so commits within a group
@@ -210,11 +234,11 @@ func (d *Driver) sendFIFO(ctx context.Context, req drivers.SendMessagesRequest) 
 	// Then each group's fifo_groups row, in group order, before any message: see
 	// sendGroupsSQL.
 	ready := map[string]time.Time{}
-	for _, e := range req.Entries {
+	for i, e := range req.Entries {
 		if e.MessageGroupID == "" || e.MessageDeduplicationID == "" {
 			continue
 		}
-		v := req.Now.Add(time.Duration(e.DelaySeconds) * time.Second)
+		v := entries[i].now.Add(time.Duration(e.DelaySeconds) * time.Second)
 		if t, ok := ready[e.MessageGroupID]; !ok || v.Before(t) {
 			ready[e.MessageGroupID] = v
 		}
@@ -247,16 +271,17 @@ func (d *Driver) sendFIFO(ctx context.Context, req drivers.SendMessagesRequest) 
 		}
 		attrs, err := encodeAttrs(e.Attributes)
 		if err != nil {
-			return drivers.SendMessagesResult{}, err
+			return nil, err
 		}
 		sys, err := encodeAttrs(e.SystemAttributes)
 		if err != nil {
-			return drivers.SendMessagesResult{}, err
+			return nil, err
 		}
-		visible := req.Now.Add(time.Duration(e.DelaySeconds) * time.Second)
+		now := entries[i].now
+		visible := now.Add(time.Duration(e.DelaySeconds) * time.Second)
 		o := &outs[i]
-		b.Queue(sendFIFOSQL, req.Name, req.Now, e.MessageGroupID, e.MessageDeduplicationID, e.MessageID,
-			req.Now.Add(dedupWindow), e.Body, attrs, sys, e.SenderID, visible).
+		b.Queue(sendFIFOSQL, req.Name, now, e.MessageGroupID, e.MessageDeduplicationID, e.MessageID,
+			now.Add(dedupWindow), e.Body, attrs, sys, e.SenderID, visible).
 			QueryRow(func(r pgx.Row) error { return r.Scan(&o.queueFound, &o.insertedSeq) })
 		b.Queue(dedupLookupSQL, req.Name, e.MessageGroupID, e.MessageDeduplicationID).
 			QueryRow(func(r pgx.Row) error {
@@ -275,7 +300,7 @@ func (d *Driver) sendFIFO(ctx context.Context, req drivers.SendMessagesRequest) 
 			QueryRow(func(r pgx.Row) error { return r.Scan(&watched) })
 	}
 	if err := d.pool.SendBatch(ctx, b).Close(); err != nil {
-		return drivers.SendMessagesResult{}, mapErr(ctx, err, "send to "+req.Name)
+		return nil, mapErr(ctx, err, "send to "+req.Name)
 	}
 	for i, e := range req.Entries {
 		if res.Entries[i].Err != nil {
@@ -283,7 +308,7 @@ func (d *Driver) sendFIFO(ctx context.Context, req drivers.SendMessagesRequest) 
 		}
 		o := outs[i]
 		if o.queueFound == 0 {
-			return drivers.SendMessagesResult{}, notFound(req.Name)
+			return nil, notFound(req.Name)
 		}
 		if o.insertedSeq != nil && watched {
 			d.notes.notify(req.Name)
@@ -295,5 +320,5 @@ func (d *Driver) sendFIFO(ctx context.Context, req drivers.SendMessagesRequest) 
 			r.MessageID, r.SequenceNumber, r.Duplicate = o.origID, seqString(o.origSeq), true
 		}
 	}
-	return res, nil
+	return res.Entries, nil
 }
