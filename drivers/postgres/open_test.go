@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -95,5 +96,35 @@ func TestUnreachableIsUnavailable(t *testing.T) {
 	_, err := postgres.Open(context.Background(), postgres.Options{DSN: "postgres://postgres@127.0.0.1:1/x?connect_timeout=2"})
 	if drivers.KindOf(err) != drivers.KindUnavailable {
 		t.Fatalf("open against a closed port: %v (kind %v), want Unavailable", err, drivers.KindOf(err))
+	}
+}
+
+// TestNewerSchema: a driver starts on a schema newer than it knows when that schema's
+// newest version says drivers of its version still work there (a rolling upgrade through
+// migrations that only add), and refuses, naming the versions, when it does not.
+func TestNewerSchema(t *testing.T) {
+	t.Parallel()
+	dsn := newDatabase(t)
+	d := openDriver(t, dsn)
+	var known int
+	c := connect(t, dsn)
+	if err := c.QueryRow(context.Background(), `SELECT max(version) FROM anysqs.schema_version`).Scan(&known); err != nil {
+		t.Fatal(err)
+	}
+	c.Close(context.Background())
+	d.Close()
+
+	execSQL(t, dsn, fmt.Sprintf(`INSERT INTO anysqs.schema_version (version, oldest_driver) VALUES (%d, %d)`, known+1, known))
+	d2, err := postgres.Open(context.Background(), postgres.Options{DSN: dsn})
+	if err != nil {
+		t.Fatalf("a schema one version ahead that admits this driver: %v", err)
+	}
+	createQueue(t, d2, "still-works", stdAttrs())
+	d2.Close()
+
+	execSQL(t, dsn, fmt.Sprintf(`INSERT INTO anysqs.schema_version (version, oldest_driver) VALUES (%d, %d)`, known+2, known+2))
+	_, err = postgres.Open(context.Background(), postgres.Options{DSN: dsn})
+	if drivers.KindOf(err) != drivers.KindFailedPrecondition || !strings.Contains(err.Error(), "upgrade the gateway") {
+		t.Fatalf("a schema that needs a newer driver: %v", err)
 	}
 }

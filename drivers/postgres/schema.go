@@ -9,8 +9,16 @@ import (
 	"github.com/anysqs/anysqs/drivers"
 )
 
+// oldestDriver[i] is the oldest driver (schema version it knows) that still works on
+// schema version i+1, recorded with the version so that gateways still running, or
+// restarted, during a rolling upgrade keep working when a migration only adds what they
+// can ignore. 4 and 5 only add tables: a driver of version 3 or 4 keeps move tasks in its
+// gateway's memory and does not record deletions, which degrades those two features for
+// requests through it but breaks nothing the newer drivers rely on.
+var oldestDriver = []int{1, 2, 3, 3, 3}
+
 // migrations are applied in order; migration i brings the schema to version i+1. Never
-// edit a released migration: append a new one.
+// edit a released migration: append a new one, with its oldestDriver entry.
 var migrations = []string{
 	// 1: shared tables (see doc.go, "Table layout").
 	`
@@ -215,13 +223,23 @@ func (d *Driver) migrate(ctx context.Context) error {
 		version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`); err != nil {
 		return mapErr(ctx, err, "migrate: version table")
 	}
-	var current int
-	if err := tx.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM `+schema+`.schema_version`).Scan(&current); err != nil {
+	// Versions recorded before oldest_driver existed count as needing their own version.
+	if _, err := tx.Exec(ctx, `ALTER TABLE `+schema+`.schema_version ADD COLUMN IF NOT EXISTS oldest_driver integer`); err != nil {
+		return mapErr(ctx, err, "migrate: version table")
+	}
+	var current, oldest int
+	err = tx.QueryRow(ctx, `SELECT version, coalesce(oldest_driver, version) FROM `+schema+`.schema_version
+		ORDER BY version DESC LIMIT 1`).Scan(&current, &oldest)
+	if err != nil && err != pgx.ErrNoRows {
 		return mapErr(ctx, err, "migrate: read version")
 	}
 	if current > len(migrations) {
+		if oldest <= len(migrations) {
+			return mapErr(ctx, tx.Commit(ctx), "migrate: commit") // a newer schema this driver can run on
+		}
 		return drivers.Errorf(drivers.KindFailedPrecondition,
-			"postgres schema %s is at version %d, newer than this driver's %d: upgrade the gateway", d.schema, current, len(migrations))
+			"postgres schema %s is at version %d, which needs a driver of version %d or later; this one is %d: upgrade the gateway",
+			d.schema, current, oldest, len(migrations))
 	}
 	for v := current; v < len(migrations); v++ {
 		if _, err := tx.Exec(ctx, `SET LOCAL search_path TO `+schema); err != nil {
@@ -230,7 +248,8 @@ func (d *Driver) migrate(ctx context.Context) error {
 		if _, err := tx.Exec(ctx, migrations[v]); err != nil {
 			return mapErr(ctx, err, "migrate: apply version "+itoa(v+1))
 		}
-		if _, err := tx.Exec(ctx, `INSERT INTO `+schema+`.schema_version (version) VALUES ($1)`, v+1); err != nil {
+		if _, err := tx.Exec(ctx, `INSERT INTO `+schema+`.schema_version (version, oldest_driver) VALUES ($1, $2)`,
+			v+1, oldestDriver[v]); err != nil {
 			return mapErr(ctx, err, "migrate: record version")
 		}
 	}
