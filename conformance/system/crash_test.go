@@ -7,11 +7,13 @@ import (
 	"net/http"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 )
 
 // crashVT is the consumers' visibility timeout in the crash tests: what a consumer held
@@ -204,4 +206,79 @@ func waitServing(t *testing.T, c *sqs.Client, url string) {
 		pause(ctx)
 	}
 	t.Fatalf("gateway did not recover after the database restart: %v", err)
+}
+
+// TestMoveTaskSurvivesKill: a message move task whose gateway is killed (SIGKILL) mid-run
+// is adopted by the other gateway on the database once its lease lapses (30 s), and
+// finishes: every message reaches the destination once.
+func TestMoveTaskSurvivesKill(t *testing.T) {
+	ctx := context.Background()
+	db := newDatabase(t, serverDSN(t))
+	a, b := startGateway(t, db), startGateway(t, db)
+	ca, cb := newClient(a, 1), newClient(b, 0)
+	arn := func(url string) string {
+		out, err := cb.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: aws.String(url),
+			AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameQueueArn}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out.Attributes["QueueArn"]
+	}
+	dlq := queueOn(t, "sys-move-dlq", nil, ca, cb)
+	src := queueOn(t, "sys-move-src", map[string]string{
+		"RedrivePolicy": `{"deadLetterTargetArn":"` + arn(dlq[1]) + `","maxReceiveCount":"1"}`}, ca, cb)
+	const n = 60
+	for i := 0; i < n; i += 10 {
+		var entries []types.SendMessageBatchRequestEntry
+		for j := i; j < i+10; j++ {
+			entries = append(entries, types.SendMessageBatchRequestEntry{Id: aws.String(fmt.Sprint(j)), MessageBody: aws.String(fmt.Sprintf("m-%02d", j))})
+		}
+		if out, err := cb.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(dlq[1]), Entries: entries}); err != nil || len(out.Failed) > 0 {
+			t.Fatalf("SendMessageBatch: %v %+v", err, out)
+		}
+	}
+	if _, err := ca.StartMessageMoveTask(ctx, &sqs.StartMessageMoveTaskInput{SourceArn: aws.String(arn(dlq[1])),
+		DestinationArn: aws.String(arn(src[1])), MaxNumberOfMessagesPerSecond: aws.Int32(10)}); err != nil {
+		t.Fatalf("StartMessageMoveTask through gateway A: %v", err)
+	}
+	// task polls the task through gateway B until done says so (hang guard, not a bound).
+	task := func(what string, done func(types.ListMessageMoveTasksResultEntry) bool) types.ListMessageMoveTasksResultEntry {
+		t.Helper()
+		for guard := time.Now().Add(2 * time.Minute); time.Now().Before(guard); time.Sleep(100 * time.Millisecond) {
+			out, err := cb.ListMessageMoveTasks(ctx, &sqs.ListMessageMoveTasksInput{SourceArn: aws.String(arn(dlq[1]))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(out.Results) == 1 && done(out.Results[0]) {
+				return out.Results[0]
+			}
+		}
+		t.Fatalf("%s: never happened", what)
+		return types.ListMessageMoveTasksResultEntry{}
+	}
+	task("10 messages moved", func(e types.ListMessageMoveTasksResultEntry) bool { return e.ApproximateNumberOfMessagesMoved >= 10 })
+	a.kill()
+	done := task("the task completes after the kill", func(e types.ListMessageMoveTasksResultEntry) bool {
+		if s := aws.ToString(e.Status); s != "RUNNING" && s != "COMPLETED" {
+			t.Fatalf("task %s: %s", s, aws.ToString(e.FailureReason))
+		}
+		return aws.ToString(e.Status) == "COMPLETED"
+	})
+	seen := map[string]bool{}
+	for len(seen) < n {
+		out, err := cb.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(src[1]), MaxNumberOfMessages: 10, VisibilityTimeout: 600})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(out.Messages) == 0 {
+			t.Fatalf("%d of %d messages reached the destination (task reports %d moved)", len(seen), n, done.ApproximateNumberOfMessagesMoved)
+		}
+		for _, m := range out.Messages {
+			if seen[aws.ToString(m.Body)] {
+				t.Fatalf("%s moved twice", aws.ToString(m.Body))
+			}
+			seen[aws.ToString(m.Body)] = true
+		}
+	}
+	t.Logf("task adopted after the kill and completed; %d messages moved (the task counted %d)", n, done.ApproximateNumberOfMessagesMoved)
 }
