@@ -50,10 +50,18 @@ func (d *Driver) SendMessages(ctx context.Context, req drivers.SendMessagesReque
 	if len(req.Entries) == 0 {
 		return drivers.SendMessagesResult{}, nil
 	}
+	// Concurrent sends on a queue are merged (see batcher): standard ones into one
+	// statement, FIFO ones into one transaction. Each message keeps its call's time.
+	b := d.sends
 	if isFIFO(req.Name) {
-		return d.sendFIFO(ctx, req)
+		b = d.fifoSends
 	}
-	return d.sendStandard(ctx, req)
+	entries := make([]stdSend, len(req.Entries))
+	for i, e := range req.Entries {
+		entries[i] = stdSend{now: req.Now, e: e}
+	}
+	res, err := b.do(ctx, req.Name, entries)
+	return drivers.SendMessagesResult{Entries: res}, err
 }
 
 // isFIFO tells the queue kind from its name: SQS requires FIFO queues, and only them,
@@ -78,7 +86,7 @@ const sendStandardSQL = `WITH ins AS (
 )
 SELECT (SELECT count(*) FROM ins), CASE WHEN $11 THEN watched($12, $13, $1, $2) END`
 
-// stdSend is one message of a standard send, with the time of the call that sent it.
+// stdSend is one message of a send, with the time of the call that sent it.
 type stdSend struct {
 	now time.Time
 	e   drivers.SendEntry
@@ -90,15 +98,6 @@ type stdSend struct {
 const maxMergedSends = 100
 
 func sendWeight(s stdSend) int { return 1 + len(s.e.Body)/(16<<10) }
-
-func (d *Driver) sendStandard(ctx context.Context, req drivers.SendMessagesRequest) (drivers.SendMessagesResult, error) {
-	entries := make([]stdSend, len(req.Entries))
-	for i, e := range req.Entries {
-		entries[i] = stdSend{now: req.Now, e: e}
-	}
-	res, err := d.sends.do(ctx, req.Name, entries)
-	return drivers.SendMessagesResult{Entries: res}, err
-}
 
 // insertStandard stores the messages of one or more merged sends in one statement.
 func (d *Driver) insertStandard(ctx context.Context, queue string, entries []stdSend) ([]drivers.SendEntryResult, error) {
@@ -196,19 +195,8 @@ func seqString(n int64) string { return fmt.Sprintf("%020d", n) }
 // takes two statements of its batch).
 const maxMergedFIFOSends = 50
 
-// sendFIFO merges concurrent FIFO sends on a queue into one transaction, as sendStandard
-// merges standard ones: with many message groups, sends rarely share a group, and one
-// commit serves them all. Each message keeps its own call's time.
-func (d *Driver) sendFIFO(ctx context.Context, req drivers.SendMessagesRequest) (drivers.SendMessagesResult, error) {
-	entries := make([]stdSend, len(req.Entries))
-	for i, e := range req.Entries {
-		entries[i] = stdSend{now: req.Now, e: e}
-	}
-	res, err := d.fifoSends.do(ctx, req.Name, entries)
-	return drivers.SendMessagesResult{Entries: res}, err
-}
-
-// insertFIFO stores the messages of one or more merged FIFO sends in one transaction.
+// insertFIFO stores the messages of one or more merged FIFO sends in one transaction:
+// with many message groups, sends rarely share a group, and one commit serves them all.
 func (d *Driver) insertFIFO(ctx context.Context, queue string, entries []stdSend) ([]drivers.SendEntryResult, error) {
 	n := len(entries)
 	req := drivers.SendMessagesRequest{Name: queue, Entries: make([]drivers.SendEntry, n)}
