@@ -89,3 +89,29 @@ func TestVerifierEdges(t *testing.T) {
 		t.Fatal("without credentials every request must pass")
 	}
 }
+
+// FuzzVerify: whatever the Authorization header, date and path, verification answers
+// with an SQS error or accepts, and never panics.
+func FuzzVerify(f *testing.F) {
+	f.Add("AWS4-HMAC-SHA256 Credential=AKID/20261130/us-east-1/sqs/aws4_request, SignedHeaders=host;x-amz-date, Signature=00",
+		"20261130T120000Z", "/000000000000/q?a=b&c", "host;x-amz-date")
+	f.Add("AWS4-HMAC-SHA256 Credential=////, SignedHeaders=;;, Signature=zz", "2026", "/%zz", "")
+	f.Add("AWS4-HMAC-SHA256 ,,,=", "", "/", "HOST")
+	v := newVerifier(map[string]string{"AKID": "secret"})
+	v.now = func() time.Time { return time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC) }
+	f.Fuzz(func(t *testing.T, auth, date, target, extra string) {
+		r, err := http.NewRequest(http.MethodPost, "http://gw"+target, strings.NewReader("{}"))
+		if err != nil {
+			return
+		}
+		r.Header.Set("Authorization", auth)
+		r.Header.Set("X-Amz-Date", date)
+		r.Header.Set("X-Extra", extra)
+		if err := v.verify(r, []byte("{}")); err != nil {
+			var e *sqserr.Error
+			if !errors.As(err, &e) {
+				t.Fatalf("not an SQS error: %v", err)
+			}
+		}
+	})
+}
