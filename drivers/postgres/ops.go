@@ -43,7 +43,7 @@ func fifoGroupsReadySQL(src, at string) string {
 gl AS (
 	SELECT g.group_id FROM fifo_groups g
 	WHERE (SELECT fifo FROM q) AND g.queue_id = (SELECT id FROM q) AND g.group_id IN (SELECT group_id FROM ` + src + `)
-	ORDER BY g.group_id FOR UPDATE
+	ORDER BY g.group_id COLLATE "C" FOR UPDATE
 ),
 gu AS (
 	UPDATE fifo_groups g SET ready_at = least(g.ready_at, ` + at + `::timestamptz)

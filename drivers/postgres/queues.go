@@ -167,7 +167,7 @@ func (d *Driver) SetQueueAttributes(ctx context.Context, req drivers.SetQueueAtt
 		up AS (UPDATE queues SET fifo = $2, dedup_group = $3, retention = $4, max_receive = $5,
 			dlq_name = $6, attributes = $7, last_modified = $8 WHERE name = $1 RETURNING id),
 		gl AS (SELECT g.group_id FROM fifo_groups g, old WHERE g.queue_id = old.id AND old.retention <> $4
-			ORDER BY g.group_id FOR UPDATE OF g),
+			ORDER BY g.group_id COLLATE "C" FOR UPDATE OF g),
 		gu AS (UPDATE fifo_groups g SET ready_at = least(g.ready_at, $8) FROM old
 			WHERE g.queue_id = old.id AND g.group_id IN (SELECT group_id FROM gl) RETURNING 1)
 		SELECT count(*) FROM up`,
@@ -256,7 +256,7 @@ func (d *Driver) PurgeQueue(ctx context.Context, req drivers.PurgeQueueRequest) 
 		// Purged in-flight messages no longer block their FIFO groups; claims correct the
 		// early ready_at (and drop the rows of emptied groups). Group order: see sendGroupsSQL.
 		_, err = tx.Exec(ctx, `UPDATE fifo_groups g SET ready_at = least(g.ready_at, $2) FROM (
-			SELECT group_id FROM fifo_groups WHERE queue_id = $1 ORDER BY group_id FOR UPDATE) l
+			SELECT group_id FROM fifo_groups WHERE queue_id = $1 ORDER BY group_id COLLATE "C" FOR UPDATE) l
 			WHERE g.queue_id = $1 AND g.group_id = l.group_id`, id, req.Now)
 		return err
 	})

@@ -70,7 +70,7 @@ c AS (
 	fifoGroupWrites = `
 gd AS (
 	INSERT INTO fifo_groups (queue_id, group_id, ready_at)
-	SELECT DISTINCT (SELECT dlq_id FROM q), mv.group_id, $2::timestamptz FROM mv
+	SELECT DISTINCT (SELECT dlq_id FROM q), mv.group_id COLLATE "C", $2::timestamptz FROM mv
 	WHERE (SELECT dlq_fifo FROM q) AND mv.group_id IS NOT NULL ORDER BY 2
 	ON CONFLICT (queue_id, group_id) DO UPDATE SET ready_at = least(fifo_groups.ready_at, excluded.ready_at)
 	RETURNING 1

@@ -171,7 +171,9 @@ ins AS (
 SELECT (SELECT count(*) FROM q), (SELECT id FROM ins)`
 
 // sendGroupsSQL inserts or updates the row of each group a FIFO send writes to, in
-// group order so that writers of several groups cannot deadlock. Claims hold group rows
+// group order so that writers of several groups cannot deadlock: byte order, as Go sorts
+// them, which every statement that locks several group rows follows (ORDER BY group_id
+// COLLATE "C"; the database's own collation may order them otherwise). Claims hold group rows
 // while they work on a group, and rely on every change to a group's messages locking
 // its row in the same transaction, before the change (see fifoCandidates). A message
 // appended to a group with unexpired messages changes neither its head nor what is in
