@@ -4,8 +4,11 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/anysqs/anysqs/drivers"
 )
@@ -285,5 +288,93 @@ func TestConcurrentFIFOSends(t *testing.T) {
 			del(t, d, "q.fifo", epoch, m.ReceiptHandle)
 			got++
 		}
+	}
+}
+
+// TestFIFOLockOrderAnyCollation: on a database whose collation orders group ids unlike
+// byte order (ICU en-US: "a" < "B"), sends and deletes that each touch the rows of groups
+// "a" and "B" run concurrently without deadlocking: every statement locks group rows in
+// one order.
+func TestFIFOLockOrderAnyCollation(t *testing.T) {
+	t.Parallel()
+	requireServer(t)
+	conn, err := pgx.Connect(context.Background(), adminDSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var icu bool
+	err = conn.QueryRow(context.Background(), `SELECT EXISTS (SELECT 1 FROM pg_collation WHERE collprovider = 'i')`).Scan(&icu)
+	conn.Close(context.Background())
+	if err != nil || !icu {
+		t.Skipf("this PostgreSQL has no ICU collations (%v)", err)
+	}
+	d := openDriver(t, newDatabaseWith(t, "TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'en-US' LOCALE 'C.UTF-8'"))
+	createQueue(t, d, "q.fifo", fifoAttrs())
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var sends, deletes atomic.Int64
+	// Enough of both have overlapped: stop.
+	enough := func() {
+		if sends.Load() >= 400 && deletes.Load() >= 100 {
+			cancel()
+		}
+	}
+	errs := make(chan error, 64)
+	var wg sync.WaitGroup
+	for w := 0; w < 4; w++ {
+		wg.Add(2)
+		go func() { // sender: batches with both groups
+			defer wg.Done()
+			for i := 0; ctx.Err() == nil; i++ {
+				var entries []drivers.SendEntry
+				for _, g := range []string{"a", "B"} {
+					entries = append(entries, drivers.SendEntry{MessageID: fmt.Sprintf("%d-%d-%s", w, i, g), Body: g,
+						MessageGroupID: g, MessageDeduplicationID: fmt.Sprintf("%d-%d-%s", w, i, g)})
+				}
+				res, err := d.SendMessages(ctx, drivers.SendMessagesRequest{Name: "q.fifo", Now: epoch, Entries: entries})
+				if err != nil && ctx.Err() == nil {
+					errs <- fmt.Errorf("send: %w", err)
+					cancel()
+					return
+				}
+				if err == nil && res.Entries[0].Err == nil {
+					sends.Add(1)
+					enough()
+				}
+			}
+		}()
+		go func() { // consumer: receives from both groups, deletes in one batch
+			defer wg.Done()
+			for ctx.Err() == nil {
+				r, err := d.ReceiveMessages(ctx, drivers.ReceiveMessagesRequest{Name: "q.fifo", Now: epoch, MaxMessages: 10, VisibilityTimeout: 60})
+				if err != nil {
+					if ctx.Err() == nil {
+						errs <- fmt.Errorf("receive: %w", err)
+						cancel()
+					}
+					return
+				}
+				req := drivers.DeleteMessagesRequest{Name: "q.fifo", Now: epoch}
+				for i, m := range r.Messages {
+					req.Entries = append(req.Entries, drivers.DeleteEntry{EntryID: fmt.Sprint(i), ReceiptHandle: m.ReceiptHandle})
+				}
+				if len(req.Entries) == 0 {
+					continue
+				}
+				if _, err := d.DeleteMessages(ctx, req); err != nil && ctx.Err() == nil {
+					errs <- fmt.Errorf("delete: %w", err)
+					cancel()
+					return
+				}
+				deletes.Add(1)
+				enough()
+			}
+		}()
+	}
+	wg.Wait() // each goroutine returns at its first error or once enough() cancelled
+	select {
+	case err := <-errs:
+		t.Fatalf("after %d sends and %d deletes: %v", sends.Load(), deletes.Load(), err)
+	default:
 	}
 }

@@ -41,6 +41,12 @@ func requireServer(t testing.TB) {
 // newDatabase creates an empty database, dropped when the test ends, and returns its DSN.
 func newDatabase(t testing.TB) string {
 	t.Helper()
+	return newDatabaseWith(t, "")
+}
+
+// newDatabaseWith is newDatabase with options for CREATE DATABASE (a collation, say).
+func newDatabaseWith(t testing.TB, options string) string {
+	t.Helper()
 	requireServer(t)
 	ctx := context.Background()
 	var b [6]byte
@@ -51,7 +57,7 @@ func newDatabase(t testing.TB) string {
 		t.Fatal(err)
 	}
 	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
+	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name+" "+options); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
