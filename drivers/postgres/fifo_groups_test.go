@@ -200,6 +200,58 @@ func TestSweepGroupsRacingSend(t *testing.T) {
 	}
 }
 
+// TestSweepGroupsLockOrder: a writer holding the row of group "B" and then taking the row
+// of group "a" (byte order, as sends take them) does not deadlock with a sweep of both
+// empty groups, whose rows lie the other way round on disk: the sweep takes rows in the
+// writers' order, so it waits at "B" without holding "a".
+func TestSweepGroupsLockOrder(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dsn, d := expiringFIFO(t, "order.fifo")
+	for i, g := range []string{"a", "B"} { // "a"'s row first on disk
+		send(t, d, "order.fifo", epoch, drivers.SendEntry{Body: g, MessageGroupID: g, MessageDeduplicationID: fmt.Sprint(i)})
+	}
+	now := epoch.Add(61 * time.Second)
+	receive(t, d, "order.fifo", now, 10, 30) // both groups expire: their rows go to infinity
+	if n := infiniteGroups(t, dsn); n != 2 {
+		t.Fatalf("groups at infinity: %d, want 2", n)
+	}
+	execSQL(t, dsn, `DELETE FROM anysqs.messages`)
+
+	conn := connect(t, dsn)
+	defer conn.Close(ctx)
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	write := func(g string) error {
+		_, err := tx.Exec(ctx, `UPDATE anysqs.fifo_groups SET ready_at = $1 WHERE group_id = $2`, now, g)
+		return err
+	}
+	if err := write("B"); err != nil {
+		t.Fatal(err)
+	}
+	swept := make(chan error, 1)
+	go func() {
+		_, err := d.Sweep(ctx, drivers.SweepRequest{Now: now, Limit: 10})
+		swept <- err
+	}()
+	waitForLockWait(t, dsn)
+	if err := write("a"); err != nil {
+		t.Fatalf("the writer's second row: %v", err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-swept; err != nil {
+		t.Fatalf("sweep: %v", err)
+	}
+	if n := groupRows(t, dsn); n != 2 {
+		t.Fatalf("fifo_groups rows after the sweep met the writer: %d, want both kept", n)
+	}
+}
+
 // expiringFIFO opens a driver on a new database with a FIFO queue that keeps messages
 // for 60 s.
 func expiringFIFO(t *testing.T, queue string) (string, *postgres.Driver) {

@@ -273,13 +273,22 @@ DELETE FROM messages m USING c WHERE m.queue_id = c.queue_id AND m.id = c.id`
 // row to a finite ready_at in its own transaction: either that write comes first, and
 // this delete, meeting the newer row version, finds neither its ctid nor infinity and
 // keeps it; or this delete comes first, and the writer's INSERT ... ON CONFLICT waits
-// for it to commit and then inserts a new row.
-const sweepGroupsSQL = `DELETE FROM fifo_groups g WHERE g.ready_at = 'infinity' AND g.ctid = ANY (ARRAY(
-	SELECT x.ctid FROM queues q CROSS JOIN LATERAL (
-		SELECT f.ctid FROM fifo_groups f WHERE f.queue_id = q.id AND f.ready_at = 'infinity'
+// for it to commit and then inserts a new row. The rows are locked in the order every
+// writer of several group rows follows (sendGroupsSQL), so that a send refilling two of
+// them at that moment waits for the sweep, or the sweep for it, and neither deadlocks;
+// a row whose newer version is no longer at infinity drops out when its lock is granted.
+const sweepGroupsSQL = `WITH cand AS (
+	SELECT x.queue_id, x.group_id FROM queues q CROSS JOIN LATERAL (
+		SELECT f.queue_id, f.group_id FROM fifo_groups f WHERE f.queue_id = q.id AND f.ready_at = 'infinity'
 			AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.queue_id = f.queue_id AND m.group_id = f.group_id)
 		LIMIT $1
-	) x WHERE q.fifo LIMIT $1))`
+	) x WHERE q.fifo LIMIT $1
+), locked AS (
+	SELECT f.ctid FROM fifo_groups f JOIN cand c ON f.queue_id = c.queue_id AND f.group_id = c.group_id
+	WHERE f.ready_at = 'infinity'
+	ORDER BY f.queue_id, f.group_id COLLATE "C" FOR UPDATE OF f
+)
+DELETE FROM fifo_groups g WHERE g.ready_at = 'infinity' AND g.ctid = ANY (ARRAY(SELECT ctid FROM locked))`
 
 // Sweep deletes expired messages, the rows of FIFO groups left without messages, dedup
 // records and receive attempts, each at most req.Limit per call. Only one gateway sweeps
