@@ -183,12 +183,7 @@ func TestSweepGroupsRacingSend(t *testing.T) {
 		ON CONFLICT (queue_id, group_id) DO UPDATE SET ready_at = excluded.ready_at`, later); err != nil {
 		t.Fatal(err)
 	}
-	swept := make(chan error, 1)
-	go func() {
-		_, err := d.Sweep(ctx, drivers.SweepRequest{Now: later, Limit: 10})
-		swept <- err
-	}()
-	waitForLockWait(t, dsn)
+	swept := sweepUntilBlocked(t, dsn, d, later)
 	if err := tx.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -232,12 +227,7 @@ func TestSweepGroupsLockOrder(t *testing.T) {
 	if err := write("B"); err != nil {
 		t.Fatal(err)
 	}
-	swept := make(chan error, 1)
-	go func() {
-		_, err := d.Sweep(ctx, drivers.SweepRequest{Now: now, Limit: 10})
-		swept <- err
-	}()
-	waitForLockWait(t, dsn)
+	swept := sweepUntilBlocked(t, dsn, d, now)
 	if err := write("a"); err != nil {
 		t.Fatalf("the writer's second row: %v", err)
 	}
@@ -250,6 +240,19 @@ func TestSweepGroupsLockOrder(t *testing.T) {
 	if n := groupRows(t, dsn); n != 2 {
 		t.Fatalf("fifo_groups rows after the sweep met the writer: %d, want both kept", n)
 	}
+}
+
+// sweepUntilBlocked starts a sweep at now and returns once it waits for a row lock, with
+// the channel that will carry its result.
+func sweepUntilBlocked(t *testing.T, dsn string, d *postgres.Driver, now time.Time) <-chan error {
+	t.Helper()
+	swept := make(chan error, 1)
+	go func() {
+		_, err := d.Sweep(context.Background(), drivers.SweepRequest{Now: now, Limit: 10})
+		swept <- err
+	}()
+	waitForLockWait(t, dsn)
+	return swept
 }
 
 // expiringFIFO opens a driver on a new database with a FIFO queue that keeps messages
