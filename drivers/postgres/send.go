@@ -99,6 +99,18 @@ const maxMergedSends = 100
 
 func sendWeight(s stdSend) int { return 1 + len(s.e.Body)/(16<<10) }
 
+// latestNow is the latest of merged calls' times: a send's watched() check compares it
+// with the watches' deadlines.
+func latestNow(entries []stdSend) time.Time {
+	var now time.Time
+	for _, s := range entries {
+		if s.now.After(now) {
+			now = s.now
+		}
+	}
+	return now
+}
+
 // insertStandard stores the messages of one or more merged sends in one statement.
 func (d *Driver) insertStandard(ctx context.Context, queue string, entries []stdSend) ([]drivers.SendEntryResult, error) {
 	n := len(entries)
@@ -106,7 +118,6 @@ func (d *Driver) insertStandard(ctx context.Context, queue string, entries []std
 	attrs, sys := make([][]byte, n), make([][]byte, n)
 	visible, sent := make([]time.Time, n), make([]time.Time, n)
 	groups, dedups := make([]*string, n), make([]*string, n)
-	var now time.Time
 	for i, s := range entries {
 		e := s.e
 		var err error
@@ -119,14 +130,11 @@ func (d *Driver) insertStandard(ctx context.Context, queue string, entries []std
 		ids[i], bodies[i], senders[i] = e.MessageID, e.Body, e.SenderID
 		sent[i], visible[i] = s.now, s.now.Add(time.Duration(e.DelaySeconds)*time.Second)
 		groups[i], dedups[i] = nullIfEmpty(e.MessageGroupID), nullIfEmpty(e.MessageDeduplicationID)
-		if s.now.After(now) {
-			now = s.now
-		}
 	}
 	b := &pgx.Batch{}
 	var inserted int64
 	var watched *bool
-	b.Queue(sendStandardSQL, queue, now, ids, bodies, attrs, sys, senders, visible, groups, dedups,
+	b.Queue(sendStandardSQL, queue, latestNow(entries), ids, bodies, attrs, sys, senders, visible, groups, dedups,
 		!d.notifyTx, d.keys.watch, hash32(queue), sent).
 		QueryRow(func(r pgx.Row) error { return r.Scan(&inserted, &watched) })
 	if d.notifyTx {
@@ -201,21 +209,14 @@ const maxMergedFIFOSends = 50
 // with many message groups, sends rarely share a group, and one commit serves them all.
 func (d *Driver) insertFIFO(ctx context.Context, queue string, entries []stdSend) ([]drivers.SendEntryResult, error) {
 	n := len(entries)
-	req := drivers.SendMessagesRequest{Name: queue, Entries: make([]drivers.SendEntry, n)}
-	for i, s := range entries {
-		req.Entries[i] = s.e
-		if s.now.After(req.Now) {
-			req.Now = s.now // the latest call's: watched() compares it with watches
-		}
-	}
-	res := drivers.SendMessagesResult{Entries: make([]drivers.SendEntryResult, n)}
+	res := make([]drivers.SendEntryResult, n)
 	b := &pgx.Batch{}
 	// Lock each message group before taking sequence numbers, so commits within a group
 	// happen in sequence order and a receiver never sees a later message before an
 	// earlier one has committed. Sorted keys keep concurrent batches deadlock-free.
 	var keys []int64
-	for _, e := range req.Entries {
-		keys = append(keys, d.keys.group(req.Name, e.MessageGroupID))
+	for _, s := range entries {
+		keys = append(keys, d.keys.group(queue, s.e.MessageGroupID))
 	}
 	slices.Sort(keys)
 	for _, k := range slices.Compact(keys) {
@@ -224,11 +225,12 @@ func (d *Driver) insertFIFO(ctx context.Context, queue string, entries []stdSend
 	// Then each group's fifo_groups row, in group order, before any message: see
 	// sendGroupsSQL.
 	ready := map[string]time.Time{}
-	for i, e := range req.Entries {
+	for _, s := range entries {
+		e := s.e
 		if e.MessageGroupID == "" || e.MessageDeduplicationID == "" {
 			continue
 		}
-		v := entries[i].now.Add(time.Duration(e.DelaySeconds) * time.Second)
+		v := s.now.Add(time.Duration(e.DelaySeconds) * time.Second)
 		if t, ok := ready[e.MessageGroupID]; !ok || v.Before(t) {
 			ready[e.MessageGroupID] = v
 		}
@@ -243,7 +245,7 @@ func (d *Driver) insertFIFO(ctx context.Context, queue string, entries []stdSend
 		for i, g := range groups {
 			times[i] = ready[g]
 		}
-		b.Queue(sendGroupsSQL, req.Name, groups, times)
+		b.Queue(sendGroupsSQL, queue, groups, times)
 	}
 	type outcome struct {
 		queueFound  int64
@@ -252,11 +254,12 @@ func (d *Driver) insertFIFO(ctx context.Context, queue string, entries []stdSend
 		origSeq     int64
 	}
 	outs := make([]outcome, n)
-	for i, e := range req.Entries {
-		res.Entries[i].EntryID = e.EntryID
+	for i, s := range entries {
+		e := s.e
+		res[i].EntryID = e.EntryID
 		if e.MessageDeduplicationID == "" || e.MessageGroupID == "" {
-			res.Entries[i].Err = drivers.Errorf(drivers.KindInvalidArgument,
-				"FIFO queue %s needs MessageGroupId and a deduplication id", req.Name)
+			res[i].Err = drivers.Errorf(drivers.KindInvalidArgument,
+				"FIFO queue %s needs MessageGroupId and a deduplication id", queue)
 			continue
 		}
 		attrs, err := encodeAttrs(e.Attributes)
@@ -267,13 +270,12 @@ func (d *Driver) insertFIFO(ctx context.Context, queue string, entries []stdSend
 		if err != nil {
 			return nil, err
 		}
-		now := entries[i].now
-		visible := now.Add(time.Duration(e.DelaySeconds) * time.Second)
+		visible := s.now.Add(time.Duration(e.DelaySeconds) * time.Second)
 		o := &outs[i]
-		b.Queue(sendFIFOSQL, req.Name, now, e.MessageGroupID, e.MessageDeduplicationID, e.MessageID,
-			now.Add(dedupWindow), e.Body, attrs, sys, e.SenderID, visible).
+		b.Queue(sendFIFOSQL, queue, s.now, e.MessageGroupID, e.MessageDeduplicationID, e.MessageID,
+			s.now.Add(dedupWindow), e.Body, attrs, sys, e.SenderID, visible).
 			QueryRow(func(r pgx.Row) error { return r.Scan(&o.queueFound, &o.insertedSeq) })
-		b.Queue(dedupLookupSQL, req.Name, e.MessageGroupID, e.MessageDeduplicationID).
+		b.Queue(dedupLookupSQL, queue, e.MessageGroupID, e.MessageDeduplicationID).
 			QueryRow(func(r pgx.Row) error {
 				err := r.Scan(&o.origID, &o.origSeq)
 				if err == pgx.ErrNoRows {
@@ -284,31 +286,31 @@ func (d *Driver) insertFIFO(ctx context.Context, queue string, entries []stdSend
 	}
 	watched := false
 	if d.notifyTx {
-		b.Queue(`SELECT pg_notify($1, $2)`, d.channel, req.Name)
+		b.Queue(`SELECT pg_notify($1, $2)`, d.channel, queue)
 	} else {
-		b.Queue(`SELECT watched($1, $2, $3, $4)`, d.keys.watch, hash32(req.Name), req.Name, req.Now).
+		b.Queue(`SELECT watched($1, $2, $3, $4)`, d.keys.watch, hash32(queue), queue, latestNow(entries)).
 			QueryRow(func(r pgx.Row) error { return r.Scan(&watched) })
 	}
 	if err := d.pool.SendBatch(ctx, b).Close(); err != nil {
-		return nil, mapErr(ctx, err, "send to "+req.Name)
+		return nil, mapErr(ctx, err, "send to "+queue)
 	}
-	for i, e := range req.Entries {
-		if res.Entries[i].Err != nil {
+	for i, s := range entries {
+		if res[i].Err != nil {
 			continue
 		}
 		o := outs[i]
 		if o.queueFound == 0 {
-			return nil, notFound(req.Name)
+			return nil, notFound(queue)
 		}
 		if o.insertedSeq != nil && watched {
-			d.notes.notify(req.Name)
+			d.notes.notify(queue)
 		}
-		r := &res.Entries[i]
+		r := &res[i]
 		if o.insertedSeq != nil {
-			r.MessageID, r.SequenceNumber = e.MessageID, seqString(*o.insertedSeq)
+			r.MessageID, r.SequenceNumber = s.e.MessageID, seqString(*o.insertedSeq)
 		} else {
 			r.MessageID, r.SequenceNumber, r.Duplicate = o.origID, seqString(o.origSeq), true
 		}
 	}
-	return res.Entries, nil
+	return res, nil
 }
