@@ -180,8 +180,8 @@ type MetricsCollector interface {
 // instance adopts once it has lapsed. Times are gateway clock times.
 type MoveTaskStore interface {
 	// StartMoveTask records t, which is running, and forgets all but the latest
-	// finished tasks of its source. It fails with KindFailedPrecondition when a task is
-	// already running on t.Source.
+	// MoveTasksKept finished tasks of its source. It fails with KindFailedPrecondition
+	// when a task is already running on t.Source.
 	StartMoveTask(ctx context.Context, t MoveTask) error
 	// ReportMoveTask records a step of a task: it adds req.Moved to the task's count
 	// and, if the task is still running under req.Owner's lease, sets its status and
@@ -198,6 +198,10 @@ type MoveTaskStore interface {
 	// lease lapsed before now, and returns those tasks.
 	AdoptMoveTasks(ctx context.Context, owner string, now, leaseUntil time.Time) ([]MoveTask, error)
 }
+
+// MoveTasksKept is how many finished move tasks a MoveTaskStore keeps per source queue
+// for ListMessageMoveTasks, which lists at most 10.
+const MoveTasksKept = 10
 
 // Message move task states, as SQS names them.
 const (

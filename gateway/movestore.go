@@ -30,11 +30,11 @@ func (m *memMoveTasks) StartMoveTask(_ context.Context, t drivers.MoveTask) erro
 	}
 	// No other task runs, so every one but the new one is finished.
 	list := append(m.bySource[t.Source], &t)
-	if len(list) > moveTasksKept+1 {
-		for _, old := range list[:len(list)-moveTasksKept-1] {
+	if len(list) > drivers.MoveTasksKept+1 {
+		for _, old := range list[:len(list)-drivers.MoveTasksKept-1] {
 			delete(m.byHandle, old.Handle)
 		}
-		list = list[len(list)-moveTasksKept-1:]
+		list = list[len(list)-drivers.MoveTasksKept-1:]
 	}
 	m.bySource[t.Source] = list
 	m.byHandle[t.Handle] = &t

@@ -37,7 +37,7 @@ func (d *Driver) queryMoveTasks(ctx context.Context, what, sql string, args ...a
 }
 
 // startMoveTaskSQL inserts the task and, in the same statement, forgets the source's
-// finished tasks but the latest moveTasksKept ones.
+// finished tasks but the latest drivers.MoveTasksKept ones.
 const startMoveTaskSQL = `
 WITH q AS (SELECT id FROM queues WHERE name = $2),
 pruned AS (
@@ -48,13 +48,10 @@ pruned AS (
 INSERT INTO move_tasks (handle, queue_id, destination, rate, started, to_move, status, owner, lease_until)
 SELECT $1, q.id, $3, $4, $5, $6, $7, $8, $9 FROM q`
 
-// moveTasksKept is how many finished tasks a queue keeps for ListMessageMoveTasks.
-const moveTasksKept = 10
-
 // StartMoveTask records a running task; see drivers.MoveTaskStore.
 func (d *Driver) StartMoveTask(ctx context.Context, t drivers.MoveTask) error {
 	tag, err := d.pool.Exec(ctx, startMoveTaskSQL, t.Handle, t.Source, t.Destination, t.Rate, t.Started,
-		t.ToMove, t.Status, t.Owner, t.LeaseUntil, moveTasksKept)
+		t.ToMove, t.Status, t.Owner, t.LeaseUntil, drivers.MoveTasksKept)
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) && pe.Code == "23505" && pe.ConstraintName == "move_tasks_one_running" {
 		return drivers.Errorf(drivers.KindFailedPrecondition, "a move task is already running on %s", t.Source)

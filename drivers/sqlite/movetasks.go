@@ -17,9 +17,6 @@ import (
 const moveTaskReturning = `handle, (SELECT name FROM queues WHERE id = queue_id), destination, rate,
 	started, to_move, moved, status, failure, owner, lease_until`
 
-// moveTasksKept is how many finished tasks a queue keeps for ListMessageMoveTasks.
-const moveTasksKept = 10
-
 func scanMoveTasks(rows *sql.Rows, err error) ([]drivers.MoveTask, error) {
 	if err != nil {
 		return nil, err
@@ -61,7 +58,7 @@ func (d *Driver) StartMoveTask(ctx context.Context, t drivers.MoveTask) error {
 		}
 		if _, err := tx.ExecContext(ctx, `DELETE FROM move_tasks WHERE seq IN (
 			SELECT seq FROM move_tasks WHERE queue_id = ? AND status <> 'RUNNING' ORDER BY seq DESC LIMIT -1 OFFSET ?)`,
-			id, moveTasksKept); err != nil {
+			id, drivers.MoveTasksKept); err != nil {
 			return err
 		}
 		var rate sql.NullInt32
