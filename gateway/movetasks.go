@@ -26,7 +26,6 @@ import (
 const (
 	defaultMoveRate  = 500 // messages per second when the client names none; also the maximum
 	maxMoveTasksList = 10
-	moveTasksKept    = 10 // finished tasks remembered per source queue
 
 	// moveLease is how long a step's report keeps a task with its runner; moveAdoptEvery
 	// is how often an instance looks for tasks whose runner stopped renewing theirs.
@@ -54,6 +53,25 @@ type runningMove struct {
 	unreported int64
 	outcome    string // a final status not yet reported
 	failure    string
+}
+
+// report is what r's runner tells the store now: the moves not yet counted, the outcome
+// (RUNNING until one is known), and a lease until leaseUntil.
+func (r *runningMove) report(owner string, leaseUntil time.Time) drivers.ReportMoveTaskRequest {
+	status := r.outcome
+	if status == "" {
+		status = drivers.MoveTaskRunning
+	}
+	return drivers.ReportMoveTaskRequest{Handle: r.task.Handle, Owner: owner, Moved: r.unreported,
+		Status: status, Failure: r.failure, LeaseUntil: leaseUntil}
+}
+
+// nextStepLocked schedules r's next step a second from now, unless the instance is
+// closing; m.mu is held.
+func (m *moveTasks) nextStepLocked(r *runningMove) {
+	if !m.closed {
+		r.timer = m.s.clock.AfterFunc(time.Second, func() { m.step(r) })
+	}
 }
 
 func newMoveTasks(s *Server) *moveTasks {
@@ -207,8 +225,8 @@ func (m *moveTasks) step(r *runningMove) {
 			m.s.log.Warn("move task: moving messages failed; retrying", "queue", t.Source, "err", err)
 			m.mu.Lock()
 			defer m.mu.Unlock()
-			if !m.closed && m.running[t.Handle] == r {
-				r.timer = m.s.clock.AfterFunc(time.Second, func() { m.step(r) })
+			if m.running[t.Handle] == r {
+				m.nextStepLocked(r)
 			}
 			return
 		case err != nil:
@@ -218,14 +236,7 @@ func (m *moveTasks) step(r *runningMove) {
 		}
 		r.unreported += int64(res.Moved)
 	}
-	status := r.outcome
-	if status == "" {
-		status = drivers.MoveTaskRunning
-	}
-	got, err := m.store.ReportMoveTask(m.s.ctx, drivers.ReportMoveTaskRequest{
-		Handle: t.Handle, Owner: m.s.instance, Moved: r.unreported, Status: status, Failure: r.failure,
-		LeaseUntil: m.s.clock.Now().Add(moveLease),
-	})
+	got, err := m.store.ReportMoveTask(m.s.ctx, r.report(m.s.instance, m.s.clock.Now().Add(moveLease)))
 
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -246,9 +257,7 @@ func (m *moveTasks) step(r *runningMove) {
 	default:
 		r.unreported = 0
 	}
-	if !m.closed {
-		r.timer = m.s.clock.AfterFunc(time.Second, func() { m.step(r) })
-	}
+	m.nextStepLocked(r)
 }
 
 // adoptLapsed takes over running tasks whose runner stopped renewing their lease (it
@@ -307,14 +316,7 @@ func (m *moveTasks) release() {
 	m.running = map[string]*runningMove{}
 	m.mu.Unlock()
 	for _, r := range running {
-		status := r.outcome
-		if status == "" {
-			status = drivers.MoveTaskRunning
-		}
-		_, _ = m.store.ReportMoveTask(ctx, drivers.ReportMoveTaskRequest{
-			Handle: r.task.Handle, Owner: m.s.instance, Moved: r.unreported, Status: status,
-			Failure: r.failure, LeaseUntil: m.s.clock.Now(),
-		})
+		_, _ = m.store.ReportMoveTask(ctx, r.report(m.s.instance, m.s.clock.Now()))
 	}
 }
 
