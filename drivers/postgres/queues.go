@@ -222,9 +222,7 @@ func (d *Driver) DeleteQueue(ctx context.Context, req drivers.DeleteQueueRequest
 				return err
 			}
 		}
-		if req.Now.IsZero() {
-			return nil
-		}
+		// A zero Now records a deletion at year 1, which blocks nothing.
 		_, err = tx.Exec(ctx, `INSERT INTO deleted_queues (name, deleted_at) VALUES ($1, $2)
 			ON CONFLICT (name) DO UPDATE SET deleted_at = greatest(deleted_queues.deleted_at, excluded.deleted_at)`, req.Name, req.Now)
 		return err

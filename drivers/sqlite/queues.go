@@ -229,9 +229,10 @@ func (d *Driver) DeleteQueue(ctx context.Context, req drivers.DeleteQueueRequest
 		if err != nil {
 			return err
 		}
-		if err := mustAffect(r, req.Name); err != nil || req.Now.IsZero() {
+		if err := mustAffect(r, req.Name); err != nil {
 			return err
 		}
+		// A zero Now records a deletion at time 0, which blocks nothing.
 		_, err = tx.ExecContext(ctx, `INSERT INTO deleted_queues(name, deleted_at) VALUES (?, ?)
 			ON CONFLICT(name) DO UPDATE SET deleted_at = max(deleted_at, excluded.deleted_at)`, req.Name, toNanos(req.Now))
 		return err
