@@ -1,7 +1,6 @@
 package conformance_test
 
 import (
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http/httptest"
@@ -94,30 +93,31 @@ func TestMoveTasksAcrossGateways(t *testing.T) {
 		h.T.Fatalf("%d of 5 messages are back in the source queue", len(got))
 	}
 
-	// A task run by B, cancelled through A: B stops at its next step.
+	// A task run by B, cancelled through A once B's first step has moved a message: the
+	// task is CANCELLING, still the source's active task, until B's next step, which
+	// reports before it moves anything and makes it CANCELLED.
 	dl2, _, out2 := h.slowMoveTask(b.SQS) // through gateway B
-	cout, err := h.SQS.CancelMessageMoveTask(h.Ctx, &sqs.CancelMessageMoveTaskInput{TaskHandle: out2.TaskHandle})
+	h.Eventually("the first step to move a message", 0, func() bool {
+		return h.Attr(dl2, "ApproximateNumberOfMessages") == "4"
+	})
+	_, err = h.SQS.CancelMessageMoveTask(h.Ctx, &sqs.CancelMessageMoveTaskInput{TaskHandle: out2.TaskHandle})
 	h.Must(err, "CancelMessageMoveTask through gateway A")
-	h.Clock.Advance(time.Minute)
-	h.awaitMoveTask(dl2, "CANCELLED")
+	if got := list(b.SQS, dl2); len(got) != 1 || got[0] != "CANCELLING " {
+		h.T.Fatalf("ListMessageMoveTasks through B after the cancel = %q, want [CANCELLING] without a handle", got)
+	}
+	_, err = b.SQS.StartMessageMoveTask(h.Ctx, &sqs.StartMessageMoveTaskInput{SourceArn: aws.String(h.Arn(dl2))})
+	h.WantErr(err, "a task on a source whose task is cancelling", "UnsupportedOperation")
+	_, err = h.SQS.CancelMessageMoveTask(h.Ctx, &sqs.CancelMessageMoveTaskInput{TaskHandle: out2.TaskHandle})
+	h.WantErr(err, "cancelling a cancelling task", "ResourceNotFoundException")
+	task2 := h.awaitMoveTask(dl2, "CANCELLED")
 	// Let B's runner take several more steps if it were still running.
 	for i := 0; i < 10; i++ {
 		h.Clock.Advance(time.Second)
 		time.Sleep(5 * time.Millisecond)
 	}
-	// A step in flight at the cancel records its moves when it ends: wait until the
-	// task's count matches the messages that left the DLQ.
-	var moved int64
-	var left string
-	h.Eventually("the cancelled task's count to settle", 0, func() bool {
-		out, err := h.SQS.ListMessageMoveTasks(h.Ctx, &sqs.ListMessageMoveTasksInput{SourceArn: aws.String(h.Arn(dl2))})
-		h.Must(err, "ListMessageMoveTasks")
-		moved, left = out.Results[0].ApproximateNumberOfMessagesMoved, h.Attr(dl2, "ApproximateNumberOfMessages")
-		return left == fmt.Sprint(5-moved)
-	})
-	if moved > cout.ApproximateNumberOfMessagesMoved+1 || moved >= 5 {
-		h.T.Fatalf("cancel through A reported %d moved; the task then moved %d of 5: B kept going",
-			cout.ApproximateNumberOfMessagesMoved, moved)
+	if left := h.Attr(dl2, "ApproximateNumberOfMessages"); task2.ApproximateNumberOfMessagesMoved != 1 || left != "4" {
+		h.T.Fatalf("after the cancel: the task counts %d moved and %s messages are left, want 1 and 4",
+			task2.ApproximateNumberOfMessagesMoved, left)
 	}
 }
 

@@ -174,8 +174,8 @@ type MetricsCollector interface {
 
 // MoveTaskStore is implemented by drivers whose storage several gateway instances share.
 // The gateway keeps message move tasks there instead of in its own memory, so every
-// instance lists and cancels every task, at most one task runs per source queue across
-// all instances, and a task outlives the instance running it. One instance at a time
+// instance lists and cancels every task, at most one task is active (running or
+// cancelling) per source queue across all instances, and a task outlives the instance running it. One instance at a time
 // runs a task: the owner of its lease, which the owner renews at every step and another
 // instance adopts once it has lapsed. Times are gateway clock times.
 type MoveTaskStore interface {
@@ -185,17 +185,20 @@ type MoveTaskStore interface {
 	StartMoveTask(ctx context.Context, t MoveTask) error
 	// ReportMoveTask records a step of a task: it adds req.Moved to the task's count
 	// and, if the task is still running under req.Owner's lease, sets its status and
-	// failure reason and renews the lease until req.LeaseUntil. It returns the task as
-	// stored afterwards (a cancelled task, or one another owner adopted, comes back
-	// with that status or owner, and its runner stops). KindNotFound: no such handle.
+	// failure reason and renews the lease until req.LeaseUntil; a report by the owner of
+	// a cancelling task makes it CANCELLED, whatever req.Status. It returns the task as stored
+	// afterwards (a cancelled task, or one another owner adopted, comes back with that
+	// status or owner, and its runner stops). KindNotFound: no such handle.
 	ReportMoveTask(ctx context.Context, req ReportMoveTaskRequest) (MoveTask, error)
-	// CancelMoveTask marks the running task handle cancelled and returns it;
-	// KindNotFound when no running task has that handle.
+	// CancelMoveTask marks the running task handle CANCELLING and returns it; its
+	// runner's next report makes it CANCELLED. KindNotFound when no running task has
+	// that handle (a cancelling one included: only a running task can be cancelled).
 	CancelMoveTask(ctx context.Context, handle string) (MoveTask, error)
 	// ListMoveTasks returns up to limit tasks of source, the latest started first.
 	ListMoveTasks(ctx context.Context, source string, limit int) ([]MoveTask, error)
 	// AdoptMoveTasks gives owner the leases, until leaseUntil, of running tasks whose
-	// lease lapsed before now, and returns those tasks.
+	// lease lapsed before now, and returns those tasks. Cancelling tasks whose lease
+	// lapsed (their runner stopped before its next report) become CANCELLED.
 	AdoptMoveTasks(ctx context.Context, owner string, now, leaseUntil time.Time) ([]MoveTask, error)
 }
 
@@ -205,10 +208,11 @@ const MoveTasksKept = 10
 
 // Message move task states, as SQS names them.
 const (
-	MoveTaskRunning   = "RUNNING"
-	MoveTaskCompleted = "COMPLETED"
-	MoveTaskCancelled = "CANCELLED"
-	MoveTaskFailed    = "FAILED"
+	MoveTaskRunning    = "RUNNING"
+	MoveTaskCompleted  = "COMPLETED"
+	MoveTaskCancelling = "CANCELLING" // cancelled; its runner has not stopped yet
+	MoveTaskCancelled  = "CANCELLED"
+	MoveTaskFailed     = "FAILED"
 )
 
 // MoveTask is a message move task as a MoveTaskStore keeps it.

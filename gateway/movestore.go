@@ -24,11 +24,11 @@ func (m *memMoveTasks) StartMoveTask(_ context.Context, t drivers.MoveTask) erro
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, o := range m.bySource[t.Source] {
-		if o.Status == drivers.MoveTaskRunning {
+		if o.Status == drivers.MoveTaskRunning || o.Status == drivers.MoveTaskCancelling {
 			return drivers.Errorf(drivers.KindFailedPrecondition, "a task is running on %s", t.Source)
 		}
 	}
-	// No other task runs, so every one but the new one is finished.
+	// No other task is active, so every one but the new one is finished.
 	list := append(m.bySource[t.Source], &t)
 	if len(list) > drivers.MoveTasksKept+1 {
 		for _, old := range list[:len(list)-drivers.MoveTasksKept-1] {
@@ -49,8 +49,14 @@ func (m *memMoveTasks) ReportMoveTask(_ context.Context, req drivers.ReportMoveT
 		return drivers.MoveTask{}, drivers.Errorf(drivers.KindNotFound, "no move task %s", req.Handle)
 	}
 	t.Moved += req.Moved
-	if t.Status == drivers.MoveTaskRunning && t.Owner == req.Owner {
+	if t.Owner != req.Owner {
+		return *t, nil
+	}
+	switch t.Status {
+	case drivers.MoveTaskRunning:
 		t.Status, t.Failure, t.LeaseUntil = req.Status, req.Failure, req.LeaseUntil
+	case drivers.MoveTaskCancelling:
+		t.Status = drivers.MoveTaskCancelled
 	}
 	return *t, nil
 }
@@ -62,7 +68,7 @@ func (m *memMoveTasks) CancelMoveTask(_ context.Context, handle string) (drivers
 	if t == nil || t.Status != drivers.MoveTaskRunning {
 		return drivers.MoveTask{}, drivers.Errorf(drivers.KindNotFound, "no running move task %s", handle)
 	}
-	t.Status = drivers.MoveTaskCancelled
+	t.Status = drivers.MoveTaskCancelling
 	return *t, nil
 }
 

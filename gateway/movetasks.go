@@ -185,8 +185,9 @@ func (m *moveTasks) run(t drivers.MoveTask) {
 	r.timer = m.s.clock.AfterFunc(0, func() { m.step(r) })
 }
 
-// step moves one second's worth of messages, reports it, and schedules the next step
-// while the task runs here.
+// step reports r's last step and, while the task still runs here, moves one second's
+// worth of messages and schedules the next step. Reporting first renews the lease and
+// learns of a cancel through any instance before anything more moves.
 func (m *moveTasks) step(r *runningMove) {
 	m.mu.Lock()
 	if m.closed || m.running[r.task.Handle] != r {
@@ -197,67 +198,75 @@ func (m *moveTasks) step(r *runningMove) {
 	m.mu.Unlock()
 	defer m.s.bg.Done()
 
-	t := r.task
-	var res drivers.MoveMessagesResult
-	if r.outcome == "" {
-		limit := defaultMoveRate
-		if t.Rate != nil {
-			limit = int(*t.Rate)
-		}
-		var err error
-		res, err = m.s.driver.MoveMessages(m.s.ctx, drivers.MoveMessagesRequest{
-			Source: t.Source, Destination: t.Destination, Now: m.s.clock.Now(), Limit: limit,
-		})
-		// Wake long polls only after the task's progress is recorded, so a consumer woken
-		// by a move sees it.
-		defer func() {
-			if res.Moved > 0 && t.Destination != "" {
-				m.s.waiters.notify(t.Destination)
-			} else if res.Moved > 0 {
-				m.s.waiters.notifyAll()
-			}
-		}()
-		switch k := drivers.KindOf(err); {
-		case err != nil && m.s.ctx.Err() != nil:
-			return // shutting down: the lease lapses and another instance adopts the task
-		case k == drivers.KindUnavailable || k == drivers.KindThrottled:
-			// The backend is down or busy: try again next second rather than fail the task.
-			m.s.log.Warn("move task: moving messages failed; retrying", "queue", t.Source, "err", err)
-			m.mu.Lock()
-			defer m.mu.Unlock()
-			if m.running[t.Handle] == r {
-				m.nextStepLocked(r)
-			}
-			return
-		case err != nil:
-			r.outcome, r.failure = drivers.MoveTaskFailed, driverError(err, t.Source).Message
-		case !res.More:
-			r.outcome = drivers.MoveTaskCompleted
-		}
-		r.unreported += int64(res.Moved)
+	if !m.report(r) {
+		return
 	}
-	got, err := m.store.ReportMoveTask(m.s.ctx, r.report(m.s.instance, m.s.clock.Now().Add(moveLease)))
-
+	t := r.task
+	limit := defaultMoveRate
+	if t.Rate != nil {
+		limit = int(*t.Rate)
+	}
+	res, err := m.s.driver.MoveMessages(m.s.ctx, drivers.MoveMessagesRequest{
+		Source: t.Source, Destination: t.Destination, Now: m.s.clock.Now(), Limit: limit,
+	})
+	// Wake long polls only after the task's progress is recorded, so a consumer woken
+	// by a move sees it.
+	defer func() {
+		if res.Moved > 0 && t.Destination != "" {
+			m.s.waiters.notify(t.Destination)
+		} else if res.Moved > 0 {
+			m.s.waiters.notifyAll()
+		}
+	}()
+	switch k := drivers.KindOf(err); {
+	case err != nil && m.s.ctx.Err() != nil:
+		return // shutting down: the lease lapses and another instance adopts the task
+	case k == drivers.KindUnavailable || k == drivers.KindThrottled:
+		// The backend is down or busy: try again next second rather than fail the task.
+		m.s.log.Warn("move task: moving messages failed; retrying", "queue", t.Source, "err", err)
+	case err != nil:
+		r.outcome, r.failure = drivers.MoveTaskFailed, driverError(err, t.Source).Message
+	case !res.More:
+		r.outcome = drivers.MoveTaskCompleted
+	}
+	r.unreported += int64(res.Moved)
+	if r.outcome != "" {
+		m.report(r) // the task ended: say so now
+		return
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.running[t.Handle] != r {
-		return // cancelled here meanwhile
+	if m.running[t.Handle] == r {
+		m.nextStepLocked(r)
+	}
+}
+
+// report tells the store r's moves not yet counted and its outcome, and renews its
+// lease. It returns whether r still runs here: not when the task ended, was cancelled,
+// adopted by another instance or forgotten (r leaves running then), nor when the store
+// is unreachable (the next step reports again, and moves nothing before it has).
+func (m *moveTasks) report(r *runningMove) bool {
+	got, err := m.store.ReportMoveTask(m.s.ctx, r.report(m.s.instance, m.s.clock.Now().Add(moveLease)))
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.running[r.task.Handle] != r {
+		return false
 	}
 	switch {
 	case err != nil && drivers.KindOf(err) != drivers.KindNotFound:
-		// The store is unreachable: report again next second. Unless the lease lapses
-		// and another instance adopts the task, which that report then shows, it stays ours.
+		// Unless the lease lapses and another instance adopts the task, which the next
+		// report then shows, it stays ours.
 		if m.s.ctx.Err() == nil {
-			m.s.log.Warn("move task: recording progress failed; retrying", "queue", t.Source, "err", err)
+			m.s.log.Warn("move task: recording progress failed; retrying", "queue", r.task.Source, "err", err)
 		}
+		m.nextStepLocked(r)
+		return false
 	case err != nil, got.Status != drivers.MoveTaskRunning, got.Owner != m.s.instance:
-		// Finished, cancelled through another instance, adopted by one, or forgotten.
-		delete(m.running, t.Handle)
-		return
-	default:
-		r.unreported = 0
+		delete(m.running, r.task.Handle)
+		return false
 	}
-	m.nextStepLocked(r)
+	r.unreported = 0
+	return true
 }
 
 // adoptLapsed takes over running tasks whose runner stopped renewing their lease (it
@@ -338,13 +347,17 @@ func (s *Server) cancelMessageMoveTask(ctx context.Context, c *call) (any, error
 	if err != nil {
 		return nil, driverError(err, "")
 	}
+	// The task is CANCELLING until its runner reports. When that is this instance and
+	// no step is under way, report now, so that it lists as CANCELLED at once; a step
+	// under way reports before it moves anything more, as a runner elsewhere does.
 	m := s.moves
 	m.mu.Lock()
-	if r := m.running[t.Handle]; r != nil {
-		r.timer.Stop()
-		delete(m.running, t.Handle)
-	}
+	r := m.running[t.Handle]
+	idle := r != nil && r.timer.Stop()
 	m.mu.Unlock()
+	if idle {
+		m.step(r)
+	}
 	return cancelMoveTaskOutput{ApproximateNumberOfMessagesMoved: t.Moved}, nil
 }
 

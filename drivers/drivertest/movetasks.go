@@ -125,16 +125,43 @@ var moveTaskCases = []testCase{
 			Status: drivers.MoveTaskRunning, LeaseUntil: e.at(time.Hour)}); got.Owner != "gw-b" || got.Moved != 4 {
 			e.t.Fatalf("the old owner's report: %+v", got)
 		}
-		// Cancel: once, then the task is no longer running for reports or cancels.
+		// Cancel: once; the task is CANCELLING, still the source's active task, until its
+		// owner's next report, which counts its moves and makes it CANCELLED.
 		c, err := s.CancelMoveTask(e.ctx, t.Handle)
-		if err != nil || c.Status != drivers.MoveTaskCancelled || c.Moved != 4 {
+		if err != nil || c.Status != drivers.MoveTaskCancelling || c.Moved != 4 {
 			e.t.Fatalf("CancelMoveTask = %+v, %v", c, err)
 		}
 		_, err = s.CancelMoveTask(e.ctx, t.Handle)
-		expectKind(e.t, "cancelling a cancelled task", err, drivers.KindNotFound)
+		expectKind(e.t, "cancelling a cancelling task", err, drivers.KindNotFound)
+		err = s.StartMoveTask(e.ctx, e.task(q, "gw-c", time.Minute))
+		expectKind(e.t, "starting a task while one is cancelling", err, drivers.KindFailedPrecondition)
+		if got := e.report(drivers.ReportMoveTaskRequest{Handle: t.Handle, Owner: "gw-a", Moved: 1,
+			Status: drivers.MoveTaskRunning, LeaseUntil: e.at(time.Hour)}); got.Status != drivers.MoveTaskCancelling || got.Moved != 5 {
+			e.t.Fatalf("a non-owner's report on a cancelling task: %+v, want CANCELLING, 5 moved", got)
+		}
 		if got := e.report(drivers.ReportMoveTaskRequest{Handle: t.Handle, Owner: "gw-b", Moved: 1,
-			Status: drivers.MoveTaskCompleted, LeaseUntil: e.at(time.Hour)}); got.Status != drivers.MoveTaskCancelled || got.Moved != 5 {
-			e.t.Fatalf("a step's report after the cancel: %+v, want CANCELLED with its moves counted", got)
+			Status: drivers.MoveTaskRunning, LeaseUntil: e.at(time.Hour)}); got.Status != drivers.MoveTaskCancelled || got.Moved != 6 {
+			e.t.Fatalf("the owner's report after the cancel: %+v, want CANCELLED with its moves counted", got)
+		}
+		if got := e.report(drivers.ReportMoveTaskRequest{Handle: t.Handle, Owner: "gw-b", Moved: 1,
+			Status: drivers.MoveTaskCompleted, LeaseUntil: e.at(time.Hour)}); got.Status != drivers.MoveTaskCancelled || got.Moved != 7 {
+			e.t.Fatalf("a report after the task finished: %+v, want CANCELLED with its moves counted", got)
+		}
+		// A cancelling task whose owner stopped before reporting is finished by the next
+		// adoption pass once its lease lapsed, and not handed to anyone.
+		t2 := e.task(q, "gw-a", time.Minute)
+		e.startTask(t2)
+		if _, err := s.CancelMoveTask(e.ctx, t2.Handle); err != nil {
+			e.t.Fatal(err)
+		}
+		if adopted, err := s.AdoptMoveTasks(e.ctx, "gw-b", e.at(30*time.Second), e.at(time.Hour)); err != nil || containsTask(adopted, t2.Handle) {
+			e.t.Fatalf("AdoptMoveTasks before the cancelled task's lease lapsed: %+v, %v", adopted, err)
+		}
+		if adopted, err := s.AdoptMoveTasks(e.ctx, "gw-b", e.at(2*time.Minute), e.at(time.Hour)); err != nil || containsTask(adopted, t2.Handle) {
+			e.t.Fatalf("AdoptMoveTasks adopted a cancelled task: %+v, %v", adopted, err)
+		}
+		if list, err := s.ListMoveTasks(e.ctx, q, 1); err != nil || len(list) != 1 || list[0].Handle != t2.Handle || list[0].Status != drivers.MoveTaskCancelled {
+			e.t.Fatalf("after the adoption pass: %+v, %v; want %s CANCELLED", list, err, t2.Handle)
 		}
 		_, err = s.ReportMoveTask(e.ctx, drivers.ReportMoveTaskRequest{Handle: e.prefix + "no-such-task", Owner: "gw-b"})
 		expectKind(e.t, "reporting an unknown task", err, drivers.KindNotFound)

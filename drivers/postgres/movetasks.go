@@ -42,7 +42,8 @@ const startMoveTaskSQL = `
 WITH q AS (SELECT id FROM queues WHERE name = $2),
 pruned AS (
 	DELETE FROM move_tasks WHERE seq IN (
-		SELECT seq FROM move_tasks WHERE queue_id = (SELECT id FROM q) AND status <> 'RUNNING'
+		SELECT seq FROM move_tasks WHERE queue_id = (SELECT id FROM q)
+			AND status NOT IN ('RUNNING', 'CANCELLING')
 		ORDER BY seq DESC OFFSET $10)
 )
 INSERT INTO move_tasks (handle, queue_id, destination, rate, started, to_move, status, owner, lease_until)
@@ -66,12 +67,15 @@ func (d *Driver) StartMoveTask(ctx context.Context, t drivers.MoveTask) error {
 }
 
 // ReportMoveTask records a step of a running task; see drivers.MoveTaskStore. Every SET
-// reads the row as it was, so the status test applies to the old status.
+// reads the row as it was, so the status tests apply to the old status.
 func (d *Driver) ReportMoveTask(ctx context.Context, req drivers.ReportMoveTaskRequest) (drivers.MoveTask, error) {
 	tasks, err := d.queryMoveTasks(ctx, "report move task", `
 WITH m AS (
 	UPDATE move_tasks SET moved = moved + $3,
-		status = CASE WHEN status = 'RUNNING' AND owner = $2 THEN $4 ELSE status END,
+		status = CASE WHEN owner <> $2 THEN status
+			WHEN status = 'RUNNING' THEN $4
+			WHEN status = 'CANCELLING' THEN 'CANCELLED'
+			ELSE status END,
 		failure = CASE WHEN status = 'RUNNING' AND owner = $2 THEN $5 ELSE failure END,
 		lease_until = CASE WHEN status = 'RUNNING' AND owner = $2 THEN $6 ELSE lease_until END
 	WHERE handle = $1
@@ -88,11 +92,11 @@ SELECT `+moveTaskCols+` FROM m JOIN queues q ON q.id = m.queue_id`,
 	return tasks[0], nil
 }
 
-// CancelMoveTask marks a running task cancelled; see drivers.MoveTaskStore.
+// CancelMoveTask marks a running task cancelling; see drivers.MoveTaskStore.
 func (d *Driver) CancelMoveTask(ctx context.Context, handle string) (drivers.MoveTask, error) {
 	tasks, err := d.queryMoveTasks(ctx, "cancel move task", `
 WITH m AS (
-	UPDATE move_tasks SET status = 'CANCELLED' WHERE handle = $1 AND status = 'RUNNING' RETURNING *
+	UPDATE move_tasks SET status = 'CANCELLING' WHERE handle = $1 AND status = 'RUNNING' RETURNING *
 )
 SELECT `+moveTaskCols+` FROM m JOIN queues q ON q.id = m.queue_id`, handle)
 	if err == nil && len(tasks) == 0 {
@@ -111,16 +115,19 @@ SELECT `+moveTaskCols+` FROM queues q JOIN move_tasks m ON m.queue_id = q.id
 WHERE q.name = $1 ORDER BY m.seq DESC LIMIT $2`, source, limit)
 }
 
-// AdoptMoveTasks takes over running tasks whose lease lapsed; see drivers.MoveTaskStore.
-// SKIP LOCKED: two gateways looking at once adopt different tasks, or one adopts them.
+// AdoptMoveTasks takes over running tasks whose lease lapsed, and finishes cancelling
+// ones whose runner stopped; see drivers.MoveTaskStore. SKIP LOCKED: two gateways
+// looking at once adopt different tasks, or one adopts them.
 func (d *Driver) AdoptMoveTasks(ctx context.Context, owner string, now, leaseUntil time.Time) ([]drivers.MoveTask, error) {
 	return d.queryMoveTasks(ctx, "adopt move tasks", `
 WITH lapsed AS (
-	SELECT seq FROM move_tasks WHERE status = 'RUNNING' AND lease_until < $2
+	SELECT seq FROM move_tasks WHERE status IN ('RUNNING', 'CANCELLING') AND lease_until < $2
 	FOR UPDATE SKIP LOCKED
 ), m AS (
-	UPDATE move_tasks t SET owner = $1, lease_until = $3 FROM lapsed WHERE t.seq = lapsed.seq
+	UPDATE move_tasks t SET owner = $1, lease_until = $3,
+		status = CASE WHEN t.status = 'CANCELLING' THEN 'CANCELLED' ELSE t.status END
+	FROM lapsed WHERE t.seq = lapsed.seq
 	RETURNING t.*
 )
-SELECT `+moveTaskCols+` FROM m JOIN queues q ON q.id = m.queue_id`, owner, now, leaseUntil)
+SELECT `+moveTaskCols+` FROM m JOIN queues q ON q.id = m.queue_id WHERE m.status = 'RUNNING'`, owner, now, leaseUntil)
 }

@@ -14,8 +14,10 @@ import (
 // restarted, during a rolling upgrade keep working when a migration only adds what they
 // can ignore. 4 and 5 only add tables: a driver of version 3 or 4 keeps move tasks in its
 // gateway's memory and does not record deletions, which degrades those two features for
-// requests through it but breaks nothing the newer drivers rely on.
-var oldestDriver = []int{1, 2, 3, 3, 3}
+// requests through it but breaks nothing the newer drivers rely on. Under 6, a driver of
+// version 4 or 5 cancels a task straight to CANCELLED, and a task it ran that is
+// CANCELLING stays so until a newer driver's adoption pass finishes it.
+var oldestDriver = []int{1, 2, 3, 3, 3, 3}
 
 // migrations are applied in order; migration i brings the schema to version i+1. Never
 // edit a released migration: append a new one, with its oldestDriver entry.
@@ -166,6 +168,15 @@ CREATE TABLE deleted_queues (
 	name text COLLATE "C" PRIMARY KEY,
 	deleted_at timestamptz NOT NULL
 );
+`,
+	// 6: a cancelled task is CANCELLING until its runner stops, and still counts as the
+	// source's one active task. The unique index keeps its name, which drivers of
+	// version 4 and 5 match to tell a second start from other errors.
+	`
+DROP INDEX move_tasks_one_running;
+CREATE UNIQUE INDEX move_tasks_one_running ON move_tasks (queue_id) WHERE status IN ('RUNNING', 'CANCELLING');
+DROP INDEX move_tasks_lease;
+CREATE INDEX move_tasks_lease ON move_tasks (lease_until) WHERE status IN ('RUNNING', 'CANCELLING');
 `,
 }
 

@@ -50,14 +50,16 @@ func (d *Driver) StartMoveTask(ctx context.Context, t drivers.MoveTask) error {
 			return err
 		}
 		var running int
-		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM move_tasks WHERE queue_id = ? AND status = 'RUNNING'`, id).Scan(&running); err != nil {
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM move_tasks
+			WHERE queue_id = ? AND status IN ('RUNNING', 'CANCELLING')`, id).Scan(&running); err != nil {
 			return err
 		}
 		if running > 0 {
 			return drivers.Errorf(drivers.KindFailedPrecondition, "a move task is already running on %s", t.Source)
 		}
 		if _, err := tx.ExecContext(ctx, `DELETE FROM move_tasks WHERE seq IN (
-			SELECT seq FROM move_tasks WHERE queue_id = ? AND status <> 'RUNNING' ORDER BY seq DESC LIMIT -1 OFFSET ?)`,
+			SELECT seq FROM move_tasks WHERE queue_id = ? AND status NOT IN ('RUNNING', 'CANCELLING')
+			ORDER BY seq DESC LIMIT -1 OFFSET ?)`,
 			id, drivers.MoveTasksKept); err != nil {
 			return err
 		}
@@ -90,19 +92,22 @@ func (d *Driver) oneTask(ctx context.Context, notFound string, query string, arg
 }
 
 // ReportMoveTask records a step of a running task; see drivers.MoveTaskStore. Every SET
-// reads the row as it was, so the status test applies to the old status.
+// reads the row as it was, so the status tests apply to the old status.
 func (d *Driver) ReportMoveTask(ctx context.Context, req drivers.ReportMoveTaskRequest) (drivers.MoveTask, error) {
 	return d.oneTask(ctx, "no move task "+req.Handle, `UPDATE move_tasks SET moved = moved + ?3,
-		status = CASE WHEN status = 'RUNNING' AND owner = ?2 THEN ?4 ELSE status END,
+		status = CASE WHEN owner <> ?2 THEN status
+			WHEN status = 'RUNNING' THEN ?4
+			WHEN status = 'CANCELLING' THEN 'CANCELLED'
+			ELSE status END,
 		failure = CASE WHEN status = 'RUNNING' AND owner = ?2 THEN ?5 ELSE failure END,
 		lease_until = CASE WHEN status = 'RUNNING' AND owner = ?2 THEN ?6 ELSE lease_until END
 		WHERE handle = ?1 RETURNING `+moveTaskReturning,
 		req.Handle, req.Owner, req.Moved, req.Status, req.Failure, toNanos(req.LeaseUntil))
 }
 
-// CancelMoveTask marks a running task cancelled; see drivers.MoveTaskStore.
+// CancelMoveTask marks a running task cancelling; see drivers.MoveTaskStore.
 func (d *Driver) CancelMoveTask(ctx context.Context, handle string) (drivers.MoveTask, error) {
-	return d.oneTask(ctx, "no running move task "+handle, `UPDATE move_tasks SET status = 'CANCELLED'
+	return d.oneTask(ctx, "no running move task "+handle, `UPDATE move_tasks SET status = 'CANCELLING'
 		WHERE handle = ? AND status = 'RUNNING' RETURNING `+moveTaskReturning, handle)
 }
 
@@ -118,10 +123,15 @@ func (d *Driver) ListMoveTasks(ctx context.Context, source string, limit int) ([
 	return tasks, err
 }
 
-// AdoptMoveTasks takes over running tasks whose lease lapsed; see drivers.MoveTaskStore.
+// AdoptMoveTasks takes over running tasks whose lease lapsed, and finishes cancelling
+// ones whose runner stopped; see drivers.MoveTaskStore.
 func (d *Driver) AdoptMoveTasks(ctx context.Context, owner string, now, leaseUntil time.Time) ([]drivers.MoveTask, error) {
 	var tasks []drivers.MoveTask
 	err := d.write(ctx, func(tx conn) error {
+		if _, err := tx.ExecContext(ctx, `UPDATE move_tasks SET status = 'CANCELLED'
+			WHERE status = 'CANCELLING' AND lease_until < ?`, toNanos(now)); err != nil {
+			return err
+		}
 		var err error
 		tasks, err = scanMoveTasks(tx.QueryContext(ctx, `UPDATE move_tasks SET owner = ?, lease_until = ?
 			WHERE status = 'RUNNING' AND lease_until < ? RETURNING `+moveTaskReturning,

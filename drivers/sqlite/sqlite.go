@@ -262,6 +262,12 @@ var migrations = [][]string{
 		// drivers.QueueNameReuseDelay, also across a restart; the sweep forgets them.
 		`CREATE TABLE deleted_queues (name TEXT PRIMARY KEY, deleted_at INTEGER NOT NULL)`,
 	},
+	8: {
+		// A cancelled task is CANCELLING until its runner stops, and still counts as the
+		// source's one active task.
+		`DROP INDEX move_tasks_one_running`,
+		`CREATE UNIQUE INDEX move_tasks_one_running ON move_tasks(queue_id) WHERE status IN ('RUNNING', 'CANCELLING')`,
+	},
 }
 
 func (d *Driver) migrate(ctx context.Context) error {
