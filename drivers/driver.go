@@ -175,20 +175,21 @@ type MetricsCollector interface {
 // MoveTaskStore is implemented by drivers whose storage several gateway instances share.
 // The gateway keeps message move tasks there instead of in its own memory, so every
 // instance lists and cancels every task, at most one task is active (running or
-// cancelling) per source queue across all instances, and a task outlives the instance running it. One instance at a time
-// runs a task: the owner of its lease, which the owner renews at every step and another
-// instance adopts once it has lapsed. Times are gateway clock times.
+// cancelling) per source queue across all instances, and a task outlives the instance
+// running it. One instance at a time runs a task: the owner of its lease, which the owner
+// renews at every step and another instance adopts once it has lapsed. Times are gateway
+// clock times.
 type MoveTaskStore interface {
 	// StartMoveTask records t, which is running, and forgets all but the latest
 	// MoveTasksKept finished tasks of its source. It fails with KindFailedPrecondition
-	// when a task is already running on t.Source.
+	// when a task is already active (running or cancelling) on t.Source.
 	StartMoveTask(ctx context.Context, t MoveTask) error
 	// ReportMoveTask records a step of a task: it adds req.Moved to the task's count
 	// and, if the task is still running under req.Owner's lease, sets its status and
 	// failure reason and renews the lease until req.LeaseUntil; a report by the owner of
-	// a cancelling task makes it CANCELLED, whatever req.Status. It returns the task as stored
-	// afterwards (a cancelled task, or one another owner adopted, comes back with that
-	// status or owner, and its runner stops). KindNotFound: no such handle.
+	// a cancelling task makes it CANCELLED, whatever req.Status. It returns the task as
+	// stored afterwards (a cancelled task, or one another owner adopted, comes back with
+	// that status or owner, and its runner stops). KindNotFound: no such handle.
 	ReportMoveTask(ctx context.Context, req ReportMoveTaskRequest) (MoveTask, error)
 	// CancelMoveTask marks the running task handle CANCELLING and returns it; its
 	// runner's next report makes it CANCELLED. KindNotFound when no running task has

@@ -209,8 +209,8 @@ func (m *moveTasks) step(r *runningMove) {
 	res, err := m.s.driver.MoveMessages(m.s.ctx, drivers.MoveMessagesRequest{
 		Source: t.Source, Destination: t.Destination, Now: m.s.clock.Now(), Limit: limit,
 	})
-	// Wake long polls only after the task's progress is recorded, so a consumer woken
-	// by a move sees it.
+	// Wake long polls as the step ends: after the final report when the task ended, so
+	// a consumer woken by its last move finds it finished.
 	defer func() {
 		if res.Moved > 0 && t.Destination != "" {
 			m.s.waiters.notify(t.Destination)
