@@ -10,7 +10,7 @@ import (
 // nil *metrics records nothing. The series of each known action are resolved once, so a
 // request costs two atomic adds and no label hashing.
 type metrics struct {
-	requests  *prometheus.CounterVec // action, outcome ("ok" or the SQS error code)
+	requests  *prometheus.CounterVec // action, outcome ("ok", the SQS error code, or "ClientGone")
 	ok        map[string]prometheus.Counter
 	durations map[string]prometheus.Observer
 	longPolls prometheus.Observer
@@ -25,7 +25,7 @@ func newMetrics(reg prometheus.Registerer, s *Server) (*metrics, error) {
 	m := &metrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "anysqs_requests_total",
-			Help: "SQS API requests by action and outcome: ok, or the SQS error code returned.",
+			Help: "SQS API requests by action and outcome: ok, the SQS error code returned, or ClientGone (the client left before the answer).",
 		}, []string{"action", "outcome"}),
 		decisions: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "anysqs_capability_decisions_total",
@@ -76,9 +76,12 @@ func (m *metrics) record(action string, c *call, err error, d time.Duration) {
 	} else {
 		obs.Observe(d.Seconds())
 	}
-	if err == nil {
+	switch {
+	case err == nil:
 		m.ok[action].Inc()
-	} else {
+	case err == errClientGone:
+		m.requests.WithLabelValues(action, "ClientGone").Inc()
+	default:
 		m.requests.WithLabelValues(action, string(toSQSError(err).Code)).Inc()
 	}
 	if c != nil && c.trace != nil {

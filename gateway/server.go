@@ -269,12 +269,23 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s.policyHeaders(w, r, c)
+	if err != nil && r.Context().Err() != nil {
+		// The client went away (closed the connection or gave up) before the answer: no
+		// one is left to tell, and it is not the gateway's failure to log as one.
+		s.log.Debug("client went away before the answer", "action", name, "request_id", reqID, "err", err)
+		err = errClientGone
+		return
+	}
 	if err != nil {
 		s.writeError(w, proto, reqID, name, err)
 		return
 	}
 	s.writeResult(w, proto, reqID, name, out)
 }
+
+// errClientGone stands for a call whose client left before its answer; the request
+// metrics count it under the outcome "ClientGone".
+var errClientGone = errors.New("client went away")
 
 // decodeRequest returns the action name and the request normalised to AWS JSON 1.0.
 func (s *Server) decodeRequest(w http.ResponseWriter, r *http.Request, proto protocol) (string, *call, error) {
