@@ -57,6 +57,24 @@ func loadQueue(ctx context.Context, db queryer, name string) (queueRow, drivers.
 	return r, q, err
 }
 
+// checkNotDeletedRecently fails with KindDeletedRecently when name was deleted less than
+// drivers.QueueNameReuseDelay before now. A zero now (no creation time given) checks
+// nothing: there is no time to measure the delay from.
+func checkNotDeletedRecently(ctx context.Context, tx conn, name string, now time.Time) error {
+	if now.IsZero() {
+		return nil
+	}
+	var recent int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM deleted_queues WHERE name = ? AND deleted_at > ?`,
+		name, toNanos(now.Add(-drivers.QueueNameReuseDelay))).Scan(&recent); err != nil {
+		return err
+	}
+	if recent > 0 {
+		return drivers.Errorf(drivers.KindDeletedRecently, "queue %q was deleted less than %v ago", name, drivers.QueueNameReuseDelay)
+	}
+	return nil
+}
+
 func toNanos(t time.Time) int64 {
 	if t.IsZero() {
 		return 0
@@ -103,13 +121,8 @@ func (d *Driver) CreateQueue(ctx context.Context, req drivers.CreateQueueRequest
 		if drivers.KindOf(err) != drivers.KindNotFound {
 			return err
 		}
-		var recent int
-		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM deleted_queues WHERE name = ? AND deleted_at > ?`,
-			q.Name, toNanos(q.CreatedAt.Add(-drivers.QueueNameReuseDelay))).Scan(&recent); err != nil {
+		if err := checkNotDeletedRecently(ctx, tx, q.Name, q.CreatedAt); err != nil {
 			return err
-		}
-		if recent > 0 && !q.CreatedAt.IsZero() {
-			return drivers.Errorf(drivers.KindDeletedRecently, "queue %q was deleted less than %v ago", q.Name, drivers.QueueNameReuseDelay)
 		}
 		_, err = tx.ExecContext(ctx, `INSERT INTO queues(name, fifo, attrs, tags, retention_ns, created_at, last_modified)
 			VALUES (?, ?, ?, ?, ?, ?, ?)`, q.Name, q.Attributes.FifoQueue, string(attrs), string(tagsJSON),
