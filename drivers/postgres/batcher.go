@@ -39,6 +39,9 @@ type batchGroup[E, R any] struct {
 	err     error
 }
 
+// weighOne is the weight of entries counted one each.
+func weighOne[E any](E) int { return 1 }
+
 func newBatcher[E, R any](max int, weight func(E) int, exec func(context.Context, string, []E) ([]R, error)) *batcher[E, R] {
 	return &batcher[E, R]{exec: exec, max: max, weight: weight, queues: map[string]*batchQueue[E, R]{}}
 }

@@ -65,9 +65,9 @@ type Driver struct {
 	lis      *listener
 	notes    *notifier
 	notifyTx bool
-	sends    *batcher[stdSend, drivers.SendEntryResult]
+	sends    *batcher[timedSend, drivers.SendEntryResult]
 	// fifoSends merges FIFO sends; entries weigh one each (see maxMergedFIFOSends).
-	fifoSends *batcher[stdSend, drivers.SendEntryResult]
+	fifoSends *batcher[timedSend, drivers.SendEntryResult]
 	deletes   *batcher[drivers.DeleteEntry, drivers.EntryResult]
 	receives  *batcher[recvCall, claimResult]
 
@@ -124,8 +124,8 @@ func Open(ctx context.Context, o Options) (*Driver, error) {
 	d.lis = lis
 	d.notes = startNotifier(pool, d.channel)
 	d.sends = newBatcher(maxMergedSends, sendWeight, d.insertStandard)
-	d.fifoSends = newBatcher(maxMergedFIFOSends, func(stdSend) int { return 1 }, d.insertFIFO)
-	d.deletes = newBatcher(maxMergedDeletes, func(drivers.DeleteEntry) int { return 1 }, d.deleteMerged)
+	d.fifoSends = newBatcher(maxMergedFIFOSends, weighOne[timedSend], d.insertFIFO)
+	d.deletes = newBatcher(maxMergedDeletes, weighOne[drivers.DeleteEntry], d.deleteMerged)
 	d.receives = newBatcher(maxMergedReceives, func(c recvCall) int { return c.max }, d.claimCalls)
 	return d, nil
 }

@@ -56,9 +56,9 @@ func (d *Driver) SendMessages(ctx context.Context, req drivers.SendMessagesReque
 	if isFIFO(req.Name) {
 		b = d.fifoSends
 	}
-	entries := make([]stdSend, len(req.Entries))
+	entries := make([]timedSend, len(req.Entries))
 	for i, e := range req.Entries {
-		entries[i] = stdSend{now: req.Now, e: e}
+		entries[i] = timedSend{now: req.Now, e: e}
 	}
 	res, err := b.do(ctx, req.Name, entries)
 	return drivers.SendMessagesResult{Entries: res}, err
@@ -86,8 +86,8 @@ const sendStandardSQL = `WITH ins AS (
 )
 SELECT (SELECT count(*) FROM ins), CASE WHEN $11 THEN watched($12, $13, $1, $2) END`
 
-// stdSend is one message of a send, with the time of the call that sent it.
-type stdSend struct {
+// timedSend is one message of a send, with the time of the call that sent it.
+type timedSend struct {
 	now time.Time
 	e   drivers.SendEntry
 }
@@ -97,11 +97,11 @@ type stdSend struct {
 // 100 small messages or about 1.6 MiB.
 const maxMergedSends = 100
 
-func sendWeight(s stdSend) int { return 1 + len(s.e.Body)/(16<<10) }
+func sendWeight(s timedSend) int { return 1 + len(s.e.Body)/(16<<10) }
 
 // latestNow is the latest of merged calls' times: a send's watched() check compares it
 // with the watches' deadlines.
-func latestNow(entries []stdSend) time.Time {
+func latestNow(entries []timedSend) time.Time {
 	var now time.Time
 	for _, s := range entries {
 		if s.now.After(now) {
@@ -112,7 +112,7 @@ func latestNow(entries []stdSend) time.Time {
 }
 
 // insertStandard stores the messages of one or more merged sends in one statement.
-func (d *Driver) insertStandard(ctx context.Context, queue string, entries []stdSend) ([]drivers.SendEntryResult, error) {
+func (d *Driver) insertStandard(ctx context.Context, queue string, entries []timedSend) ([]drivers.SendEntryResult, error) {
 	n := len(entries)
 	ids, bodies, senders := make([]string, n), make([]string, n), make([]string, n)
 	attrs, sys := make([][]byte, n), make([][]byte, n)
@@ -207,7 +207,7 @@ const maxMergedFIFOSends = 50
 
 // insertFIFO stores the messages of one or more merged FIFO sends in one transaction:
 // with many message groups, sends rarely share a group, and one commit serves them all.
-func (d *Driver) insertFIFO(ctx context.Context, queue string, entries []stdSend) ([]drivers.SendEntryResult, error) {
+func (d *Driver) insertFIFO(ctx context.Context, queue string, entries []timedSend) ([]drivers.SendEntryResult, error) {
 	n := len(entries)
 	res := make([]drivers.SendEntryResult, n)
 	b := &pgx.Batch{}
