@@ -204,7 +204,6 @@ func (h *H) listAll(prefix string, pageSize int32) []string {
 	}
 }
 
-// missingURL is the URL a queue would have if it existed.
 // checkNameReuse deletes a queue and re-creates its name through c: refused with
 // QueueDeletedRecently 59 s after the delete, accepted 61 s after it.
 func (h *H) checkNameReuse(c *sqs.Client) {
@@ -221,4 +220,5 @@ func (h *H) checkNameReuse(c *sqs.Client) {
 	h.Must(err, "CreateQueue 61 s after deleting the name")
 }
 
+// missingURL is the URL a queue would have if it existed.
 func (h *H) missingURL() string { return h.URL + "/" + testAccount + "/" + h.Name("missing") }
