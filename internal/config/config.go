@@ -164,42 +164,27 @@ func merge(dst *Config, src Config) {
 	}
 }
 
-// Env lists the environment variables Load honours, with the key each overrides.
-var Env = map[string]string{
-	"ANYSQS_LISTEN":       "listen",
-	"ANYSQS_ADMIN_LISTEN": "admin_listen",
-	"ANYSQS_PUBLIC_URL":   "public_url",
-	"ANYSQS_ACCOUNT_ID":   "account_id",
-	"ANYSQS_REGION":       "region",
-	"ANYSQS_LOG_LEVEL":    "log_level",
-	"ANYSQS_BACKEND":      "backend.name",
-	"ANYSQS_POLICY_MODE":  "policy.mode",
-	// KEY_ID:SECRET pairs separated by commas; they replace the file's list.
-	"ANYSQS_AUTH_CREDENTIALS": "auth.credentials",
+// envVar is one environment override: the variable and how it changes the configuration.
+type envVar struct {
+	Name string
+	set  func(cfg *Config, v string) error
 }
 
-func applyEnv(cfg *Config, getenv func(string) string) error {
-	if getenv == nil {
-		return nil
-	}
-	pairs := []struct {
-		env string
-		dst *string
-	}{
-		{"ANYSQS_LISTEN", &cfg.Listen},
-		{"ANYSQS_ADMIN_LISTEN", &cfg.AdminListen},
-		{"ANYSQS_PUBLIC_URL", &cfg.PublicURL},
-		{"ANYSQS_ACCOUNT_ID", &cfg.AccountID},
-		{"ANYSQS_REGION", &cfg.Region},
-		{"ANYSQS_LOG_LEVEL", &cfg.LogLevel},
-		{"ANYSQS_POLICY_MODE", &cfg.Policy.Mode},
-	}
-	for _, p := range pairs {
-		if v := getenv(p.env); v != "" {
-			*p.dst = v
-		}
-	}
-	if v := getenv("ANYSQS_AUTH_CREDENTIALS"); v != "" {
+func setString(dst func(*Config) *string) func(*Config, string) error {
+	return func(cfg *Config, v string) error { *dst(cfg) = v; return nil }
+}
+
+// envVars are the environment variables Load honours, in the order they apply.
+var envVars = []envVar{
+	{"ANYSQS_LISTEN", setString(func(c *Config) *string { return &c.Listen })},
+	{"ANYSQS_ADMIN_LISTEN", setString(func(c *Config) *string { return &c.AdminListen })},
+	{"ANYSQS_PUBLIC_URL", setString(func(c *Config) *string { return &c.PublicURL })},
+	{"ANYSQS_ACCOUNT_ID", setString(func(c *Config) *string { return &c.AccountID })},
+	{"ANYSQS_REGION", setString(func(c *Config) *string { return &c.Region })},
+	{"ANYSQS_LOG_LEVEL", setString(func(c *Config) *string { return &c.LogLevel })},
+	{"ANYSQS_POLICY_MODE", setString(func(c *Config) *string { return &c.Policy.Mode })},
+	// KEY_ID:SECRET pairs separated by commas; they replace the file's list.
+	{"ANYSQS_AUTH_CREDENTIALS", func(cfg *Config, v string) error {
 		cfg.Auth.Credentials = nil
 		for _, pair := range strings.Split(v, ",") {
 			id, secret, ok := strings.Cut(strings.TrimSpace(pair), ":")
@@ -208,15 +193,41 @@ func applyEnv(cfg *Config, getenv func(string) string) error {
 			}
 			cfg.Auth.Credentials = append(cfg.Auth.Credentials, Credential{AccessKeyID: id, SecretAccessKey: secret})
 		}
+		return nil
+	}},
+	{"ANYSQS_BACKEND", func(cfg *Config, v string) error {
+		if v != cfg.Backend.Name {
+			// Switching backend by environment drops the file's options for the other backend.
+			cfg.Backend = Backend{Name: v}
+		}
+		return nil
+	}},
+}
+
+// EnvNames lists the environment variables Load honours.
+func EnvNames() []string {
+	names := make([]string, len(envVars))
+	for i, e := range envVars {
+		names[i] = e.Name
+	}
+	return names
+}
+
+func applyEnv(cfg *Config, getenv func(string) string) error {
+	if getenv == nil {
+		return nil
+	}
+	for _, e := range envVars {
+		if v := getenv(e.Name); v != "" {
+			if err := e.set(cfg, v); err != nil {
+				return err
+			}
+		}
 	}
 	for i, c := range cfg.Auth.Credentials {
 		if c.SecretAccessKeyEnv != "" && c.SecretAccessKey == "" {
 			cfg.Auth.Credentials[i].SecretAccessKey = getenv(c.SecretAccessKeyEnv)
 		}
-	}
-	if v := getenv("ANYSQS_BACKEND"); v != "" && v != cfg.Backend.Name {
-		// Switching backend by environment drops the file's options for the other backend.
-		cfg.Backend = Backend{Name: v}
 	}
 	return nil
 }

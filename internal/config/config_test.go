@@ -116,3 +116,41 @@ func TestAuthCredentials(t *testing.T) {
 		t.Fatalf("default: %v, %v; want no credentials", c.Auth.Secrets(), err)
 	}
 }
+
+// The README is where operators look the overrides up: it must name every one.
+func TestReadmeNamesEveryEnvOverride(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range EnvNames() {
+		if !strings.Contains(string(readme), "`"+name+"`") {
+			t.Errorf("README.md does not name %s", name)
+		}
+	}
+}
+
+func TestEveryStringOverride(t *testing.T) {
+	for name, tc := range map[string]struct {
+		value string
+		got   func(Config) string
+	}{
+		"ANYSQS_LISTEN":       {"127.0.0.1:7001", func(c Config) string { return c.Listen }},
+		"ANYSQS_ADMIN_LISTEN": {"127.0.0.1:7002", func(c Config) string { return c.AdminListen }},
+		"ANYSQS_PUBLIC_URL":   {"https://sqs.example.com", func(c Config) string { return c.PublicURL }},
+		"ANYSQS_ACCOUNT_ID":   {"123456789012", func(c Config) string { return c.AccountID }},
+		"ANYSQS_REGION":       {"eu-west-3", func(c Config) string { return c.Region }},
+		"ANYSQS_LOG_LEVEL":    {"warn", func(c Config) string { return c.LogLevel }},
+		"ANYSQS_POLICY_MODE":  {"strict", func(c Config) string { return c.Policy.Mode }},
+		"ANYSQS_BACKEND":      {"postgres", func(c Config) string { return c.Backend.Name }},
+	} {
+		c, err := Load("", env(map[string]string{name: tc.value}))
+		if err != nil {
+			t.Errorf("%s=%s: %v", name, tc.value, err)
+			continue
+		}
+		if got := tc.got(c); got != tc.value {
+			t.Errorf("%s=%s: got %q", name, tc.value, got)
+		}
+	}
+}
