@@ -5,7 +5,7 @@
 //
 // A driver's test plugs in with a Harness:
 //
-//	func TestConformance(t *testing.T) {
+//	func TestDriverContract(t *testing.T) {
 //		drivertest.RunConformance(t, drivertest.Harness{
 //			NewDriver: func(t *testing.T) drivers.Driver { ... },
 //			Reopen:    func(t *testing.T, d drivers.Driver) drivers.Driver { ... },

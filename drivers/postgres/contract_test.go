@@ -9,10 +9,13 @@ import (
 	"github.com/anysqs/anysqs/drivers/postgres"
 )
 
-// TestConformance runs the driver contract suite. All cases share one database; the
+// TestDriverContract runs the driver contract suite. All cases share one database; the
 // suite names its queues uniquely.
-func TestConformance(t *testing.T) {
-	dsn := newDatabase(t)
+func TestDriverContract(t *testing.T) {
+	runContract(t, newDatabase(t))
+}
+
+func runContract(t *testing.T, dsn string) {
 	open := func(t *testing.T) drivers.Driver {
 		d, err := postgres.Open(context.Background(), postgres.Options{DSN: dsn})
 		if err != nil {
