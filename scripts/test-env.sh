@@ -40,10 +40,11 @@ fi
 
 # --- PostgreSQL ---------------------------------------------------------------------------
 pg_ready() { pg_isready -q -h "$1" -p "$2" 2>/dev/null || (exec 3<>"/dev/tcp/$1/$2") 2>/dev/null; }
+pg_dsn=
 if [ -n "${ANYSQS_TEST_POSTGRES_DSN:-}" ]; then
-	echo "export ANYSQS_TEST_POSTGRES_DSN='${ANYSQS_TEST_POSTGRES_DSN}'"
+	pg_dsn=$ANYSQS_TEST_POSTGRES_DSN
 elif pg_ready 127.0.0.1 5432; then
-	echo "export ANYSQS_TEST_POSTGRES_DSN='postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable'"
+	pg_dsn='postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable'
 else
 	# A cluster installed but stopped: start it. Otherwise a throwaway cluster from the binaries.
 	if command -v pg_ctlcluster >/dev/null && ls /etc/postgresql/*/main >/dev/null 2>&1; then
@@ -52,7 +53,7 @@ else
 		for _ in $(seq 1 30); do pg_ready 127.0.0.1 5432 && break; sleep 0.5; done
 	fi
 	if pg_ready 127.0.0.1 5432; then
-		echo "export ANYSQS_TEST_POSTGRES_DSN='postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable'"
+		pg_dsn='postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable'
 	else
 		bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n1)
 		if [ -z "$bin" ]; then
@@ -70,13 +71,60 @@ else
 			if run "$bin/initdb" -D "$dir/data" -A trust -U postgres >/dev/null 2>&1 &&
 				run "$bin/pg_ctl" -D "$dir/data" -o "-p $port -k $dir -c listen_addresses=127.0.0.1" -l "$dir/log" -w start >/dev/null 2>&1; then
 				say "started a throwaway PostgreSQL on 127.0.0.1:$port (data in $dir)"
-				echo "export ANYSQS_TEST_POSTGRES_DSN='postgres://postgres@127.0.0.1:$port/postgres?sslmode=disable'"
+				pg_dsn="postgres://postgres@127.0.0.1:$port/postgres?sslmode=disable"
 			else
 				missing+=("PostgreSQL (could not start a throwaway cluster from $bin)")
 			fi
 		else
 			missing+=("PostgreSQL (no server running on 127.0.0.1:5432 and no binaries to start one)")
 		fi
+	fi
+fi
+[ -n "$pg_dsn" ] && echo "export ANYSQS_TEST_POSTGRES_DSN='$pg_dsn'"
+
+# --- PgBouncer in front of that PostgreSQL, in session and in transaction pooling -----------
+# The driver must work through session pooling and refuse transaction pooling when it opens.
+# Set up only for a passwordless postgres://USER@HOST:PORT/... server (the local or throwaway one).
+if [ -n "$pg_dsn" ]; then
+	if [[ "$pg_dsn" =~ ^postgres(ql)?://([A-Za-z0-9_]+)@([0-9.]+|localhost):([0-9]+)/ ]]; then
+		pg_user=${BASH_REMATCH[2]} pg_host=${BASH_REMATCH[3]} pg_port=${BASH_REMATCH[4]}
+		bouncer=$(command -v pgbouncer || ls /usr/sbin/pgbouncer 2>/dev/null)
+		if [ -z "$bouncer" ]; then
+			say "installing Debian's pgbouncer for the connection-pooler tests"
+			apt_install pgbouncer || true
+			bouncer=$(command -v pgbouncer || ls /usr/sbin/pgbouncer 2>/dev/null)
+		fi
+		if [ -n "$bouncer" ]; then
+			owner=postgres # PgBouncer refuses to run as root
+			id postgres >/dev/null 2>&1 || owner=$(id -un)
+			for mode in session transaction; do
+				port=$([ $mode = session ] && echo 64321 || echo 64322)
+				dir=/tmp/anysqs-pgbouncer-$pg_port-$mode
+				if ! { [ -f "$dir/pid" ] && kill -0 "$(cat "$dir/pid")" 2>/dev/null; }; then
+					mkdir -p "$dir"
+					printf '"%s" ""\n' "$pg_user" >"$dir/users"
+					printf '%s\n' "[databases]" "* = host=$pg_host port=$pg_port" "[pgbouncer]" \
+						"listen_addr = 127.0.0.1" "listen_port = $port" "unix_socket_dir =" \
+						"auth_type = trust" "auth_file = $dir/users" "pool_mode = $mode" \
+						"max_client_conn = 1000" "default_pool_size = 40" \
+						"logfile = $dir/log" "pidfile = $dir/pid" >"$dir/ini"
+					chown -R "$owner" "$dir" 2>/dev/null || true
+					if [ "$(id -un)" = "$owner" ]; then "$bouncer" -d "$dir/ini" >/dev/null 2>&1
+					else su "$owner" -s /bin/sh -c "$bouncer -d $dir/ini" >/dev/null 2>&1; fi
+					for _ in $(seq 1 20); do pg_ready 127.0.0.1 "$port" && break; sleep 0.25; done
+				fi
+				if pg_ready 127.0.0.1 "$port"; then
+					var=ANYSQS_TEST_PGBOUNCER_$(echo "$mode" | tr a-z A-Z)_DSN
+					echo "export $var='postgres://$pg_user@127.0.0.1:$port/postgres?sslmode=disable'"
+				else
+					missing+=("PgBouncer in $mode pooling (did not start; see $dir/log)")
+				fi
+			done
+		else
+			missing+=("PgBouncer (/usr/sbin/pgbouncer, Debian package pgbouncer)")
+		fi
+	else
+		say "ANYSQS_TEST_POSTGRES_DSN is not a passwordless local server: the PgBouncer tests will be skipped"
 	fi
 fi
 

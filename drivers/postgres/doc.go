@@ -155,6 +155,8 @@
 //     delivered meanwhile).
 //   - Purge and DeleteQueue delete a queue's messages in one transaction.
 //   - Sequence numbers are 64-bit, rendered as 20 digits.
+//   - Connections must be session-level: direct, or through a pooler in session mode.
+//     Open refuses transaction pooling (its LISTEN would never hear a notification).
 //   - The driver sets plan_cache_mode=force_generic_plan on its connections: planning
 //     the claim statement costs more than running it. Plans depend on statistics: until
 //     autovacuum first analyzes the messages table (analyze threshold 1,000 changes,

@@ -2,6 +2,8 @@ package postgres
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"sort"
 	"sync"
 	"time"
@@ -40,10 +42,50 @@ func startListener(ctx context.Context, cfg *pgx.ConnConfig, channel string, poo
 	if err != nil {
 		return nil, err
 	}
+	if err := l.probe(ctx, conn); err != nil {
+		conn.Close(context.Background())
+		return nil, err
+	}
 	runCtx, cancel := context.WithCancel(context.Background())
 	l.cancel = cancel
 	go l.run(runCtx, conn)
 	return l, nil
+}
+
+// probeTimeout bounds how long Open waits for its own notification to come back.
+const probeTimeout = 5 * time.Second
+
+// probe sends a notification through the pool and waits for conn to receive it. Behind a
+// transaction-pooling proxy (PgBouncer's pool_mode=transaction) the LISTEN binds a server
+// connection only for its own transaction, so notifications never arrive and long polls
+// would silently miss other gateways' sends; the proxy's other breakages (prepared
+// statements, session settings) show only under concurrency. Failing Open says so at once.
+// Notifications from other gateways that arrive first are kept, not dropped.
+func (l *listener) probe(ctx context.Context, conn *pgx.Conn) error {
+	var b [8]byte
+	rand.Read(b[:])
+	token := "anysqs:probe:" + hex.EncodeToString(b[:]) // ':' is never in a queue name
+	if _, err := l.pool.Exec(ctx, `SELECT pg_notify($1, $2)`, l.channel, token); err != nil {
+		return mapErr(ctx, err, "listen: probe")
+	}
+	wait, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	for {
+		n, err := conn.WaitForNotification(wait)
+		if err != nil {
+			if ctx.Err() == nil && wait.Err() != nil {
+				return drivers.Errorf(drivers.KindUnavailable, "listen: a notification sent through the pool did not reach "+
+					"the LISTEN connection within %s: is a transaction-pooling proxy (such as PgBouncer with "+
+					"pool_mode=transaction) between the gateway and PostgreSQL? anysqs needs a direct connection "+
+					"or session pooling", probeTimeout)
+			}
+			return mapErr(ctx, err, "listen: probe")
+		}
+		if n.Payload == token {
+			return nil
+		}
+		l.add(n.Payload, false)
+	}
 }
 
 func (l *listener) connect(ctx context.Context) (*pgx.Conn, error) {

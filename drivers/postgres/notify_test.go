@@ -47,7 +47,12 @@ func watch(t *testing.T, d *postgres.Driver, queue string) {
 
 func TestAwaitActivityAcrossInstances(t *testing.T) {
 	t.Parallel()
-	dsn := newDatabase(t)
+	awaitActivityAcrossInstances(t, newDatabase(t))
+}
+
+// awaitActivityAcrossInstances checks, with two drivers on dsn, that what one does wakes
+// the other's AwaitActivity.
+func awaitActivityAcrossInstances(t *testing.T, dsn string) {
 	a, b := openDriver(t, dsn), openDriver(t, dsn)
 	createQueue(t, a, "q", stdAttrs())
 	watch(t, b, "q")

@@ -147,9 +147,15 @@ func poolConfig(o Options) (*pgxpool.Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg.ConnConfig.RuntimeParams["search_path"] = pgx.Identifier{o.Schema}.Sanitize()
 	cfg.ConnConfig.RuntimeParams["application_name"] = "anysqs"
-	cfg.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_generic_plan"
+	// The schema and the plan mode are set by statement, not as startup parameters:
+	// PgBouncer refuses a connection whose startup packet carries parameters it does not
+	// know ("unsupported startup parameter"), and these are two of them.
+	setup := "SET search_path = " + pgx.Identifier{o.Schema}.Sanitize() + "; SET plan_cache_mode = force_generic_plan"
+	cfg.AfterConnect = func(ctx context.Context, c *pgx.Conn) error {
+		_, err := c.Exec(ctx, setup)
+		return err
+	}
 	cfg.MaxConns = 16
 	if o.MaxConns > 0 {
 		cfg.MaxConns = o.MaxConns
@@ -193,7 +199,6 @@ func withTLS(dsn string, t *TLSOptions) (string, error) {
 func createDatabase(ctx context.Context, cc *pgx.ConnConfig) error {
 	admin := cc.Copy()
 	admin.Database = "postgres"
-	delete(admin.RuntimeParams, "search_path")
 	conn, err := pgx.ConnectConfig(ctx, admin)
 	if err != nil {
 		return mapErr(ctx, err, "connect to create database")
@@ -243,6 +248,12 @@ func mapErr(ctx context.Context, err error, what string) error {
 	}
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
+		if pe.Code == "42P05" || pe.Code == "26000" {
+			// The driver's prepared statements are per connection and pgx tracks them, so
+			// one that exists already or has vanished means the server connection changed
+			// under the client connection.
+			what += " (a transaction-pooling proxy between the gateway and PostgreSQL? anysqs needs a direct connection or session pooling)"
+		}
 		return drivers.Wrap(pgKind(pe.Code), err, what)
 	}
 	return drivers.Wrap(drivers.KindUnavailable, err, what)

@@ -37,9 +37,6 @@ func TestPoolConfigTLS(t *testing.T) {
 	if c := cfg.ConnConfig.TLSConfig; c == nil || c.ServerName != "h" || c.RootCAs == nil {
 		t.Fatalf("TLS config not applied: %+v", c)
 	}
-	if got := cfg.ConnConfig.RuntimeParams["search_path"]; got != `"s"` {
-		t.Fatalf("search_path %q", got)
-	}
 }
 
 func writeCA(t *testing.T, path string) {

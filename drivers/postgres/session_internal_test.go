@@ -1,0 +1,54 @@
+package postgres
+
+import (
+	"context"
+	"os"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// The pool's connections get the schema and the plan mode by statement after connecting
+// (not as startup parameters, which PgBouncer refuses): every connection must have both.
+func TestSessionSettings(t *testing.T) {
+	dsn := os.Getenv("ANYSQS_TEST_POSTGRES_DSN")
+	if dsn == "" {
+		dsn = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
+	}
+	cfg, err := poolConfig(Options{DSN: dsn, Schema: "Odd Schema", MaxConns: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	if err := pool.Ping(ctx); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("PostgreSQL not reachable at %s: %v", dsn, err)
+		}
+		t.Skipf("PostgreSQL not reachable at %s: %v", dsn, err)
+	}
+	// Two connections held at once, so both are checked, not one twice.
+	var conns []*pgxpool.Conn
+	for range 2 {
+		c, err := pool.Acquire(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Release()
+		conns = append(conns, c)
+	}
+	for i, c := range conns {
+		var path, mode, app string
+		if err := c.QueryRow(ctx, `SELECT current_setting('search_path'), current_setting('plan_cache_mode'),
+			current_setting('application_name')`).Scan(&path, &mode, &app); err != nil {
+			t.Fatal(err)
+		}
+		if path != `"Odd Schema"` || mode != "force_generic_plan" || app != "anysqs" {
+			t.Errorf("connection %d: search_path %s, plan_cache_mode %s, application_name %s", i, path, mode, app)
+		}
+	}
+}
