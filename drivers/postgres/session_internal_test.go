@@ -3,8 +3,10 @@ package postgres
 import (
 	"context"
 	"os"
+	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -50,5 +52,19 @@ func TestSessionSettings(t *testing.T) {
 		if path != `"Odd Schema"` || mode != "force_generic_plan" || app != "anysqs" {
 			t.Errorf("connection %d: search_path %s, plan_cache_mode %s, application_name %s", i, path, mode, app)
 		}
+	}
+}
+
+// A prepared statement that exists already or has vanished is what a transaction-pooling
+// proxy causes under concurrency: the error says so.
+func TestMapErrNamesTransactionPooling(t *testing.T) {
+	for _, code := range []string{"42P05", "26000"} {
+		err := mapErr(context.Background(), &pgconn.PgError{Code: code, Message: "prepared statement"}, "send to q")
+		if !strings.Contains(err.Error(), "transaction-pooling proxy") {
+			t.Errorf("%s: %v", code, err)
+		}
+	}
+	if err := mapErr(context.Background(), &pgconn.PgError{Code: "23505"}, "x"); strings.Contains(err.Error(), "pooling") {
+		t.Errorf("23505: %v", err)
 	}
 }
