@@ -247,6 +247,9 @@ type Description struct {
 	Version        string // driver version
 	ServiceVersion string // the backend service or emulator version it is talking to
 	Capabilities   []capabilities.Declaration
+	// Warnings name settings of the backend that work but will hurt (the gateway logs
+	// them at start), each with what to do about it.
+	Warnings []string
 }
 
 // QueueAttributes are a queue's settable attributes, validated and normalised by the

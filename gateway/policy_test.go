@@ -2,6 +2,7 @@ package gateway_test
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -82,4 +83,26 @@ func TestCapabilityPolicy(t *testing.T) {
 			t.Errorf("CreateQueue with tags, strict: %d %s", st, b)
 		}
 	})
+}
+
+// warning is a driver whose Describe reports a setup warning.
+type warning struct{ drivers.Driver }
+
+func (d warning) Describe(ctx context.Context) (drivers.Description, error) {
+	desc, err := d.Driver.Describe(ctx)
+	desc.Warnings = append(desc.Warnings, "the test backend is set up badly; fix it")
+	return desc, err
+}
+
+func TestBackendWarningsLoggedAtStart(t *testing.T) {
+	var logs strings.Builder
+	log := slog.New(slog.NewTextHandler(&logs, nil))
+	gw, err := gateway.New(context.Background(), gateway.Config{Driver: warning{memDriver(t)}, Clock: clock.NewFake(start), Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gw.Close()
+	if !strings.Contains(logs.String(), `level=WARN msg="backend setup" backend=sqlite warning="the test backend is set up badly; fix it"`) {
+		t.Errorf("log: %s", logs.String())
+	}
 }

@@ -158,6 +158,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gateway: describe driver: %w", err)
 	}
+	for _, w := range desc.Warnings {
+		cfg.Logger.Warn("backend setup", "backend", desc.Name, "warning", w)
+	}
 	policy, err := capabilities.NewPolicy(desc.Name, desc.Capabilities, cfg.Policy)
 	if err != nil {
 		return nil, fmt.Errorf("gateway: capability policy: %w", err)

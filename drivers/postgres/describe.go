@@ -10,10 +10,20 @@ import (
 // Describe reports the driver, the server version and the capability declarations.
 func (d *Driver) Describe(ctx context.Context) (drivers.Description, error) {
 	var version string
-	if err := d.pool.QueryRow(ctx, `SHOW server_version`).Scan(&version); err != nil {
+	var autovacuum bool
+	if err := d.pool.QueryRow(ctx, `SELECT current_setting('server_version'),
+		current_setting('autovacuum')::bool AND current_setting('track_counts')::bool`).Scan(&version, &autovacuum); err != nil {
 		return drivers.Description{}, mapErr(ctx, err, "server version")
 	}
-	return drivers.Description{Name: "postgres", Version: Version, ServiceVersion: version, Capabilities: declarations()}, nil
+	desc := drivers.Description{Name: "postgres", Version: Version, ServiceVersion: version, Capabilities: declarations()}
+	if !autovacuum {
+		// The tables' own autovacuum parameters (schema.go) are what keep claims fast; with
+		// the server's autovacuum off they do nothing.
+		desc.Warnings = append(desc.Warnings, "autovacuum is off on this PostgreSQL server (autovacuum or "+
+			"track_counts): dead rows of received and deleted messages pile up in schema "+d.schema+
+			" and receives slow down over time; turn it on, or VACUUM the schema's tables every few minutes")
+	}
+	return desc, nil
 }
 
 func declarations() []capabilities.Declaration {

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"net/url"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -197,4 +198,13 @@ func bodies(ms []drivers.Message) []string {
 		out = append(out, m.Body)
 	}
 	return out
+}
+
+// dbName is the database a DSN made by newDatabase names.
+func dbName(t testing.TB, dsn string) string {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimPrefix(u.Path, "/")
 }

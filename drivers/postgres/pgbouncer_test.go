@@ -2,7 +2,6 @@ package postgres_test
 
 import (
 	"context"
-	"net/url"
 	"os"
 	"strings"
 	"testing"
@@ -23,11 +22,7 @@ func throughPgBouncer(t *testing.T, mode string) string {
 		}
 		t.Skipf("%s is not set (eval \"$(scripts/test-env.sh)\" starts PgBouncer)", env)
 	}
-	u, err := url.Parse(newDatabase(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dsnFor(t, bouncer, strings.TrimPrefix(u.Path, "/"))
+	return dsnFor(t, bouncer, dbName(t, newDatabase(t)))
 }
 
 // Session pooling pins a server connection to each client connection, so the driver
