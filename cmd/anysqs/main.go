@@ -136,13 +136,17 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	case <-ctx.Done():
 	}
-	// Long polls last up to 20 s; give them that long to finish before closing.
 	shutCtx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
 	defer cancel()
 	log.Info("shutting down")
 	if adm != nil {
 		adm.draining.Store(true)
 	}
+	// Closing the gateway first ends its long polls at once, each answering with what it
+	// has (nothing), as at the end of its wait: the client polls again, elsewhere. The
+	// server's Shutdown would otherwise wait up to 20 s for them. Other calls in flight
+	// run to their end: the driver stays open until they have.
+	_ = gw.Close()
 	return srv.Shutdown(shutCtx)
 }
 
