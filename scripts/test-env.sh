@@ -95,8 +95,9 @@ if [ -n "$pg_dsn" ]; then
 			bouncer=$(command -v pgbouncer || ls /usr/sbin/pgbouncer 2>/dev/null)
 		fi
 		if [ -n "$bouncer" ]; then
-			owner=postgres # PgBouncer refuses to run as root
-			id postgres >/dev/null 2>&1 || owner=$(id -un)
+			owner=$(id -un)
+			# PgBouncer refuses to run as root: as root, run it as postgres.
+			[ "$(id -u)" = 0 ] && id postgres >/dev/null 2>&1 && owner=postgres
 			for mode in session transaction; do
 				port=$([ $mode = session ] && echo 64321 || echo 64322)
 				dir=/tmp/anysqs-pgbouncer-$pg_port-$mode
