@@ -239,6 +239,23 @@ func newClient(g *gateway, attempts int) *sqs.Client {
 	})
 }
 
+// receiveResult is what a ReceiveMessage call returned.
+type receiveResult struct {
+	out *sqs.ReceiveMessageOutput
+	err error
+}
+
+// longPoll starts a ReceiveMessage with a 20 s wait on url and returns where its result
+// will arrive.
+func longPoll(c *sqs.Client, url string) <-chan receiveResult {
+	got := make(chan receiveResult, 1)
+	go func() {
+		out, err := c.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{QueueUrl: aws.String(url), WaitTimeSeconds: 20})
+		got <- receiveResult{out, err}
+	}()
+	return got
+}
+
 // cluster is a throwaway PostgreSQL cluster, owned by this test, that may be stopped and
 // started at will.
 type cluster struct {

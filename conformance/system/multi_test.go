@@ -172,15 +172,7 @@ func longPollRounds(t *testing.T, db string, ca, cb *sqs.Client, urlA, urlB stri
 		if err := conn.QueryRow(context.Background(), "SELECT clock_timestamp()").Scan(&since); err != nil {
 			t.Fatal(err)
 		}
-		type result struct {
-			out *sqs.ReceiveMessageOutput
-			err error
-		}
-		got := make(chan result, 1)
-		go func() {
-			out, err := ca.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{QueueUrl: aws.String(urlA), WaitTimeSeconds: 20})
-			got <- result{out, err}
-		}()
+		got := longPoll(ca, urlA)
 		start := time.Now()
 		if claimed(t, conn, since) {
 			confirmed++

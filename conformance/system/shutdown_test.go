@@ -26,15 +26,7 @@ func TestGracefulShutdown(t *testing.T) {
 		DelaySeconds: 15}); err != nil {
 		t.Fatal(err)
 	}
-	type result struct {
-		out *sqs.ReceiveMessageOutput
-		err error
-	}
-	got := make(chan result, 1)
-	go func() {
-		out, err := ca.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(url), WaitTimeSeconds: 20})
-		got <- result{out, err}
-	}()
+	got := longPoll(ca, url)
 	conn, err := pgx.Connect(ctx, db)
 	if err != nil {
 		t.Fatal(err)
