@@ -20,7 +20,7 @@ import (
 // connection is lost, notifications sent meanwhile are lost with it; to cover that, the
 // first AwaitActivity after a reconnection reports every queue.
 type listener struct {
-	cfg     *pgx.ConnConfig
+	cfg     *pgxpool.Config // connections are made from its ConnConfig, as the pool makes them
 	channel string
 	pool    *pgxpool.Pool
 
@@ -35,7 +35,7 @@ type listener struct {
 
 // startListener connects and LISTENs before returning, so that every notification
 // committed after Open returns is seen.
-func startListener(ctx context.Context, cfg *pgx.ConnConfig, channel string, pool *pgxpool.Pool) (*listener, error) {
+func startListener(ctx context.Context, cfg *pgxpool.Config, channel string, pool *pgxpool.Pool) (*listener, error) {
 	l := &listener{cfg: cfg, channel: channel, pool: pool, pending: map[string]bool{}, wake: make(chan struct{}),
 		done: make(chan struct{})}
 	conn, err := l.connect(ctx)
@@ -89,7 +89,7 @@ func (l *listener) probe(ctx context.Context, conn *pgx.Conn) error {
 }
 
 func (l *listener) connect(ctx context.Context) (*pgx.Conn, error) {
-	conn, err := pgx.ConnectConfig(ctx, l.cfg)
+	conn, err := connect(ctx, l.cfg, l.cfg.ConnConfig)
 	if err != nil {
 		return nil, mapErr(ctx, err, "listen: connect")
 	}

@@ -40,6 +40,10 @@ type Options struct {
 	CreateDatabase bool `json:"create_database"`
 	// TLS overrides the DSN's sslmode and certificate settings when set.
 	TLS *TLSOptions `json:"tls"`
+	// PasswordFile names a file whose content (one trailing newline ignored) is the
+	// password, read again for every new connection: a password or token that something
+	// else rotates in the file (RDS IAM, Entra ID, Vault) takes effect without a restart.
+	PasswordFile string `json:"password_file"`
 	// NotifyInTransaction sends each send's NOTIFY inside its transaction instead of
 	// after commit: no wake-up is lost even when a gateway dies right after a commit, at
 	// a large cost in send throughput (see the package doc).
@@ -102,7 +106,7 @@ func Open(ctx context.Context, o Options) (*Driver, error) {
 		return nil, drivers.Wrap(drivers.KindInvalidArgument, err, "postgres options")
 	}
 	if o.CreateDatabase {
-		if err := createDatabase(ctx, cfg.ConnConfig); err != nil {
+		if err := createDatabase(ctx, cfg); err != nil {
 			return nil, err
 		}
 	}
@@ -116,7 +120,7 @@ func Open(ctx context.Context, o Options) (*Driver, error) {
 		pool.Close()
 		return nil, err
 	}
-	lis, err := startListener(ctx, cfg.ConnConfig, d.channel, d.pool)
+	lis, err := startListener(ctx, cfg, d.channel, d.pool)
 	if err != nil {
 		pool.Close()
 		return nil, err
@@ -156,6 +160,10 @@ func poolConfig(o Options) (*pgxpool.Config, error) {
 		_, err := c.Exec(ctx, setup)
 		return err
 	}
+	if o.PasswordFile != "" {
+		file := o.PasswordFile
+		cfg.BeforeConnect = func(_ context.Context, cc *pgx.ConnConfig) error { return readPassword(file, cc) }
+	}
 	cfg.MaxConns = 16
 	if o.MaxConns > 0 {
 		cfg.MaxConns = o.MaxConns
@@ -165,6 +173,28 @@ func poolConfig(o Options) (*pgxpool.Config, error) {
 	// period clears the rest in the background.
 	cfg.HealthCheckPeriod = 5 * time.Second
 	return cfg, nil
+}
+
+// readPassword sets cc's password from file.
+func readPassword(file string, cc *pgx.ConnConfig) error {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return drivers.Wrap(drivers.KindUnavailable, err, "password_file")
+	}
+	cc.Password = strings.TrimSuffix(strings.TrimSuffix(string(b), "\n"), "\r")
+	return nil
+}
+
+// connect opens a connection outside the pool (the LISTEN one, the one that creates the
+// database) as the pool opens its own: with a fresh password from password_file.
+func connect(ctx context.Context, pc *pgxpool.Config, cc *pgx.ConnConfig) (*pgx.Conn, error) {
+	if pc.BeforeConnect != nil {
+		cc = cc.Copy()
+		if err := pc.BeforeConnect(ctx, cc); err != nil {
+			return nil, err
+		}
+	}
+	return pgx.ConnectConfig(ctx, cc)
 }
 
 // withTLS adds libpq TLS parameters to dsn in whichever form it is written.
@@ -196,10 +226,11 @@ func withTLS(dsn string, t *TLSOptions) (string, error) {
 
 // createDatabase creates cc's database through the server's maintenance database. A
 // concurrent creation by another gateway is not an error.
-func createDatabase(ctx context.Context, cc *pgx.ConnConfig) error {
+func createDatabase(ctx context.Context, pc *pgxpool.Config) error {
+	cc := pc.ConnConfig
 	admin := cc.Copy()
 	admin.Database = "postgres"
-	conn, err := pgx.ConnectConfig(ctx, admin)
+	conn, err := connect(ctx, pc, admin)
 	if err != nil {
 		return mapErr(ctx, err, "connect to create database")
 	}
@@ -265,6 +296,7 @@ func pgKind(code string) drivers.Kind {
 	case strings.HasPrefix(code, "08"), // connection exception
 		strings.HasPrefix(code, "57P"), // admin/crash shutdown, cannot connect now
 		strings.HasPrefix(code, "40"),  // serialization failure, deadlock: rolled back, retry is safe
+		strings.HasPrefix(code, "28"),  // authentication refused: a rotated password not yet in place
 		code == "25006":                // read-only transaction: a standby during failover
 		return drivers.KindUnavailable
 	case strings.HasPrefix(code, "53"), code == "55P03": // out of resources, lock not available

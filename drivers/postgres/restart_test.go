@@ -9,9 +9,12 @@ import (
 	"os/user"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/anysqs/anysqs/drivers"
 	"github.com/anysqs/anysqs/drivers/postgres"
@@ -94,8 +97,34 @@ func (c *cluster) stop() {
 	c.run("pg_ctl", "-D", filepath.Join(c.dir, "data"), "-m", "fast", "-w", "stop")
 }
 
-func (c *cluster) dsn() string {
-	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/anysqs?sslmode=disable&connect_timeout=5", c.port)
+func (c *cluster) dsn() string { return c.dsnFor("anysqs") }
+
+// dsnFor is the DSN of database db on the cluster, as the superuser.
+func (c *cluster) dsnFor(db string) string {
+	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/%s?sslmode=disable&connect_timeout=5", c.port, db)
+}
+
+// requirePasswords makes every role but postgres give its password over TCP, and waits
+// until the server refuses role without one.
+func (c *cluster) requirePasswords(role string) {
+	c.t.Helper()
+	hba := "local all all trust\nhost all postgres 127.0.0.1/32 trust\nhost all all 127.0.0.1/32 scram-sha-256\n"
+	if err := os.WriteFile(filepath.Join(c.dir, "data", "pg_hba.conf"), []byte(hba), 0o600); err != nil {
+		c.t.Fatal(err)
+	}
+	c.run("pg_ctl", "-D", filepath.Join(c.dir, "data"), "reload")
+	dsn := strings.Replace(c.dsnFor("postgres"), "postgres://postgres@", "postgres://"+role+"@", 1)
+	for start := time.Now(); ; {
+		conn, err := pgx.Connect(context.Background(), dsn)
+		if err != nil {
+			return // the reload took effect
+		}
+		conn.Close(context.Background())
+		if time.Since(start) > time.Minute { // hang guard
+			c.t.Fatal("the server still admits " + role + " without a password after reloading pg_hba.conf")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // TestDatabaseRestart stops the server under an open driver: calls fail with

@@ -8,6 +8,8 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/anysqs/anysqs/drivers"
 )
 
 // The pool's connections get the schema and the plan mode by statement after connecting
@@ -66,5 +68,12 @@ func TestMapErrNamesTransactionPooling(t *testing.T) {
 	}
 	if err := mapErr(context.Background(), &pgconn.PgError{Code: "23505"}, "x"); strings.Contains(err.Error(), "pooling") {
 		t.Errorf("23505: %v", err)
+	}
+}
+
+// A refused password is retryable: it may be a rotation not yet in place.
+func TestAuthenticationRefusedIsUnavailable(t *testing.T) {
+	if k := pgKind("28P01"); k != drivers.KindUnavailable {
+		t.Fatalf("28P01: %v", k)
 	}
 }
