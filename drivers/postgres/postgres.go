@@ -224,7 +224,7 @@ func withTLS(dsn string, t *TLSOptions) (string, error) {
 	return b.String(), nil
 }
 
-// createDatabase creates cc's database through the server's maintenance database. A
+// createDatabase creates pc's database through the server's maintenance database. A
 // concurrent creation by another gateway is not an error.
 func createDatabase(ctx context.Context, pc *pgxpool.Config) error {
 	cc := pc.ConnConfig
