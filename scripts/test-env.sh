@@ -68,8 +68,16 @@ else
 			id postgres >/dev/null 2>&1 || owner=$(id -un)
 			chown "$owner" "$dir" 2>/dev/null || true
 			run() { if [ "$(id -un)" = "$owner" ]; then "$@"; else su "$owner" -s /bin/sh -c "$(printf '%q ' "$@")"; fi; }
+			# TLS with a self-signed certificate for localhost, so that the TLS test runs here too.
+			tls=
+			if command -v openssl >/dev/null && openssl req -new -x509 -days 30 -nodes -subj /CN=localhost \
+				-addext subjectAltName=DNS:localhost -keyout "$dir/server.key" -out "$dir/server.crt" >/dev/null 2>&1; then
+				chmod 600 "$dir/server.key"
+				chown "$owner" "$dir/server.key" "$dir/server.crt" 2>/dev/null || true
+				tls="-c ssl=on -c ssl_cert_file=$dir/server.crt -c ssl_key_file=$dir/server.key"
+			fi
 			if run "$bin/initdb" -D "$dir/data" -A trust -U postgres >/dev/null 2>&1 &&
-				run "$bin/pg_ctl" -D "$dir/data" -o "-p $port -k $dir -c listen_addresses=127.0.0.1" -l "$dir/log" -w start >/dev/null 2>&1; then
+				run "$bin/pg_ctl" -D "$dir/data" -o "-p $port -k $dir -c listen_addresses=127.0.0.1 $tls" -l "$dir/log" -w start >/dev/null 2>&1; then
 				say "started a throwaway PostgreSQL on 127.0.0.1:$port (data in $dir)"
 				pg_dsn="postgres://postgres@127.0.0.1:$port/postgres?sslmode=disable"
 			else
