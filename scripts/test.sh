@@ -21,3 +21,11 @@ echo "== conformance suite -> compatibility reports, compared with docs/compat"
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 go run ./cmd/anysqs report --out "$out" --check docs/compat
+
+echo "== conformance suite for postgres through PgBouncer (session pooling)"
+if [ -n "${ANYSQS_TEST_PGBOUNCER_SESSION_DSN:-}" ]; then
+	ANYSQS_TEST_POSTGRES_DSN=$ANYSQS_TEST_PGBOUNCER_SESSION_DSN ANYSQS_CONFORMANCE_BACKENDS=postgres \
+		go test -count=1 -run '^TestConformance$/^postgres$/' ./conformance/
+else
+	echo "not run: no PgBouncer (scripts/test-env.sh said why)"
+fi
