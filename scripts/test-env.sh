@@ -64,8 +64,9 @@ else
 		if [ -n "$bin" ]; then
 			dir=$(mktemp -d /tmp/anysqs-pg.XXXXXX)
 			port=54329
-			owner=postgres
-			id postgres >/dev/null 2>&1 || owner=$(id -un)
+			owner=$(id -un)
+			# The server refuses to run as root: as root, run it as postgres.
+			[ "$(id -u)" = 0 ] && id postgres >/dev/null 2>&1 && owner=postgres
 			chown "$owner" "$dir" 2>/dev/null || true
 			run() { if [ "$(id -un)" = "$owner" ]; then "$@"; else su "$owner" -s /bin/sh -c "$(printf '%q ' "$@")"; fi; }
 			# TLS with a self-signed certificate for localhost, so that the TLS test runs here too.
