@@ -20,7 +20,7 @@ import (
 func TestPasswordFile(t *testing.T) {
 	c := newCluster(t)
 	ctx := context.Background()
-	admin, err := pgx.Connect(ctx, c.dsnFor("postgres"))
+	admin, err := pgx.Connect(ctx, c.dsnFor("postgres", "postgres"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +43,7 @@ func TestPasswordFile(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	dsn := strings.Replace(c.dsn(), "postgres://postgres@", "postgres://app@", 1)
+	dsn := c.dsnFor("app", "anysqs")
 	write("wrong\n")
 	if _, err := postgres.Open(ctx, postgres.Options{DSN: dsn, PasswordFile: file}); err == nil ||
 		!strings.Contains(err.Error(), "password authentication failed") {

@@ -9,7 +9,6 @@ import (
 	"os/user"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -115,11 +114,11 @@ func (c *cluster) stop() {
 	c.run("pg_ctl", "-D", filepath.Join(c.dir, "data"), "-m", "fast", "-w", "stop")
 }
 
-func (c *cluster) dsn() string { return c.dsnFor("anysqs") }
+func (c *cluster) dsn() string { return c.dsnFor("postgres", "anysqs") }
 
-// dsnFor is the DSN of database db on the cluster, as the superuser.
-func (c *cluster) dsnFor(db string) string {
-	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/%s?sslmode=disable&connect_timeout=5", c.port, db)
+// dsnFor is the DSN of database db on the cluster, as role.
+func (c *cluster) dsnFor(role, db string) string {
+	return fmt.Sprintf("postgres://%s@127.0.0.1:%d/%s?sslmode=disable&connect_timeout=5", role, c.port, db)
 }
 
 // requirePasswords makes every role but postgres give its password over TCP, and waits
@@ -131,7 +130,7 @@ func (c *cluster) requirePasswords(role string) {
 		c.t.Fatal(err)
 	}
 	c.run("pg_ctl", "-D", filepath.Join(c.dir, "data"), "reload")
-	dsn := strings.Replace(c.dsnFor("postgres"), "postgres://postgres@", "postgres://"+role+"@", 1)
+	dsn := c.dsnFor(role, "postgres")
 	for start := time.Now(); ; {
 		conn, err := pgx.Connect(context.Background(), dsn)
 		if err != nil {
@@ -323,7 +322,7 @@ func sendThrough(t *testing.T, d *postgres.Driver, what string, disrupt func()) 
 func TestFailoverToSynchronousStandby(t *testing.T) {
 	primary := newCluster(t)
 	ctx := context.Background()
-	admin, err := pgx.Connect(ctx, primary.dsnFor("postgres"))
+	admin, err := pgx.Connect(ctx, primary.dsnFor("postgres", "postgres"))
 	if err != nil {
 		t.Fatal(err)
 	}

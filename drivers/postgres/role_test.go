@@ -21,7 +21,7 @@ func TestUnprivilegedRole(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	db := u.Path[1:]
+	db := dbName(t, dsn)
 	var b [4]byte
 	rand.Read(b[:])
 	role := "anysqs_app_" + hex.EncodeToString(b[:])

@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/url"
 	"os"
-	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -61,7 +60,7 @@ func TestTLSEndToEnd(t *testing.T) {
 	var allTLS bool
 	if err := admin.QueryRow(ctx, `SELECT count(*), coalesce(bool_and(s.ssl), false) FROM pg_stat_activity a
 		JOIN pg_stat_ssl s USING (pid) WHERE a.datname = $1 AND a.application_name = 'anysqs'`,
-		strings.TrimPrefix(u.Path, "/")).Scan(&conns, &allTLS); err != nil {
+		dbName(t, dsn)).Scan(&conns, &allTLS); err != nil {
 		t.Fatal(err)
 	}
 	if conns < 2 || !allTLS {
