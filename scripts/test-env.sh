@@ -14,6 +14,11 @@ as_root() {
 	if [ "$(id -u)" = 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo -n "$@"; else return 1; fi
 }
 
+# PostgreSQL and PgBouncer refuse to run as root: as root, they run as postgres.
+svc_user=$(id -un)
+[ "$(id -u)" = 0 ] && id postgres >/dev/null 2>&1 && svc_user=postgres
+as_svc() { if [ "$(id -un)" = "$svc_user" ]; then "$@"; else su "$svc_user" -s /bin/sh -c "$(printf '%q ' "$@")"; fi; }
+
 apt_install() {
 	command -v apt-get >/dev/null || return 1
 	if [ ! -f /tmp/.anysqs-apt-updated ]; then
@@ -64,21 +69,17 @@ else
 		if [ -n "$bin" ]; then
 			dir=$(mktemp -d /tmp/anysqs-pg.XXXXXX)
 			port=54329
-			owner=$(id -un)
-			# The server refuses to run as root: as root, run it as postgres.
-			[ "$(id -u)" = 0 ] && id postgres >/dev/null 2>&1 && owner=postgres
-			chown "$owner" "$dir" 2>/dev/null || true
-			run() { if [ "$(id -un)" = "$owner" ]; then "$@"; else su "$owner" -s /bin/sh -c "$(printf '%q ' "$@")"; fi; }
+			chown "$svc_user" "$dir" 2>/dev/null || true
 			# TLS with a self-signed certificate for localhost, so that the TLS test runs here too.
 			tls=
 			if command -v openssl >/dev/null && openssl req -new -x509 -days 30 -nodes -subj /CN=localhost \
 				-addext subjectAltName=DNS:localhost -keyout "$dir/server.key" -out "$dir/server.crt" >/dev/null 2>&1; then
 				chmod 600 "$dir/server.key"
-				chown "$owner" "$dir/server.key" "$dir/server.crt" 2>/dev/null || true
+				chown "$svc_user" "$dir/server.key" "$dir/server.crt" 2>/dev/null || true
 				tls="-c ssl=on -c ssl_cert_file=$dir/server.crt -c ssl_key_file=$dir/server.key"
 			fi
-			if run "$bin/initdb" -D "$dir/data" -A trust -U postgres >/dev/null 2>&1 &&
-				run "$bin/pg_ctl" -D "$dir/data" -o "-p $port -k $dir -c listen_addresses=127.0.0.1 $tls" -l "$dir/log" -w start >/dev/null 2>&1; then
+			if as_svc "$bin/initdb" -D "$dir/data" -A trust -U postgres >/dev/null 2>&1 &&
+				as_svc "$bin/pg_ctl" -D "$dir/data" -o "-p $port -k $dir -c listen_addresses=127.0.0.1 $tls" -l "$dir/log" -w start >/dev/null 2>&1; then
 				say "started a throwaway PostgreSQL on 127.0.0.1:$port (data in $dir)"
 				pg_dsn="postgres://postgres@127.0.0.1:$port/postgres?sslmode=disable"
 			else
@@ -104,9 +105,6 @@ if [ -n "$pg_dsn" ]; then
 			bouncer=$(command -v pgbouncer || ls /usr/sbin/pgbouncer 2>/dev/null)
 		fi
 		if [ -n "$bouncer" ]; then
-			owner=$(id -un)
-			# PgBouncer refuses to run as root: as root, run it as postgres.
-			[ "$(id -u)" = 0 ] && id postgres >/dev/null 2>&1 && owner=postgres
 			for mode in session transaction; do
 				port=$([ $mode = session ] && echo 64321 || echo 64322)
 				dir=/tmp/anysqs-pgbouncer-$pg_port-$mode
@@ -118,9 +116,8 @@ if [ -n "$pg_dsn" ]; then
 						"auth_type = trust" "auth_file = $dir/users" "pool_mode = $mode" \
 						"max_client_conn = 1000" "default_pool_size = 40" \
 						"logfile = $dir/log" "pidfile = $dir/pid" >"$dir/ini"
-					chown -R "$owner" "$dir" 2>/dev/null || true
-					if [ "$(id -un)" = "$owner" ]; then "$bouncer" -d "$dir/ini" >/dev/null 2>&1
-					else su "$owner" -s /bin/sh -c "$bouncer -d $dir/ini" >/dev/null 2>&1; fi
+					chown -R "$svc_user" "$dir" 2>/dev/null || true
+					as_svc "$bouncer" -d "$dir/ini" >/dev/null 2>&1
 					for _ in $(seq 1 20); do pg_ready 127.0.0.1 "$port" && break; sleep 0.25; done
 				fi
 				if pg_ready 127.0.0.1 "$port"; then
