@@ -49,4 +49,4 @@ done
 [ -n "$addr" ] || { echo "bench-postgres: gateway did not start" >&2; cat "$work/gateway.log" >&2; exit 1; }
 
 echo "bench-postgres: gateway pid $gw_pid on $addr, database $db" >&2
-"$work/anysqs-load" --mode suite --endpoint "http://$addr" --dsn "$dsn" "$@"
+"$work/anysqs-load" --mode suite --endpoint "http://$addr" --dsn "$dsn" --gateway-pid "$gw_pid" "$@"

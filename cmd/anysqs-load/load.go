@@ -18,6 +18,7 @@ type closedConfig struct {
 	duration time.Duration
 	warmup   time.Duration
 	bodySize int
+	meter    *cpuMeter // nil: CPU not measured
 }
 
 func (c closedConfig) String() string {
@@ -34,6 +35,7 @@ type closedResult struct {
 	msgs    int64 // messages sent, received and deleted after the warm-up
 	elapsed time.Duration
 	rec     *recorder
+	cpu     *cpuShare // CPU time of the measured window; nil when not measured
 }
 
 func (r closedResult) rate() float64 { return float64(r.msgs) / r.elapsed.Seconds() }
@@ -86,6 +88,11 @@ func runClosed(ctx context.Context, p path, cfg closedConfig, queueName string) 
 	case <-ctx.Done():
 	}
 	rec.reset()
+	var cpu0 cpuSample
+	var cpuErr error
+	if cfg.meter != nil {
+		cpu0, cpuErr = cfg.meter.sample()
+	}
 	counting.Store(true)
 	start := time.Now()
 	select {
@@ -94,9 +101,18 @@ func runClosed(ctx context.Context, p path, cfg closedConfig, queueName string) 
 	}
 	counting.Store(false)
 	elapsed := time.Since(start)
+	res := closedResult{path: p.Name(), msgs: msgs.Load(), elapsed: elapsed, rec: rec}
+	if cfg.meter != nil && cpuErr == nil {
+		// Before the workers stop: their connections, and so PostgreSQL's backends, are
+		// still there to be read.
+		if cpu1, err := cfg.meter.sample(); err == nil {
+			sh := cpu1.since(cpu0)
+			res.cpu = &sh
+		}
+	}
 	cancel()
 	wg.Wait()
-	return closedResult{path: p.Name(), msgs: msgs.Load(), elapsed: elapsed, rec: rec}, nil
+	return res, nil
 }
 
 // timed runs call and records its latency under name; errors after ctx ended are not

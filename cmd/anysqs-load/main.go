@@ -68,6 +68,7 @@ type options struct {
 	rounds                                    int
 	duration, warmup                          time.Duration
 	bodySize                                  int
+	gatewayPID                                int
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -89,6 +90,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.DurationVar(&o.warmup, "warmup", 2*time.Second, "unmeasured time before each phase (closed and open)")
 	fs.IntVar(&o.bodySize, "body-size", 100, "message body bytes")
 	fs.IntVar(&o.rounds, "rounds", 1, "repeat each configuration, paths taking turns; medians reported")
+	fs.IntVar(&o.gatewayPID, "gateway-pid", 0, "the gateway's process id on this machine, to report its CPU time per message (closed mode)")
 	cpuProfile := fs.String("cpuprofile", "", "write the load generator's own CPU profile to this file")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -150,7 +152,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 func (o options) closedConfig(fifo bool, batch int) closedConfig {
 	return closedConfig{fifo: fifo, batch: batch, workers: o.workers, groups: o.groups, duration: o.duration,
-		warmup: o.warmup, bodySize: o.bodySize}
+		warmup: o.warmup, bodySize: o.bodySize, meter: &cpuMeter{proc: "/proc", gatewayPID: o.gatewayPID}}
 }
 
 func openPaths(_ context.Context, o options) ([]path, error) {
@@ -286,13 +288,17 @@ func ballast(ctx context.Context, o options) error {
 func closedTable(ctx context.Context, w, logw io.Writer, o options, paths []path, cfgs []closedConfig) error {
 	fmt.Fprintln(w, "### Closed loop: send → receive → delete cycles")
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| queue, batch | round | path | messages/s | vs sql | vs driver | send p50/p99 ms | receive p50/p99 ms | delete p50/p99 ms | errors |")
-	fmt.Fprintln(w, "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|")
+	fmt.Fprintln(w, "CPU per message, µs: the gateway process / this load generator (the SDK or the SQL client) / PostgreSQL / the rest of the machine (kernel work, mostly) = total, over the measured window.")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| queue, batch | round | path | messages/s | vs sql | vs driver | send p50/p99 ms | receive p50/p99 ms | delete p50/p99 ms | errors | CPU µs/msg |")
+	fmt.Fprintln(w, "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+	var budgets []budgetRound
 	for _, cfg := range cfgs {
 		all := map[string][]float64{}
 		for round := 1; round <= o.rounds; round++ {
 			// Paths take turns within a round, so drift in the machine's load hits them alike.
 			rates := map[string]float64{}
+			results := map[string]closedResult{}
 			for _, p := range paths {
 				if cfg.fifo && p.Name() == "sql" {
 					continue
@@ -305,11 +311,19 @@ func closedTable(ctx context.Context, w, logw io.Writer, o options, paths []path
 					return err
 				}
 				rates[p.Name()] = r.rate()
+				results[p.Name()] = r
 				all[p.Name()] = append(all[p.Name()], r.rate())
 				n, first := r.rec.errors()
-				fmt.Fprintf(w, "| %s | %d | %s | %.0f | %s | %s | %s | %s | %s | %s |\n", cfg, round, r.path, r.rate(),
+				cpu := "–"
+				if r.cpu != nil {
+					cpu = r.cpu.perMessage(r.msgs)
+				}
+				fmt.Fprintf(w, "| %s | %d | %s | %.0f | %s | %s | %s | %s | %s | %s | %s |\n", cfg, round, r.path, r.rate(),
 					ratio(r.rate(), rates["sql"]), ratio(r.rate(), rates["driver"]),
-					pair(r.rec.dist("send")), pair(r.rec.dist("receive")), pair(r.rec.dist("delete")), errText(n, first))
+					pair(r.rec.dist("send")), pair(r.rec.dist("receive")), pair(r.rec.dist("delete")), errText(n, first), cpu)
+			}
+			if b, ok := newBudgetRound(cfg, round, results["sql"], results["gateway"], o.gatewayPID > 0); ok {
+				budgets = append(budgets, b)
 			}
 		}
 		if o.rounds > 1 {
@@ -317,13 +331,14 @@ func closedTable(ctx context.Context, w, logw io.Writer, o options, paths []path
 			for _, p := range paths {
 				if v := all[p.Name()]; len(v) > 0 {
 					med[p.Name()] = median(v)
-					fmt.Fprintf(w, "| %s | median | %s | %.0f | %s | %s | | | | |\n", cfg, p.Name(), med[p.Name()],
+					fmt.Fprintf(w, "| %s | median | %s | %.0f | %s | %s | | | | | |\n", cfg, p.Name(), med[p.Name()],
 						ratio(med[p.Name()], med["sql"]), ratio(med[p.Name()], med["driver"]))
 				}
 			}
 		}
 	}
 	fmt.Fprintln(w)
+	budgetTable(w, budgets)
 	return ctx.Err()
 }
 
