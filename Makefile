@@ -31,8 +31,9 @@ report: ## regenerate docs/compat from a fresh conformance run of every availabl
 bench: ## driver and gateway benchmarks
 	$(GO) test -run '^$$' -bench . -benchmem ./drivers/... ./gateway/...
 
-fuzz: ## fuzz each protocol decoder and the signature check for 30 s
+fuzz: ## fuzz each protocol decoder, the JSON package against encoding/json and the signature check for 30 s
 	$(GO) test -run '^$$' -fuzz FuzzJSONDecode -fuzztime 30s ./gateway/
+	$(GO) test -run '^$$' -fuzz FuzzJSONMatchesStdlib -fuzztime 30s ./gateway/
 	$(GO) test -run '^$$' -fuzz FuzzQueryDecode -fuzztime 30s ./gateway/
 	$(GO) test -run '^$$' -fuzz FuzzVerify -fuzztime 30s ./gateway/
 
