@@ -13,12 +13,15 @@
 // Modes:
 //
 //	closed  --workers workers each repeat send → receive → delete of --batch messages for
-//	        --duration (after --warmup); reports messages/s and p50/p99 per call
+//	        --duration (after --warmup); reports messages/s, p50/p99 per call and CPU
+//	        per message by process (from /proc: --gateway-pid, this process,
+//	        PostgreSQL's, the rest of the machine)
 //	open    calls at a fixed --rate (send, receive, delete in turn, one message each), for
 //	        --warmup unmeasured, then for --duration or --count calls; reports p50/p99 per
 //	        call from the scheduled time
 //	suite   closed Standard and FIFO, batch 1 and 10, then open at 300 and 1000 calls/s,
-//	        every path; prints Markdown tables with the ratios (make bench-postgres)
+//	        every path; prints Markdown tables with the ratios and the gateway path's CPU
+//	        budget against plain SQL (make bench-postgres)
 //
 // Example:
 //
