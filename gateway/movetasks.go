@@ -48,8 +48,11 @@ type moveTasks struct {
 // runningMove is a task this instance runs. A step whose report failed leaves its moved
 // count and outcome here for the next step to report.
 type runningMove struct {
-	task       drivers.MoveTask
-	timer      clock.Timer
+	task  drivers.MoveTask
+	timer clock.Timer
+	// stepMu is held by a step from its report to its scheduling the next, so a cancel
+	// through this instance can wait for a step under way and then report at once.
+	stepMu     sync.Mutex
 	unreported int64
 	outcome    string // a final status not yet reported
 	failure    string
@@ -189,6 +192,8 @@ func (m *moveTasks) run(t drivers.MoveTask) {
 // worth of messages and schedules the next step. Reporting first renews the lease and
 // learns of a cancel through any instance before anything more moves.
 func (m *moveTasks) step(r *runningMove) {
+	r.stepMu.Lock()
+	defer r.stepMu.Unlock()
 	m.mu.Lock()
 	if m.closed || m.running[r.task.Handle] != r {
 		m.mu.Unlock()
@@ -347,15 +352,18 @@ func (s *Server) cancelMessageMoveTask(ctx context.Context, c *call) (any, error
 	if err != nil {
 		return nil, driverError(err, "")
 	}
-	// The task is CANCELLING until its runner reports. When that is this instance and
-	// no step is under way, report now, so that it lists as CANCELLED at once; a step
-	// under way reports before it moves anything more, as a runner elsewhere does.
+	// The task is CANCELLING until its runner reports. When that is this instance,
+	// report now (after the step under way, if any, which moves nothing more once it
+	// has), so that it lists as CANCELLED at once; a runner elsewhere reports at its next
+	// step, before it moves anything more.
 	m := s.moves
 	m.mu.Lock()
 	r := m.running[t.Handle]
-	idle := r != nil && r.timer.Stop()
+	if r != nil {
+		r.timer.Stop()
+	}
 	m.mu.Unlock()
-	if idle {
+	if r != nil {
 		m.step(r)
 	}
 	return cancelMoveTaskOutput{ApproximateNumberOfMessagesMoved: t.Moved}, nil
