@@ -83,7 +83,11 @@ func newMoveTasks(s *Server) *moveTasks {
 	if !m.shared {
 		m.store = newMemMoveTasks()
 	} else {
+		// Under the lock: on a real clock the first look may run, and schedule the next,
+		// before AfterFunc returns.
+		m.mu.Lock()
 		m.adopt = s.clock.AfterFunc(0, m.adoptLapsed)
+		m.mu.Unlock()
 	}
 	return m
 }
