@@ -157,3 +157,34 @@ func FuzzJSONMatchesStdlib(f *testing.F) {
 		}
 	})
 }
+
+// TestDecodeErrorMessages pins what a client reads for a body of the wrong shape: the
+// member by its JSON path, the types as JSON names them, never a Go name.
+func TestDecodeErrorMessages(t *testing.T) {
+	cases := []struct {
+		in   any
+		body string
+		want string
+	}{
+		{new(sendMessageBatchInput), `{"Entries":[{"Id":"a"},{"Id":1}]}`,
+			"InvalidParameterValue: Value for parameter Entries.1.Id is invalid. Reason: expected string, got JSON number."},
+		{new(sendMessageInput), `{"DelaySeconds":"5"}`,
+			"InvalidParameterValue: Value for parameter DelaySeconds is invalid. Reason: expected integer, got JSON string."},
+		{new(sendMessageInput), `{"DelaySeconds":99999999999}`,
+			"InvalidParameterValue: Value for parameter DelaySeconds is invalid. Reason: expected integer, got JSON number 99999999999."},
+		{new(sendMessageInput), `{"MessageAttributes":{"a":{"BinaryValue":7}}}`,
+			"InvalidParameterValue: Value for parameter MessageAttributes.a.BinaryValue is invalid. Reason: expected base64-encoded string, got JSON number."},
+		{new(createQueueInput), `{"Attributes":["x"]}`,
+			"InvalidParameterValue: Value for parameter Attributes is invalid. Reason: expected map, got JSON array."},
+		{new(sendMessageInput), `[1]`,
+			"InvalidParameterValue: The request body of SendMessage must be a JSON object, not array."},
+		{new(sendMessageInput), `{"QueueUrl":`,
+			"InvalidParameterValue: The request body of SendMessage is not valid JSON."},
+	}
+	for _, c := range cases {
+		err := (&call{action: "SendMessage", body: []byte(c.body)}).decode(c.in)
+		if err == nil || err.Error() != c.want {
+			t.Errorf("%s: %v\n want %s", c.body, err, c.want)
+		}
+	}
+}
