@@ -34,21 +34,13 @@ var requestShapes = []func() any{
 	func() any { return new(cancelMoveTaskInput) },
 }
 
-// stdEncode is how writeResult rendered JSON with the standard library.
+// stdEncode is encodeJSON as it was with the standard library.
 func stdEncode(v any) ([]byte, error) {
 	var b bytes.Buffer
 	enc := stdjson.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	err := enc.Encode(v)
-	return b.Bytes(), err
-}
-
-func ourEncode(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	err := enc.Encode(v)
-	return b.Bytes(), err
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), err
 }
 
 // errorClass is what decodeError tells the client of err, less the member's path (see
@@ -84,7 +76,7 @@ func samePath(std, ours error) bool {
 			i++
 		}
 	}
-	return i == len(want) || (a.Field == "" && b.Field == "")
+	return i == len(want)
 }
 
 // FuzzJSONMatchesStdlib holds the gateway's JSON package to encoding/json: every request
@@ -150,8 +142,8 @@ func FuzzJSONMatchesStdlib(f *testing.F) {
 		}
 		for _, o := range outs {
 			wantB, wantE := stdEncode(o)
-			gotB, gotE := ourEncode(o)
-			if (wantE == nil) != (gotE == nil) || !bytes.Equal(wantB, gotB) {
+			gotB, gotE := encodeJSON(o)
+			if (wantE == nil) != (gotE == nil) || (wantE == nil && !bytes.Equal(wantB, gotB)) {
 				t.Fatalf("%T with %q: encoding/json renders %q (%v), ours %q (%v)", o, body, wantB, wantE, gotB, gotE)
 			}
 		}

@@ -6,7 +6,6 @@ import (
 	"encoding/xml"
 	"errors"
 	"fmt"
-	"github.com/segmentio/encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/segmentio/encoding/json"
 
 	"github.com/anysqs/anysqs/capabilities"
 	"github.com/anysqs/anysqs/drivers"
@@ -110,8 +110,8 @@ type call struct {
 // decode unmarshals the request body into in. A body of the wrong shape is the client's
 // fault, so the error is a 400 naming the member concerned.
 //
-// The JSON package is segmentio/encoding/json, a drop-in for encoding/json that decodes
-// these bodies two to three times faster (BenchmarkServeHTTP; docs/performance.md).
+// The JSON package is segmentio/encoding/json, a drop-in for encoding/json with which a
+// whole request is handled 18-50% faster (BenchmarkServeHTTP; docs/performance.md).
 // FuzzJSONMatchesStdlib holds it to the standard library's results and errors on every
 // request and response shape.
 func (c *call) decode(in any) error {
@@ -437,16 +437,13 @@ func (s *Server) baseURL(r *http.Request) string {
 func (s *Server) writeResult(w http.ResponseWriter, proto protocol, reqID, name string, out any) {
 	w.Header().Set("x-amzn-RequestId", reqID)
 	if proto == protoJSON {
-		// SQS does not HTML-escape "<", ">" and "&" in message bodies; neither do we.
-		var body bytes.Buffer
-		enc := json.NewEncoder(&body)
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(out); err != nil {
+		body, err := encodeJSON(out)
+		if err != nil {
 			s.writeError(w, proto, reqID, name, err)
 			return
 		}
 		w.Header().Set("Content-Type", "application/x-amz-json-1.0")
-		_, _ = w.Write(bytes.TrimSuffix(body.Bytes(), []byte("\n")))
+		_, _ = w.Write(body)
 		return
 	}
 	var b bytes.Buffer
@@ -461,6 +458,18 @@ func (s *Server) writeResult(w http.ResponseWriter, proto protocol, reqID, name 
 	b.WriteString("</" + name + "Response>")
 	w.Header().Set("Content-Type", "text/xml")
 	_, _ = w.Write(b.Bytes())
+}
+
+// encodeJSON renders a JSON response body. SQS does not HTML-escape "<", ">" and "&" in
+// message bodies; neither do we.
+func encodeJSON(out any) ([]byte, error) {
+	var body bytes.Buffer
+	enc := json.NewEncoder(&body)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(out); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(body.Bytes(), []byte("\n")), nil
 }
 
 func (s *Server) writeError(w http.ResponseWriter, proto protocol, reqID, name string, err error) {
