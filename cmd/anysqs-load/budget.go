@@ -15,15 +15,13 @@ var targets = map[int]float64{10: 0.60, 1: 0.50}
 // take of it is not the gateway process's to save, and the rest is what the gateway
 // process may spend.
 type budgetRound struct {
-	cfg        closedConfig
-	round      int
-	rateShare  float64 // the gateway path's messages/s over plain SQL's
-	sql        float64 // plain SQL's CPU per message, µs
-	total, gw  float64 // the gateway path's, and the gateway process's part of it
-	sqlIdle    float64 // the cores' idle share on each path
-	totalIdle  float64
-	haveTarget bool
-	target     float64
+	cfg       closedConfig
+	round     int
+	rateShare float64 // the gateway path's messages/s over plain SQL's
+	sql       float64 // plain SQL's CPU per message, µs
+	total, gw float64 // the gateway path's, and the gateway process's part of it
+	sqlIdle   float64 // the cores' idle share on each path
+	totalIdle float64
 }
 
 func newBudgetRound(cfg closedConfig, round int, sql, gw closedResult, haveGateway bool) (budgetRound, bool) {
@@ -34,8 +32,13 @@ func newBudgetRound(cfg closedConfig, round int, sql, gw closedResult, haveGatew
 	b := budgetRound{cfg: cfg, round: round, rateShare: gw.rate() / sql.rate(),
 		sql: us(sql.cpu.busy(), sql.msgs), total: us(gw.cpu.busy(), gw.msgs), gw: us(gw.cpu.gateway, gw.msgs),
 		sqlIdle: sql.cpu.idle / (sql.cpu.busy() + sql.cpu.idle), totalIdle: gw.cpu.idle / (gw.cpu.busy() + gw.cpu.idle)}
-	b.target, b.haveTarget = targets[cfg.batch]
 	return b, true
+}
+
+// target is the rate share the batch size is held to, if it has one.
+func (b budgetRound) target() (float64, bool) {
+	t, ok := targets[b.cfg.batch]
+	return t, ok
 }
 
 // rest is the gateway path's CPU per message outside the gateway process.
@@ -54,8 +57,8 @@ func (b budgetRound) freeGateway() float64 { return b.sql / b.rest() }
 func (b budgetRound) perCall(us float64) float64 { return us * float64(b.cfg.batch) / 3 }
 
 // allowed is the gateway process's CPU per API call at which the gateway path would meet
-// the target, the rest unchanged; negative when even a free gateway would not.
-func (b budgetRound) allowed() float64 { return b.perCall(b.sql/b.target - b.rest()) }
+// target, the rest unchanged; negative when even a free gateway would not.
+func (b budgetRound) allowed(target float64) float64 { return b.perCall(b.sql/target - b.rest()) }
 
 func budgetTable(w io.Writer, rounds []budgetRound) {
 	if len(rounds) == 0 {
@@ -69,9 +72,9 @@ func budgetTable(w io.Writer, rounds []budgetRound) {
 	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	row := func(b budgetRound, round string) {
 		target, allowed := "–", "–"
-		if b.haveTarget {
-			target = fmt.Sprintf("%.0f%%", 100*b.target)
-			allowed = fmt.Sprintf("%.0f", b.allowed())
+		if t, ok := b.target(); ok {
+			target = fmt.Sprintf("%.0f%%", 100*t)
+			allowed = fmt.Sprintf("%.0f", b.allowed(t))
 		}
 		fmt.Fprintf(w, "| %s | %s | %.0f%% | %.0f%% / %.0f%% | %.0f | %.0f | %.0f | %.0f | %.0f%% | %.0f%% | %s | %s / %.0f |\n",
 			b.cfg, round, 100*b.rateShare, 100*b.sqlIdle, 100*b.totalIdle, b.sql, b.total, b.gw, b.rest(),

@@ -128,13 +128,19 @@ func TestBudgetRound(t *testing.T) {
 		{"free gateway", b.freeGateway(), 0.75},
 		// 60% of plain SQL's rate allows 150 µs per message; the rest takes 120, leaving
 		// 30 per message, 100 per call at 10 messages per three calls.
-		{"allowed", b.allowed(), 100},
+		{"allowed", b.allowed(0.6), 100},
 		{"measured per call", b.perCall(b.gw), 200},
 	}
 	for _, c := range checks {
 		if !near(c.got, c.want) {
 			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
 		}
+	}
+	if target, ok := b.target(); !ok || target != 0.6 {
+		t.Errorf("target for batch 10 = %v, %v; want 0.6", target, ok)
+	}
+	if _, ok := (budgetRound{cfg: closedConfig{batch: 5}}).target(); ok {
+		t.Error("a target for batch 5, which the issue sets none for")
 	}
 	if _, ok := newBudgetRound(cfg, 1, sql, gw, false); ok {
 		t.Error("a budget without the gateway's pid")
