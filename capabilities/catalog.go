@@ -156,7 +156,7 @@ var catalog = []Entry{
 		RejectCode: codeInvalidParameter},
 	{ID: FIFOSequenceNumber, Title: "SequenceNumber on send",
 		Reference:  "SendMessage on a FIFO queue returns a 128-bit SequenceNumber that increases within a message group.",
-		Native:     "sends return non-empty numeric SequenceNumbers that increase within a group, and received messages carry the same SequenceNumber attribute",
+		Native:     "sends return non-empty numeric SequenceNumbers that increase within a group (nothing is promised across groups), and received messages carry the same SequenceNumber attribute",
 		RejectCode: codeUnsupportedOperation},
 	{ID: FIFOReceiveAttempt, Title: "ReceiveRequestAttemptId replay",
 		Reference:  "A FIFO receive retried with the same ReceiveRequestAttemptId within 5 minutes returns the same messages and receipt handles.",
