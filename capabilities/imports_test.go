@@ -48,3 +48,14 @@ func TestDriversDoNotImportGateway(t *testing.T) {
 		}
 	}
 }
+
+// TestContractIsPlainData keeps the Driver contract free of any library's types (a
+// Prometheus collector, say), which an out-of-process driver could never send: package
+// drivers depends on the standard library and capabilities only.
+func TestContractIsPlainData(t *testing.T) {
+	for _, dep := range goList(t, "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", "./drivers") {
+		if dep != module+"/drivers" && dep != module+"/capabilities" {
+			t.Errorf("drivers depends on %s; the contract must be plain data", dep)
+		}
+	}
+}

@@ -152,9 +152,8 @@ func (h *H) start() {
 		d.Close()
 		h.T.Fatalf("describe %s driver: %v", h.backend, err)
 	}
-	gwDriver := withOptional(h.drv, d)
 	gw, err := gateway.New(h.Ctx, gateway.Config{
-		Driver:        gwDriver,
+		Driver:        h.drv,
 		Clock:         h.Clock,
 		AccountID:     testAccount,
 		Region:        testRegion,
@@ -295,32 +294,6 @@ type observedDriver struct {
 	drivers.Driver
 	mu      sync.Mutex
 	waiters []chan struct{}
-}
-
-// withOptional returns o with the optional driver interfaces that d implements, so that
-// the gateway sees the same interfaces as without the observer.
-func withOptional(o *observedDriver, d drivers.Driver) drivers.Driver {
-	aw, watches := d.(drivers.ActivityWatcher)
-	ms, stores := d.(drivers.MoveTaskStore)
-	switch {
-	case watches && stores:
-		return struct {
-			*observedDriver
-			drivers.ActivityWatcher
-			drivers.MoveTaskStore
-		}{o, aw, ms}
-	case watches:
-		return struct {
-			*observedDriver
-			drivers.ActivityWatcher
-		}{o, aw}
-	case stores:
-		return struct {
-			*observedDriver
-			drivers.MoveTaskStore
-		}{o, ms}
-	}
-	return o
 }
 
 func (d *observedDriver) ReceiveMessages(ctx context.Context, req drivers.ReceiveMessagesRequest) (drivers.ReceiveMessagesResult, error) {

@@ -8,11 +8,23 @@
 //
 // # Time
 //
-// Drivers never read the wall clock for queue semantics. Every request that depends on
-// time carries Now, set by the gateway from its injectable clock; a driver compares
-// stored deadlines against it. Tests move time by advancing the gateway's clock. A
-// backend whose service keeps its own time (e.g. a broker's lock expiry) says so in its
-// capability declarations.
+// Every request that depends on time carries Now, set by the gateway from its injectable
+// clock. What a driver does with it depends on the clock kind it declares in Describe:
+//
+//   - ClockGateway: the driver never reads the wall clock for queue semantics; it stores
+//     deadlines computed from Now and compares them against the Now of later requests.
+//     Tests move queue time by advancing the gateway's clock.
+//   - ClockService: the backend's service keeps queue time (a broker's lock expiry, a
+//     store's TTL). Deadlines run on the service's clock; Now is only the gateway's
+//     reading of the time, for what the driver stamps itself. Tests wait in real time.
+//
+// # Abilities
+//
+// Every ability is a method of Driver. A driver without one returns KindUnsupported
+// from it and says so in Describe: the Description's plain fields (clock kind, receipt
+// scope, shared storage, activity mode, move task store, blocking receive) and its
+// capability declarations are all the gateway learns of a driver, so the same contract
+// holds across an RPC, where every method exists whatever the backend can do.
 //
 // # Guarantees common to every method
 //
@@ -34,9 +46,9 @@ package drivers
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"time"
-
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/anysqs/anysqs/capabilities"
 )
@@ -44,8 +56,13 @@ import (
 // Driver is a storage backend. Implementations must be safe for concurrent use.
 type Driver interface {
 	// Describe tells who the driver is and what it can do. The gateway calls it once at
-	// start-up and builds its capability policy from the declarations.
+	// start-up and builds its capability policy, limits and long-poll strategy from it.
 	Describe(ctx context.Context) (Description, error)
+	// Ping checks cheaply that the backend answers; the gateway's readiness check uses it.
+	Ping(ctx context.Context) error
+	// Metrics returns the driver's own series (a connection pool's, say) as plain data;
+	// the gateway exports them with its own. Nil when the driver has none.
+	Metrics(ctx context.Context) ([]Metric, error)
 
 	// CreateQueue creates q atomically. If a queue of that name already exists the call
 	// returns that queue unchanged with Existed set and no error; the gateway decides
@@ -66,7 +83,8 @@ type Driver interface {
 	DeleteQueue(ctx context.Context, req DeleteQueueRequest) error
 	// PurgeQueue deletes every message that was in the queue at req.Now. A second purge
 	// within 60 seconds of the last successful one fails with KindPurgeInProgress and
-	// changes nothing.
+	// changes nothing. The deletion itself may finish after the call returns (a store
+	// without bulk deletes), provided no purged message is delivered afterwards.
 	PurgeQueue(ctx context.Context, req PurgeQueueRequest) error
 	// QueueStats counts messages by state at req.Now. Counts may be approximate where the
 	// backend's declarations say so.
@@ -76,7 +94,8 @@ type Driver interface {
 	// durably under entry.MessageID, or (FIFO, deduplication id seen within the last five
 	// minutes in the queue's deduplication scope) stores nothing and returns the original
 	// MessageID and SequenceNumber with Duplicate set. FIFO sequence numbers increase
-	// strictly within a queue. Entries are independent: one failing does not undo another.
+	// strictly within a message group, as SQS promises; nothing is promised across
+	// groups. Entries are independent: one failing does not undo another.
 	SendMessages(ctx context.Context, req SendMessagesRequest) (SendMessagesResult, error)
 
 	// ReceiveMessages claims up to req.MaxMessages visible messages at req.Now in one atomic
@@ -85,11 +104,14 @@ type Driver interface {
 	// unset. Two concurrent receives never claim the same message.
 	//
 	// Redrive: a visible message whose receive count already equals the queue's
-	// RedrivePolicy.MaxReceiveCount is moved, in the same transaction as the claim
-	// attempt, to the dead-letter queue (receive count kept, DeadLetterSource set) instead
-	// of being returned. As in SQS, its retention period keeps running from the original
-	// enqueue time in a standard DLQ and restarts in a FIFO DLQ, where the message's
-	// deduplication id becomes its MessageID.
+	// RedrivePolicy.MaxReceiveCount is moved to the dead-letter queue (receive count kept,
+	// DeadLetterSource set) instead of being returned. With an atomic move (the
+	// redrive.dlq declaration's move limit) that happens in the same transaction as the
+	// claim attempt; with an at-least-once move the message is never lost, may reach the
+	// dead-letter queue more than once, and every copy there has the same MessageID. As in
+	// SQS, its retention period keeps running from the original enqueue time in a standard
+	// DLQ and restarts in a FIFO DLQ, where the message's deduplication id becomes its
+	// MessageID.
 	//
 	// FIFO: messages of one group are returned in sequence order, and no message of a
 	// group is returned while an earlier message of that group is in flight. One call may
@@ -98,16 +120,19 @@ type Driver interface {
 	// handles as the first call, provided they are still in flight under those handles;
 	// otherwise it behaves as a new receive.
 	//
-	// An empty result is normal. NextVisibleAt is the earliest future time at which a
-	// message that is now delayed or in flight becomes visible (zero if none or unknown),
-	// so the gateway's long poll can wake for it without polling.
+	// An empty result is normal. A driver that declares BlockingReceive may wait up to
+	// req.WaitTime for a message before answering empty; others answer at once.
+	// NextVisibleAt is the earliest future time at which a message that is now delayed or
+	// in flight becomes visible (zero if none or unknown), so the gateway's long poll can
+	// wake for it without polling.
 	ReceiveMessages(ctx context.Context, req ReceiveMessagesRequest) (ReceiveMessagesResult, error)
 
 	// DeleteMessages deletes messages by receipt handle. A handle that is well-formed but
 	// no longer current (the message was deleted or received again since) succeeds without
 	// effect for standard queues, as in SQS; for FIFO queues an expired handle fails with
 	// KindInvalidReceiptHandle. A handle this driver did not issue fails that entry with
-	// KindInvalidReceiptHandle.
+	// KindInvalidReceiptHandle, and so does, with ReceiptInstance scope, a handle issued by
+	// another driver instance (another gateway, or this one before a restart).
 	DeleteMessages(ctx context.Context, req DeleteMessagesRequest) (BatchResult, error)
 
 	// ChangeVisibility sets a claimed message's visibility deadline to Now+Timeout (zero
@@ -119,38 +144,44 @@ type Driver interface {
 	// and changes nothing.
 	ChangeVisibility(ctx context.Context, req ChangeVisibilityRequest) (BatchResult, error)
 
-	// MoveMessages atomically moves up to req.Limit visible messages from req.Source to
+	// MoveMessages moves up to req.Limit visible messages from req.Source to
 	// req.Destination (or, when Destination is empty, each message back to its
 	// DeadLetterSource queue). Moved messages become visible at once with receive count 0
 	// and fresh delivery state; as in SQS they count as new messages, with a new MessageID
 	// and their send time and retention period starting at Now. Used by message move
-	// tasks, which the gateway runs.
+	// tasks, which the gateway runs. The move is atomic, or, where the redrive.move_tasks
+	// declaration's move limit says at-least-once, never loses a message and may deliver
+	// one to the destination more than once, every copy with the same MessageID.
 	MoveMessages(ctx context.Context, req MoveMessagesRequest) (MoveMessagesResult, error)
 
 	// Sweep deletes, in bounded batches, messages older than their queue's
 	// MessageRetentionPeriod at req.Now, and expired deduplication and receive-attempt
 	// records. The gateway calls it periodically; More says another call would find more.
+	// A backend whose own TTL expires them (the retention declaration's sweep limit is
+	// "ttl") returns an empty result; expired messages are never delivered either way.
 	Sweep(ctx context.Context, req SweepRequest) (SweepResult, error)
 
 	// AwaitActivity blocks until messages may have become visible in some queue because of
 	// a write made through another gateway instance, or until req.Timeout passes, and
-	// returns the names of the queues concerned. Drivers of single-process backends return
-	// an empty result after the timeout (or at once with Supported false); the gateway
-	// already wakes its own waiters for its own writes.
+	// returns the names of the queues concerned. Only drivers whose Activity is
+	// ActivityNotify or ActivityWatch implement it; others return KindUnsupported.
 	AwaitActivity(ctx context.Context, req AwaitActivityRequest) (AwaitActivityResult, error)
+	// WatchActivity, for ActivityWatch drivers (whose cross-instance notification costs
+	// every write something, a NOTIFY per send), asks for writes to req.Name to be
+	// reported by AwaitActivity. Before a long poll waits, the gateway calls it and then
+	// receives once more, so no write is missed: after WatchActivity returns, every write
+	// to req.Name either is visible to a receive that starts after the return or is
+	// reported by AwaitActivity on every instance, until req.Until passes. Other drivers
+	// return KindUnsupported.
+	WatchActivity(ctx context.Context, req WatchActivityRequest) error
+
+	// MoveTaskStore keeps message move tasks in the backend, when Description.MoveTaskStore
+	// says so; other drivers return KindUnsupported from its methods and the gateway keeps
+	// tasks in its own memory.
+	MoveTaskStore
 
 	// Close releases the driver's resources.
 	Close() error
-}
-
-// ActivityWatcher is implemented by drivers whose cross-instance notification costs every
-// write something (a NOTIFY per send): they report to AwaitActivity only writes to queues
-// that some instance watches. Before a long poll waits, the gateway calls WatchActivity
-// and then receives once more, so no write is missed: after WatchActivity returns, every
-// write to req.Name either is visible to a receive that starts after the return or is
-// reported by AwaitActivity on every instance, until req.Until passes.
-type ActivityWatcher interface {
-	WatchActivity(ctx context.Context, req WatchActivityRequest) error
 }
 
 // WatchActivityRequest asks for notification of writes to Name until Until (gateway
@@ -160,25 +191,12 @@ type WatchActivityRequest struct {
 	Until time.Time
 }
 
-// Pinger is implemented by drivers that can check cheaply that their backend answers;
-// the gateway's readiness check uses it (Describe otherwise).
-type Pinger interface {
-	Ping(ctx context.Context) error
-}
-
-// MetricsCollector is implemented by drivers with Prometheus series of their own (a
-// connection pool's, say); the gateway's admin listener exports them with its own.
-type MetricsCollector interface {
-	Collector() prometheus.Collector
-}
-
-// MoveTaskStore is implemented by drivers whose storage several gateway instances share.
-// The gateway keeps message move tasks there instead of in its own memory, so every
-// instance lists and cancels every task, at most one task is active (running or
-// cancelling) per source queue across all instances, and a task outlives the instance
-// running it. One instance at a time runs a task: the owner of its lease, which the owner
-// renews at every step and another instance adopts once it has lapsed. Times are gateway
-// clock times.
+// MoveTaskStore keeps message move tasks in storage that several gateway instances may
+// share, so every instance lists and cancels every task, at most one task is active
+// (running or cancelling) per source queue across all instances, and a task outlives the
+// instance running it. One instance at a time runs a task: the owner of its lease, which
+// the owner renews at every step and another instance adopts once it has lapsed. Times
+// are gateway clock times.
 type MoveTaskStore interface {
 	// StartMoveTask records t, which is running, and forgets all but the latest
 	// MoveTasksKept finished tasks of its source. It fails with KindFailedPrecondition
@@ -241,16 +259,168 @@ type ReportMoveTaskRequest struct {
 	LeaseUntil time.Time
 }
 
-// Description is what Describe returns.
+// Description is what Describe returns: everything the gateway must know of a driver
+// at start-up, as plain data.
 type Description struct {
 	Name           string // registry name, e.g. "sqlite"
 	Version        string // driver version
 	ServiceVersion string // the backend service or emulator version it is talking to
-	Capabilities   []capabilities.Declaration
+	// Clock says whose clock queue time runs on (see "Time" in the package doc).
+	Clock ClockKind
+	// ReceiptScope says where a receipt handle is valid.
+	ReceiptScope ReceiptScope
+	// SharedStorage: several gateway instances may serve the same storage at once.
+	SharedStorage bool
+	// Activity says how a long poll learns of writes made through other instances.
+	Activity ActivityMode
+	// PollInterval, for ActivityPoll, is the longest the gateway waits between re-checks
+	// of a waiting receive: the worst-case pickup delay of a message sent through another
+	// instance. Zero means DefaultPollInterval.
+	PollInterval time.Duration
+	// BlockingReceive: ReceiveMessages may itself wait up to req.WaitTime for a message,
+	// as a broker's receive with a timeout does.
+	BlockingReceive bool
+	// MoveTaskStore: the driver keeps message move tasks (the MoveTaskStore methods);
+	// otherwise the gateway keeps them in its own memory.
+	MoveTaskStore bool
+	// Capabilities has one declaration per catalog capability, with its level and limits.
+	Capabilities []capabilities.Declaration
 	// Warnings name settings of the backend that work but will hurt (the gateway logs
 	// them at start), each with what to do about it.
 	Warnings []string
 }
+
+// ClockKind says whose clock governs visibility deadlines, delays and retention.
+type ClockKind string
+
+const (
+	// ClockGateway: deadlines are computed from each request's Now (the default).
+	ClockGateway ClockKind = "gateway"
+	// ClockService: the backend's service keeps queue time.
+	ClockService ClockKind = "service"
+)
+
+// ReceiptScope says where a receipt handle is valid.
+type ReceiptScope string
+
+const (
+	// ReceiptStorage: a handle works through any driver instance on the same storage,
+	// across restarts (the default).
+	ReceiptStorage ReceiptScope = "storage"
+	// ReceiptInstance: a handle works only through the driver instance that issued it (a
+	// broker's lock held by one connection); elsewhere it fails with
+	// KindInvalidReceiptHandle, and the message reappears when its visibility ends.
+	ReceiptInstance ReceiptScope = "instance"
+)
+
+// ActivityMode says how a waiting receive learns of messages that writes through other
+// gateway instances made visible.
+type ActivityMode string
+
+const (
+	// ActivityLocal: the storage serves one gateway, whose own writes wake its waiters;
+	// AwaitActivity is not used (the default).
+	ActivityLocal ActivityMode = "local"
+	// ActivityNotify: AwaitActivity reports writes to every queue.
+	ActivityNotify ActivityMode = "notify"
+	// ActivityWatch: AwaitActivity reports writes to queues taken with WatchActivity.
+	ActivityWatch ActivityMode = "watch"
+	// ActivityPoll: no notification; the gateway re-checks waiting receives on a
+	// bounded backoff, at most PollInterval apart.
+	ActivityPoll ActivityMode = "poll"
+)
+
+// DefaultPollInterval is the longest gap between re-checks of a waiting receive for an
+// ActivityPoll driver that names none.
+const DefaultPollInterval = time.Second
+
+// Check reports what is inconsistent in d: an unknown clock, scope or activity mode, or
+// plain data that contradicts the capability declarations (an instance-scoped receipt
+// declared durable, shared storage with local activity).
+func (d Description) Check() error {
+	var errs []string
+	switch d.Clock {
+	case "", ClockGateway, ClockService:
+	default:
+		errs = append(errs, fmt.Sprintf("clock %q is not gateway or service", d.Clock))
+	}
+	switch d.ReceiptScope {
+	case "", ReceiptStorage:
+	case ReceiptInstance:
+		for _, c := range d.Capabilities {
+			if c.ID == capabilities.ReceiptDurable && (c.Level == capabilities.Native || c.Level == capabilities.Emulated) {
+				errs = append(errs, "instance-scoped receipt handles cannot be declared "+string(c.Level)+" for "+string(c.ID))
+			}
+		}
+	default:
+		errs = append(errs, fmt.Sprintf("receipt scope %q is not storage or instance", d.ReceiptScope))
+	}
+	switch d.Activity {
+	case "", ActivityLocal:
+		if d.SharedStorage {
+			errs = append(errs, "shared storage needs an activity mode other than local: waiting receives would miss other instances' writes")
+		}
+	case ActivityNotify, ActivityWatch, ActivityPoll:
+	default:
+		errs = append(errs, fmt.Sprintf("activity mode %q is not local, notify, watch or poll", d.Activity))
+	}
+	if d.PollInterval < 0 {
+		errs = append(errs, "poll interval is negative")
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("driver %s description: %s", d.Name, strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// Normalized returns d with its zero fields set to their defaults.
+func (d Description) Normalized() Description {
+	if d.Clock == "" {
+		d.Clock = ClockGateway
+	}
+	if d.ReceiptScope == "" {
+		d.ReceiptScope = ReceiptStorage
+	}
+	if d.Activity == "" {
+		d.Activity = ActivityLocal
+	}
+	if d.Activity == ActivityPoll && d.PollInterval == 0 {
+		d.PollInterval = DefaultPollInterval
+	}
+	return d
+}
+
+// Declaration returns d's declaration of id.
+func (d Description) Declaration(id capabilities.ID) (capabilities.Declaration, bool) {
+	for _, c := range d.Capabilities {
+		if c.ID == id {
+			return c, true
+		}
+	}
+	return capabilities.Declaration{}, false
+}
+
+// Metric is one sample of a driver's own series, in Prometheus' data model.
+type Metric struct {
+	Name   string // e.g. anysqs_postgres_pool_connections
+	Help   string
+	Type   MetricType
+	Labels []Label // in a fixed order; every sample of one Name has the same label names
+	Value  float64
+}
+
+// MetricType is a metric's type.
+type MetricType string
+
+const (
+	// Gauge is a value that goes up and down.
+	Gauge MetricType = "gauge"
+	// Counter is a value that only goes up.
+	Counter MetricType = "counter"
+)
+
+// Label is one label of a metric sample.
+type Label struct{ Name, Value string }
 
 // QueueAttributes are a queue's settable attributes, validated and normalised by the
 // gateway. Drivers store them as given and read the ones their semantics need.
@@ -395,7 +565,7 @@ type SendMessagesRequest struct {
 type SendEntryResult struct {
 	EntryID        string
 	MessageID      string // the stored message's id (the original one for a duplicate)
-	SequenceNumber string // FIFO only: decimal, increasing within the queue
+	SequenceNumber string // FIFO only: decimal, increasing within the message group
 	Duplicate      bool
 	Err            *Error
 }
@@ -412,6 +582,9 @@ type ReceiveMessagesRequest struct {
 	MaxMessages             int   // 1..10
 	VisibilityTimeout       int32 // seconds, resolved by the gateway
 	ReceiveRequestAttemptID string
+	// WaitTime is how long a BlockingReceive driver may wait for a message before
+	// answering empty; zero (and for other drivers, always): answer at once.
+	WaitTime time.Duration
 }
 
 // Message is a received message with its delivery state.
@@ -506,9 +679,7 @@ type AwaitActivityRequest struct {
 	Timeout time.Duration
 }
 
-// AwaitActivityResult names queues that may have new visible messages. Supported false
-// means the driver has no cross-instance notification and the gateway need not call again.
+// AwaitActivityResult names queues that may have new visible messages.
 type AwaitActivityResult struct {
-	Queues    []string
-	Supported bool
+	Queues []string
 }

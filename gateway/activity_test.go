@@ -21,10 +21,17 @@ type notifying struct {
 func (d notifying) AwaitActivity(ctx context.Context, _ drivers.AwaitActivityRequest) (drivers.AwaitActivityResult, error) {
 	select {
 	case qs := <-d.activity:
-		return drivers.AwaitActivityResult{Queues: qs, Supported: true}, nil
+		return drivers.AwaitActivityResult{Queues: qs}, nil
 	case <-ctx.Done():
 		return drivers.AwaitActivityResult{}, ctx.Err()
 	}
+}
+
+// Describe declares shared storage with notifications for every queue.
+func (d notifying) Describe(ctx context.Context) (drivers.Description, error) {
+	desc, err := d.Driver.Describe(ctx)
+	desc.SharedStorage, desc.Activity = true, drivers.ActivityNotify
+	return desc, err
 }
 
 // TestLongPollWokenByOtherInstance: a message written by "another gateway" (straight into
@@ -60,6 +67,13 @@ type watching struct {
 	notifying
 	watches chan drivers.WatchActivityRequest
 	before  func()
+}
+
+// Describe declares notifications for watched queues only.
+func (d watching) Describe(ctx context.Context) (drivers.Description, error) {
+	desc, err := d.notifying.Describe(ctx)
+	desc.Activity = drivers.ActivityWatch
+	return desc, err
 }
 
 func (d watching) WatchActivity(_ context.Context, req drivers.WatchActivityRequest) error {

@@ -156,10 +156,10 @@ func (s *Server) longPoll(ctx context.Context, req drivers.ReceiveMessagesReques
 // that back-to-back long polls on a queue take a new one about once a minute, not each.
 const watchSlack = time.Minute
 
-// watch makes sure the driver, if it is an ActivityWatcher, reports other instances'
-// sends to queue until deadline. It says whether it took a new watch.
+// watch makes sure the driver, if its activity mode is ActivityWatch, reports other
+// instances' sends to queue until deadline. It says whether it took a new watch.
 func (s *Server) watch(ctx context.Context, queue string, deadline time.Time) (bool, error) {
-	if s.watcher == nil {
+	if s.desc.Activity != drivers.ActivityWatch {
 		return false, nil
 	}
 	s.watchMu.Lock()
@@ -169,7 +169,7 @@ func (s *Server) watch(ctx context.Context, queue string, deadline time.Time) (b
 		return false, nil
 	}
 	until = deadline.Add(watchSlack)
-	if err := s.watcher.WatchActivity(ctx, drivers.WatchActivityRequest{Name: queue, Until: until}); err != nil {
+	if err := s.driver.WatchActivity(ctx, drivers.WatchActivityRequest{Name: queue, Until: until}); err != nil {
 		return false, driverError(err, queue)
 	}
 	s.watchMu.Lock()
@@ -203,8 +203,8 @@ func (s *Server) pruneWatchedLocked() {
 // awaitActivityRetry is how long (clock time) the relay waits after AwaitActivity fails.
 const awaitActivityRetry = time.Second
 
-// awaitActivityLoop relays the driver's cross-instance notifications to local long polls,
-// for as long as the driver supports them. A failed call is retried after
+// awaitActivityLoop relays the driver's cross-instance notifications to local long polls;
+// New starts it only for ActivityNotify and ActivityWatch drivers. A failed call is retried after
 // awaitActivityRetry, and meanwhile every long poll is woken once so that none misses
 // a notification lost with the failure.
 func (s *Server) awaitActivityLoop() {
@@ -226,9 +226,6 @@ func (s *Server) awaitActivityLoop() {
 				return
 			}
 			continue
-		}
-		if !res.Supported {
-			return
 		}
 		for _, q := range res.Queues {
 			s.waiters.notify(q)

@@ -48,7 +48,8 @@ func newMetrics(reg prometheus.Registerer, s *Server) (*metrics, error) {
 		Name: "anysqs_long_polls_waiting",
 		Help: "Long polls waiting for messages now.",
 	}, func() float64 { return float64(s.waiters.count()) })
-	for _, c := range []prometheus.Collector{m.requests, m.decisions, duration, longPolls, waiting} {
+	drv := driverCollector{driver: s.driver, log: s.log.Warn}
+	for _, c := range []prometheus.Collector{m.requests, m.decisions, duration, longPolls, waiting, drv} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}

@@ -79,10 +79,11 @@ func (m *moveTasks) nextStepLocked(r *runningMove) {
 
 func newMoveTasks(s *Server) *moveTasks {
 	m := &moveTasks{s: s, running: map[string]*runningMove{}}
-	m.store, m.shared = s.driver.(drivers.MoveTaskStore)
+	m.shared = s.desc.MoveTaskStore
 	if !m.shared {
 		m.store = newMemMoveTasks()
 	} else {
+		m.store = s.driver
 		// Under the lock: on a real clock the first look may run, and schedule the next,
 		// before AfterFunc returns.
 		m.mu.Lock()

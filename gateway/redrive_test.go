@@ -1,8 +1,10 @@
 package gateway_test
 
 import (
+	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/anysqs/anysqs/drivers"
 )
@@ -16,9 +18,35 @@ func TestRedriveAndMoveTask(t *testing.T) {
 	t.Run("driver-store", func(t *testing.T) { testRedriveAndMoveTask(t, newEnv(t)) })
 	t.Run("gateway-memory", func(t *testing.T) {
 		testRedriveAndMoveTask(t, newEnvOn(t, func(inner drivers.Driver) drivers.Driver {
-			return struct{ drivers.Driver }{inner} // hides drivers.MoveTaskStore
+			return noMoveTaskStore{inner}
 		}))
 	})
+}
+
+// noMoveTaskStore is a driver that disclaims the MoveTaskStore ability, as a backend
+// without a place for tasks would.
+type noMoveTaskStore struct{ drivers.Driver }
+
+func (d noMoveTaskStore) Describe(ctx context.Context) (drivers.Description, error) {
+	desc, err := d.Driver.Describe(ctx)
+	desc.MoveTaskStore = false
+	return desc, err
+}
+
+var errNoStore = drivers.Errorf(drivers.KindUnsupported, "no move task store")
+
+func (noMoveTaskStore) StartMoveTask(context.Context, drivers.MoveTask) error { return errNoStore }
+func (noMoveTaskStore) ReportMoveTask(context.Context, drivers.ReportMoveTaskRequest) (drivers.MoveTask, error) {
+	return drivers.MoveTask{}, errNoStore
+}
+func (noMoveTaskStore) CancelMoveTask(context.Context, string) (drivers.MoveTask, error) {
+	return drivers.MoveTask{}, errNoStore
+}
+func (noMoveTaskStore) ListMoveTasks(context.Context, string, int) ([]drivers.MoveTask, error) {
+	return nil, errNoStore
+}
+func (noMoveTaskStore) AdoptMoveTasks(context.Context, string, time.Time, time.Time) ([]drivers.MoveTask, error) {
+	return nil, errNoStore
 }
 
 func testRedriveAndMoveTask(t *testing.T, e *env) {

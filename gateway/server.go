@@ -77,7 +77,9 @@ type Server struct {
 	// instance names this gateway among those sharing a backend (move task leases).
 	instance string
 
-	watcher drivers.ActivityWatcher // nil when the driver notifies for every queue
+	// desc is the driver's description, normalised: clock kind, receipt scope, activity
+	// mode, move task store.
+	desc    drivers.Description
 	watchMu sync.Mutex
 	watched map[string]time.Time // queue → until when this instance last watched it
 	// watchedPruneAt is the size of watched at which lapsed watches are next dropped.
@@ -230,6 +232,10 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gateway: describe driver: %w", err)
 	}
+	if err := desc.Check(); err != nil {
+		return nil, fmt.Errorf("gateway: %w", err)
+	}
+	desc = desc.Normalized()
 	for _, w := range desc.Warnings {
 		cfg.Logger.Warn("backend setup", "backend", desc.Name, "warning", w)
 	}
@@ -241,10 +247,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s := &Server{
 		cfg: cfg, driver: cfg.Driver, clock: cfg.Clock, log: cfg.Logger,
 		waiters: newWaiters(), ctx: bg, cancel: cancel, policy: policy,
-		queues: newQueueCache(cfg.QueueCacheTTL),
+		queues: newQueueCache(cfg.QueueCacheTTL), desc: desc,
 	}
 	s.instance = uuid.NewString()
-	s.watcher, _ = cfg.Driver.(drivers.ActivityWatcher)
 	s.watched, s.watchedPruneAt = map[string]time.Time{}, minWatchedPrune
 	s.moves = newMoveTasks(s)
 	s.actions = s.actionTable()
@@ -258,8 +263,10 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		s.metrics = m
 	}
 	s.scheduleSweep()
-	s.bg.Add(1)
-	go s.awaitActivityLoop()
+	if desc.Activity == drivers.ActivityNotify || desc.Activity == drivers.ActivityWatch {
+		s.bg.Add(1)
+		go s.awaitActivityLoop()
+	}
 	return s, nil
 }
 
@@ -509,12 +516,6 @@ func (s *Server) permissionsUnsupported(_ context.Context, c *call) (any, error)
 	return nil, sqserr.New(sqserr.UnsupportedOperation, "%s is not supported by anysqs: queue policies are not enforced.", c.action)
 }
 
-// Ready reports whether the backend answers: the driver's Ping when it has one, its
-// Describe otherwise. For readiness checks; it changes nothing.
-func (s *Server) Ready(ctx context.Context) error {
-	if p, ok := s.driver.(drivers.Pinger); ok {
-		return p.Ping(ctx)
-	}
-	_, err := s.driver.Describe(ctx)
-	return err
-}
+// Ready reports whether the backend answers the driver's Ping. For readiness checks; it
+// changes nothing.
+func (s *Server) Ready(ctx context.Context) error { return s.driver.Ping(ctx) }

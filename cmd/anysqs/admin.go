@@ -12,8 +12,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-
-	"github.com/anysqs/anysqs/drivers"
 )
 
 // admin is the operators' listener (config admin_listen): Prometheus metrics and the
@@ -26,10 +24,9 @@ type admin struct {
 	srv      *http.Server
 }
 
-// newAdmin builds the registry: the Go runtime's and the process's series, the build,
-// and the driver's own series when it has some. The gateway registers its series on
-// reg when it starts.
-func newAdmin(drv drivers.Driver, backend string) (*admin, error) {
+// newAdmin builds the registry: the Go runtime's and the process's series and the build.
+// The gateway registers its series, and the driver's own, on reg when it starts.
+func newAdmin(backend string) (*admin, error) {
 	a := &admin{reg: prometheus.NewRegistry()}
 	build := prometheus.NewGauge(prometheus.GaugeOpts{Name: "anysqs_build_info",
 		Help:        "Always 1; the labels say which anysqs and backend run.",
@@ -37,9 +34,6 @@ func newAdmin(drv drivers.Driver, backend string) (*admin, error) {
 	build.Set(1)
 	cs := []prometheus.Collector{collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), build}
-	if mc, ok := drv.(drivers.MetricsCollector); ok {
-		cs = append(cs, mc.Collector())
-	}
 	for _, c := range cs {
 		if err := a.reg.Register(c); err != nil {
 			return nil, fmt.Errorf("admin metrics: %w", err)

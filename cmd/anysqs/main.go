@@ -88,7 +88,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	var adm *admin
 	var reg prometheus.Registerer // nil: no metrics
 	if cfg.AdminListen != "" {
-		if adm, err = newAdmin(drv, cfg.Backend.Name); err != nil {
+		if adm, err = newAdmin(cfg.Backend.Name); err != nil {
 			return err
 		}
 		reg = adm.reg

@@ -110,6 +110,29 @@ func newEnv(t *testing.T, h Harness, run string) *env {
 	return e
 }
 
+// desc returns the driver's description, normalised.
+func (e *env) desc() drivers.Description {
+	e.t.Helper()
+	d, err := e.d.Describe(e.ctx)
+	if err != nil {
+		e.t.Fatalf("Describe: %v", err)
+	}
+	return d.Normalized()
+}
+
+// checkAbility fails unless err says what the description claims: KindUnsupported when
+// the ability is disclaimed, no such kind when it is claimed.
+func checkAbility(e *env, method string, claimed bool, err error) {
+	e.t.Helper()
+	unsupported := drivers.KindOf(err) == drivers.KindUnsupported
+	switch {
+	case claimed && unsupported:
+		e.t.Fatalf("%s: %v, but the description claims the ability", method, err)
+	case !claimed && !unsupported:
+		e.t.Fatalf("%s: error %v, want KindUnsupported: the description disclaims the ability", method, err)
+	}
+}
+
 // at is the case's base time plus d.
 func (e *env) at(d time.Duration) time.Time { return e.base.Add(d) }
 

@@ -21,6 +21,25 @@ var describeCases = []testCase{
 		if err := capabilities.Validate(desc.Capabilities); err != nil {
 			e.t.Fatalf("Describe: declarations: %v", err)
 		}
+		if err := desc.Check(); err != nil {
+			e.t.Fatalf("Describe: %v", err)
+		}
+	}},
+	{"describe", "abilities-match-description", func(e *env) {
+		// An ability the description disclaims answers KindUnsupported; one it claims
+		// answers without that kind. Over an RPC every method exists, so this is how a
+		// gateway (and a reader of the report) can trust the description.
+		desc := e.desc()
+		_, err := e.d.ListMoveTasks(e.ctx, e.name("none", false), 1)
+		checkAbility(e, "ListMoveTasks", desc.MoveTaskStore, err)
+		watch := e.d.WatchActivity(e.ctx, drivers.WatchActivityRequest{Name: e.name("none", false), Until: e.base})
+		checkAbility(e, "WatchActivity", desc.Activity == drivers.ActivityWatch, watch)
+		if err := e.d.Ping(e.ctx); err != nil {
+			e.t.Fatalf("Ping: %v", err)
+		}
+		if _, err := e.d.Metrics(e.ctx); err != nil {
+			e.t.Fatalf("Metrics: %v", err)
+		}
 	}},
 	{"describe", "cancelled-context", func(e *env) {
 		q := e.standard("q")
@@ -41,11 +60,10 @@ var describeCases = []testCase{
 		defer cancel()
 		// A short timeout: the case checks that the call returns with a sane result, not how fast.
 		res, err := e.d.AwaitActivity(ctx, drivers.AwaitActivityRequest{Timeout: 10 * time.Millisecond})
-		if err != nil {
-			e.t.Fatalf("AwaitActivity: %v", err)
-		}
-		if !res.Supported && len(res.Queues) > 0 {
-			e.t.Fatalf("AwaitActivity: Supported false but queues %v", res.Queues)
+		notifies := e.desc().Activity == drivers.ActivityNotify || e.desc().Activity == drivers.ActivityWatch
+		checkAbility(e, "AwaitActivity", notifies, err)
+		if !notifies && len(res.Queues) > 0 {
+			e.t.Fatalf("AwaitActivity: unsupported but queues %v", res.Queues)
 		}
 	}},
 }

@@ -15,7 +15,9 @@ func (d *Driver) Describe(ctx context.Context) (drivers.Description, error) {
 		current_setting('autovacuum')::bool AND current_setting('track_counts')::bool`).Scan(&version, &autovacuum); err != nil {
 		return drivers.Description{}, mapErr(ctx, err, "server version")
 	}
-	desc := drivers.Description{Name: "postgres", Version: Version, ServiceVersion: version, Capabilities: declarations()}
+	desc := drivers.Description{Name: "postgres", Version: Version, ServiceVersion: version,
+		Clock: drivers.ClockGateway, ReceiptScope: drivers.ReceiptStorage, SharedStorage: true,
+		Activity: drivers.ActivityWatch, MoveTaskStore: true, Capabilities: declarations()}
 	if !autovacuum {
 		// The tables' own autovacuum parameters (schema.go) are what keep claims fast; with
 		// the server's autovacuum off they do nothing.

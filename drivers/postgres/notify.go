@@ -176,7 +176,7 @@ func (l *listener) close() {
 // one: the gateway ignores wake-ups it does not need) and returns the queues named. It
 // returns no error other than the context's: database trouble shows as empty results.
 func (d *Driver) AwaitActivity(ctx context.Context, req drivers.AwaitActivityRequest) (drivers.AwaitActivityResult, error) {
-	res := drivers.AwaitActivityResult{Supported: true}
+	var res drivers.AwaitActivityResult
 	var timer <-chan time.Time
 	if req.Timeout > 0 {
 		t := time.NewTimer(req.Timeout)

@@ -78,13 +78,7 @@ type Driver struct {
 	closeOnce sync.Once
 }
 
-var (
-	_ drivers.Driver           = (*Driver)(nil)
-	_ drivers.ActivityWatcher  = (*Driver)(nil)
-	_ drivers.MoveTaskStore    = (*Driver)(nil)
-	_ drivers.Pinger           = (*Driver)(nil)
-	_ drivers.MetricsCollector = (*Driver)(nil)
-)
+var _ drivers.Driver = (*Driver)(nil)
 
 func init() {
 	drivers.Register("postgres", func(ctx context.Context, raw map[string]any) (drivers.Driver, error) {

@@ -16,7 +16,9 @@ func (d *Driver) Describe(ctx context.Context) (drivers.Description, error) {
 	if err != nil {
 		return drivers.Description{}, err
 	}
-	return drivers.Description{Name: "sqlite", Version: Version, ServiceVersion: v, Capabilities: declarations(d.memory)}, nil
+	return drivers.Description{Name: "sqlite", Version: Version, ServiceVersion: v,
+		Clock: drivers.ClockGateway, ReceiptScope: drivers.ReceiptStorage, Activity: drivers.ActivityLocal,
+		MoveTaskStore: true, Capabilities: declarations(d.memory)}, nil
 }
 
 func native(id capabilities.ID, note string, limits ...string) capabilities.Declaration {

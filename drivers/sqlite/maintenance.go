@@ -159,8 +159,16 @@ func sweepStep(ctx context.Context, tx conn, res *drivers.SweepResult, limit int
 	return nil
 }
 
-// AwaitActivity returns at once: one process owns the database, so the gateway already
-// sees every write.
+// AwaitActivity is unsupported (drivers.ActivityLocal): one process owns the database,
+// so the gateway already sees every write.
 func (d *Driver) AwaitActivity(ctx context.Context, req drivers.AwaitActivityRequest) (drivers.AwaitActivityResult, error) {
-	return drivers.AwaitActivityResult{Supported: false}, nil
+	return drivers.AwaitActivityResult{}, drivers.Errorf(drivers.KindUnsupported, "sqlite: one gateway owns the database; there is no other instance's activity to await")
 }
+
+// WatchActivity is unsupported (drivers.ActivityLocal), as AwaitActivity is.
+func (d *Driver) WatchActivity(ctx context.Context, req drivers.WatchActivityRequest) error {
+	return drivers.Errorf(drivers.KindUnsupported, "sqlite: one gateway owns the database; there is no other instance's activity to watch")
+}
+
+// Metrics returns nothing: the driver has no series of its own.
+func (d *Driver) Metrics(ctx context.Context) ([]drivers.Metric, error) { return nil, nil }

@@ -561,8 +561,4 @@ func classify(err error, msg string) error {
 	return drivers.Wrap(drivers.KindInternal, err, msg)
 }
 
-var (
-	_ drivers.Driver        = (*Driver)(nil)
-	_ drivers.MoveTaskStore = (*Driver)(nil)
-	_ drivers.Pinger        = (*Driver)(nil)
-)
+var _ drivers.Driver = (*Driver)(nil)
