@@ -47,6 +47,7 @@ package drivers
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -360,7 +361,11 @@ func (d Description) Check() error {
 		if d.SharedStorage {
 			errs = append(errs, "shared storage needs an activity mode other than local: waiting receives would miss other instances' writes")
 		}
-	case ActivityNotify, ActivityWatch, ActivityPoll:
+	case ActivityNotify, ActivityWatch:
+	case ActivityPoll:
+		if err := d.checkPolled(); err != "" {
+			errs = append(errs, err)
+		}
 	default:
 		errs = append(errs, fmt.Sprintf("activity mode %q is not local, notify, watch or poll", d.Activity))
 	}
@@ -371,6 +376,23 @@ func (d Description) Check() error {
 		return fmt.Errorf("driver %s description: %s", d.Name, strings.Join(errs, "; "))
 	}
 	return nil
+}
+
+// checkPolled says what is wrong with an ActivityPoll driver's long_polling declaration:
+// its waiting receives pick up other instances' messages up to PollInterval late, which
+// the declaration must state (mode polled, max_overrun_ms at least the interval).
+func (d Description) checkPolled() string {
+	interval := d.Normalized().PollInterval
+	lp, ok := d.Declaration(capabilities.LongPolling)
+	if !ok || lp.Level == capabilities.Unsupported {
+		return ""
+	}
+	overrun, err := strconv.ParseInt(lp.Limits["max_overrun_ms"], 10, 64)
+	if lp.Limits["mode"] != "polled" || err != nil || time.Duration(overrun)*time.Millisecond < interval {
+		return fmt.Sprintf("activity poll re-checks every %v at most, so %s must declare mode=polled and max_overrun_ms of at least %d",
+			interval, capabilities.LongPolling, interval.Milliseconds())
+	}
+	return ""
 }
 
 // Normalized returns d with its zero fields set to their defaults.

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/anysqs/anysqs/capabilities"
 	"github.com/anysqs/anysqs/drivers"
 	"github.com/anysqs/anysqs/gateway"
 	"github.com/anysqs/anysqs/internal/clock"
@@ -170,5 +171,108 @@ func TestWatchedQueuesArePruned(t *testing.T) {
 	}
 	if took, err := gateway.Watch(e.gw, fmt.Sprintf("q-%d", n-1), e.clock.Now().Add(20*time.Second)); err != nil || took {
 		t.Fatalf("a live watch was forgotten: took another (%v, %v)", took, err)
+	}
+}
+
+// polled is a driver of shared storage with no notification at all (ActivityPoll).
+type polled struct {
+	drivers.Driver
+	interval time.Duration
+}
+
+func (d polled) Describe(ctx context.Context) (drivers.Description, error) {
+	desc, err := d.Driver.Describe(ctx)
+	desc.SharedStorage, desc.Activity, desc.PollInterval = true, drivers.ActivityPoll, d.interval
+	for i, c := range desc.Capabilities {
+		if c.ID == capabilities.LongPolling {
+			desc.Capabilities[i] = capabilities.Declaration{ID: c.ID, Level: capabilities.Degraded,
+				Limits: map[string]string{"mode": "polled", "max_overrun_ms": fmt.Sprint(d.interval.Milliseconds())},
+				Note:   "waiting receives re-check the store"}
+		}
+	}
+	return desc, err
+}
+
+// TestLongPollRechecksWithoutNotifications: a message written by another instance (into
+// the driver directly) reaches a parked long poll once the gateway re-checks, which it
+// does within the declared poll interval of gateway clock time.
+func TestLongPollRechecksWithoutNotifications(t *testing.T) {
+	ctx := context.Background()
+	var d polled
+	e := newEnvOn(t, func(inner drivers.Driver) drivers.Driver {
+		d = polled{Driver: inner, interval: 2 * time.Second}
+		return d
+	})
+	e.mustJSON("CreateQueue", `{"QueueName":"lp"}`)
+	got := e.receiveAsync(`{"QueueUrl":"/000000000000/lp","WaitTimeSeconds":20}`)
+	e.awaitWait("lp")
+	if _, err := d.Driver.SendMessages(ctx, drivers.SendMessagesRequest{Name: "lp", Now: e.clock.Now(),
+		Entries: []drivers.SendEntry{{MessageID: "m-1", Body: "from elsewhere"}}}); err != nil {
+		t.Fatal(err)
+	}
+	e.clock.Advance(d.interval) // the worst case; the first re-check is due sooner
+	r := <-got
+	if r.status != 200 || !strings.Contains(r.body, "from elsewhere") {
+		t.Fatalf("long poll returned %d %s", r.status, r.body)
+	}
+}
+
+// TestPollActivityMustDeclareOverrun: a driver that only polls but declares native long
+// polling does not start: its waits can overrun by the poll interval.
+func TestPollActivityMustDeclareOverrun(t *testing.T) {
+	d := struct{ drivers.Driver }{memDriver(t)}
+	_, err := gateway.New(context.Background(), gateway.Config{Driver: pollNoOverrun{d}})
+	if err == nil || !strings.Contains(err.Error(), "max_overrun_ms") {
+		t.Fatalf("New: %v, want a description error naming max_overrun_ms", err)
+	}
+}
+
+type pollNoOverrun struct{ drivers.Driver }
+
+func (d pollNoOverrun) Describe(ctx context.Context) (drivers.Description, error) {
+	desc, err := d.Driver.Describe(ctx)
+	desc.SharedStorage, desc.Activity = true, drivers.ActivityPoll
+	return desc, err
+}
+
+// blocking is a driver whose receive waits in the backend (BlockingReceive); it reports
+// the wait each receive was given.
+type blocking struct {
+	drivers.Driver
+	waits chan time.Duration
+}
+
+func (d blocking) Describe(ctx context.Context) (drivers.Description, error) {
+	desc, err := d.Driver.Describe(ctx)
+	desc.BlockingReceive = true
+	return desc, err
+}
+
+func (d blocking) ReceiveMessages(ctx context.Context, req drivers.ReceiveMessagesRequest) (drivers.ReceiveMessagesResult, error) {
+	d.waits <- req.WaitTime
+	return d.Driver.ReceiveMessages(ctx, req)
+}
+
+// TestBlockingReceiveGetsTheWait: a long poll hands a BlockingReceive driver the time
+// left to wait; a short poll hands it none.
+func TestBlockingReceiveGetsTheWait(t *testing.T) {
+	d := blocking{waits: make(chan time.Duration, 10)}
+	e := newEnvOn(t, func(inner drivers.Driver) drivers.Driver {
+		d.Driver = inner
+		return d
+	})
+	e.mustJSON("CreateQueue", `{"QueueName":"lp"}`)
+	e.mustJSON("ReceiveMessage", `{"QueueUrl":"/000000000000/lp"}`)
+	if w := <-d.waits; w != 0 {
+		t.Fatalf("short poll: WaitTime %v, want 0", w)
+	}
+	got := e.receiveAsync(`{"QueueUrl":"/000000000000/lp","WaitTimeSeconds":20}`)
+	if w := <-d.waits; w != 20*time.Second {
+		t.Fatalf("long poll: WaitTime %v, want the whole 20s", w)
+	}
+	e.awaitWait("lp")
+	e.clock.Advance(20 * time.Second)
+	if r := <-got; r.status != 200 {
+		t.Fatalf("long poll: %d %s", r.status, r.body)
 	}
 }

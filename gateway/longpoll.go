@@ -83,10 +83,16 @@ func wake(ch chan struct{}) {
 // NextVisibleAt arrives (a delay or visibility timeout ending) and at the deadline, both
 // as timers on the gateway clock, and returns empty when the client goes away. Before
 // its first wait it makes sure the driver reports other instances' sends to the queue
-// (watch), and receives once more if that took a new watch.
+// (watch), and receives once more if that took a new watch. For a driver without
+// notifications (ActivityPoll) it also re-checks on a backoff bounded by the declared
+// poll interval; a BlockingReceive driver is given the time left to wait in the backend.
 func (s *Server) longPoll(ctx context.Context, req drivers.ReceiveMessagesRequest, wait time.Duration) ([]drivers.Message, error) {
+	var deadline time.Time
 	receive := func() (drivers.ReceiveMessagesResult, error) {
 		req.Now = s.clock.Now()
+		if s.desc.BlockingReceive && !deadline.IsZero() {
+			req.WaitTime = deadline.Sub(req.Now)
+		}
 		res, err := s.driver.ReceiveMessages(ctx, req)
 		if err != nil {
 			return res, driverError(err, req.Name)
@@ -99,10 +105,11 @@ func (s *Server) longPoll(ctx context.Context, req drivers.ReceiveMessagesReques
 	}
 	ch := s.waiters.add(req.Name)
 	defer s.waiters.remove(req.Name, ch)
-	deadline := s.clock.Now().Add(wait)
+	deadline = s.clock.Now().Add(wait)
 	deadlineTimer := s.clock.AfterFuncAt(deadline, func() { wake(ch) })
 	defer deadlineTimer.Stop()
 	watching := false
+	recheck := pollBackoff{max: s.desc.PollInterval}
 	for {
 		select { // drop a stale wake-up; the receive below sees its cause
 		case <-ch:
@@ -126,8 +133,15 @@ func (s *Server) longPoll(ctx context.Context, req drivers.ReceiveMessagesReques
 				continue // a send that committed before the watch is visible now
 			}
 		}
+		nv := res.NextVisibleAt
+		if s.desc.Activity == drivers.ActivityPoll {
+			// Nothing tells this gateway of other instances' writes: look again soon.
+			if at := now.Add(recheck.next()); nv.IsZero() || at.Before(nv) {
+				nv = at
+			}
+		}
 		var visibleTimer interface{ Stop() bool }
-		if nv := res.NextVisibleAt; !nv.IsZero() && nv.Before(deadline) {
+		if !nv.IsZero() && nv.Before(deadline) {
 			visibleTimer = s.clock.AfterFuncAt(nv, func() { wake(ch) })
 		}
 		if s.onWait != nil {
@@ -150,6 +164,27 @@ func (s *Server) longPoll(ctx context.Context, req drivers.ReceiveMessagesReques
 			visibleTimer.Stop()
 		}
 	}
+}
+
+// pollBackoff spaces the re-checks of a waiting receive on an ActivityPoll driver:
+// firstRecheck, doubling up to max, so a message sent soon after the poll started is
+// picked up quickly and a long idle wait costs a few receives, never more than one per
+// max (the declared worst-case pickup delay).
+type pollBackoff struct {
+	max, cur time.Duration
+}
+
+// firstRecheck is the first gap between re-checks of an ActivityPoll driver.
+const firstRecheck = 100 * time.Millisecond
+
+func (b *pollBackoff) next() time.Duration {
+	switch {
+	case b.cur == 0:
+		b.cur = min(firstRecheck, b.max)
+	case b.cur < b.max:
+		b.cur = min(2*b.cur, b.max)
+	}
+	return b.cur
 }
 
 // watchSlack is how long past the deadline of the poll that takes it a watch lasts, so
