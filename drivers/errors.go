@@ -6,7 +6,11 @@ import (
 )
 
 // Kind classifies driver errors. The gateway maps each kind to an SQS error code.
+// Kinds are numbered in declaration order and new ones go at the end, so a kind's value
+// never changes.
 type Kind int
+
+//go:generate go tool stringer -type=Kind -trimprefix=Kind
 
 const (
 	KindUnknown Kind = iota
@@ -37,17 +41,6 @@ const (
 	// QueueNameReuseDelay ago (SQS QueueDeletedRecently).
 	KindDeletedRecently
 )
-
-var kindNames = [...]string{"Unknown", "NotFound", "AlreadyExists", "InvalidArgument", "Unsupported",
-	"FailedPrecondition", "PurgeInProgress", "InvalidReceiptHandle", "MessageNotInflight",
-	"Throttled", "Unavailable", "Internal", "DeletedRecently"}
-
-func (k Kind) String() string {
-	if int(k) < len(kindNames) {
-		return kindNames[k]
-	}
-	return fmt.Sprintf("Kind(%d)", int(k))
-}
 
 // Error is a driver error with a kind. Err, if set, is the native cause.
 type Error struct {
