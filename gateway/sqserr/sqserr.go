@@ -10,7 +10,7 @@ package sqserr
 
 import "fmt"
 
-//go:generate go run ../../internal/gen/sqserrors -in errors.json -out zz_generated.go
+//go:generate go run ../../internal/gen/sqserrors -in errors.json -out zz_generated.go -capabilities ../../capabilities/zz_sqscodes.go
 
 // Code identifies one SQS error; it is the short name used in the AWS JSON protocol's
 // __type (after the "com.amazonaws.sqs#" prefix).
