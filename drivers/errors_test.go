@@ -11,7 +11,7 @@ import (
 func TestKindValues(t *testing.T) {
 	want := []string{"Unknown", "NotFound", "AlreadyExists", "InvalidArgument", "Unsupported",
 		"FailedPrecondition", "PurgeInProgress", "InvalidReceiptHandle", "MessageNotInflight",
-		"Throttled", "Unavailable", "Internal", "DeletedRecently"}
+		"Throttled", "Unavailable", "Internal", "DeletedRecently", "OverLimit", "Aborted"}
 	for i, name := range want {
 		if got := drivers.Kind(i).String(); got != name {
 			t.Errorf("Kind(%d) = %s, want %s", i, got, name)

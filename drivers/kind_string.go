@@ -21,11 +21,13 @@ func _() {
 	_ = x[KindUnavailable-10]
 	_ = x[KindInternal-11]
 	_ = x[KindDeletedRecently-12]
+	_ = x[KindOverLimit-13]
+	_ = x[KindAborted-14]
 }
 
-const _Kind_name = "UnknownNotFoundAlreadyExistsInvalidArgumentUnsupportedFailedPreconditionPurgeInProgressInvalidReceiptHandleMessageNotInflightThrottledUnavailableInternalDeletedRecently"
+const _Kind_name = "UnknownNotFoundAlreadyExistsInvalidArgumentUnsupportedFailedPreconditionPurgeInProgressInvalidReceiptHandleMessageNotInflightThrottledUnavailableInternalDeletedRecentlyOverLimitAborted"
 
-var _Kind_index = [...]uint8{0, 7, 15, 28, 43, 54, 72, 87, 107, 125, 134, 145, 153, 168}
+var _Kind_index = [...]uint8{0, 7, 15, 28, 43, 54, 72, 87, 107, 125, 134, 145, 153, 168, 177, 184}
 
 func (i Kind) String() string {
 	idx := int(i) - 0
