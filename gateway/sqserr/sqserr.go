@@ -8,7 +8,10 @@
 // use the API reference's common-errors page.
 package sqserr
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+)
 
 //go:generate go run ../../internal/gen/sqserrors -in errors.json -out zz_generated.go -capabilities ../../capabilities/zz_sqscodes.go
 
@@ -45,6 +48,9 @@ func (s Spec) Fault() string {
 type Error struct {
 	Code    Code
 	Message string
+	// RetryAfter, if positive, is sent as the HTTP Retry-After header: the backend's hint
+	// of how long the client should wait before trying again.
+	RetryAfter time.Duration
 }
 
 func (e *Error) Error() string { return string(e.Code) + ": " + e.Message }
