@@ -3,7 +3,7 @@ GO      ?= go
 BACKEND ?= sqlite
 CONFIG  ?= configs/embedded.yaml
 
-.PHONY: help run build test lint conformance report bench fuzz load bench-postgres system soak
+.PHONY: help run build generate test lint conformance report bench fuzz load bench-postgres system soak
 
 help: ## this list
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -13,6 +13,9 @@ run: ## run the gateway on the embedded SQLite backend (127.0.0.1:9324, data in 
 
 build: ## build bin/anysqs
 	$(GO) build -o bin/anysqs ./cmd/anysqs
+
+generate: ## go generate: the SQS error table from errors.json, Kind.String (CI fails if stale)
+	$(GO) generate ./...
 
 test: ## set up test services, lint, run every test (what CI runs)
 	scripts/test.sh

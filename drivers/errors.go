@@ -3,10 +3,15 @@ package drivers
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Kind classifies driver errors. The gateway maps each kind to an SQS error code.
+// Kinds are numbered in declaration order and new ones go at the end, so a kind's value
+// never changes.
 type Kind int
+
+//go:generate go tool stringer -type=Kind -trimprefix=Kind
 
 const (
 	KindUnknown Kind = iota
@@ -26,7 +31,8 @@ const (
 	KindInvalidReceiptHandle
 	// KindMessageNotInflight: the message is not in flight.
 	KindMessageNotInflight
-	// KindThrottled: the backend asked to slow down; the client may retry.
+	// KindThrottled: the backend asked to slow down; the client may retry, after
+	// Error.RetryAfter when the backend said how long.
 	KindThrottled
 	// KindUnavailable: the backend cannot be reached; the outcome of a write is unknown and
 	// the client may retry.
@@ -36,24 +42,23 @@ const (
 	// KindDeletedRecently: a queue of that name was deleted less than
 	// QueueNameReuseDelay ago (SQS QueueDeletedRecently).
 	KindDeletedRecently
+	// KindOverLimit: a quota of the backend, or a partition or entity that is full, refuses
+	// the operation; retrying at once will not help (SQS OverLimit).
+	KindOverLimit
+	// KindAborted: the backend aborted the operation because of contention, such as an
+	// optimistic transaction conflict, and applied none of it, so the client may retry
+	// safely (SQS ServiceUnavailable, which every SDK retries).
+	KindAborted
 )
-
-var kindNames = [...]string{"Unknown", "NotFound", "AlreadyExists", "InvalidArgument", "Unsupported",
-	"FailedPrecondition", "PurgeInProgress", "InvalidReceiptHandle", "MessageNotInflight",
-	"Throttled", "Unavailable", "Internal", "DeletedRecently"}
-
-func (k Kind) String() string {
-	if int(k) < len(kindNames) {
-		return kindNames[k]
-	}
-	return fmt.Sprintf("Kind(%d)", int(k))
-}
 
 // Error is a driver error with a kind. Err, if set, is the native cause.
 type Error struct {
 	Kind    Kind
 	Message string
 	Err     error
+	// RetryAfter, if positive, is how long the backend asked callers to wait before trying
+	// again (a throttling or quota hint); the gateway passes it on as Retry-After.
+	RetryAfter time.Duration
 }
 
 func (e *Error) Error() string {

@@ -193,7 +193,7 @@ func (s *Server) sendMessage(ctx context.Context, c *call) (any, error) {
 		return nil, sqserr.New(sqserr.InternalError, "driver returned %d results for 1 message (queue %s)", len(res.Entries), q.Name)
 	}
 	if r := res.Entries[0]; r.Err != nil {
-		return nil, kindError(r.Err.Kind, r.Err.Error(), q.Name)
+		return nil, kindError(r.Err, q.Name)
 	}
 	s.sent(q.Name, []drivers.SendEntry{e})
 	return sendResult(e, res.Entries[0]), nil
@@ -429,7 +429,7 @@ func singleResult(res drivers.BatchResult, err error, queue string) error {
 		return sqserr.New(sqserr.InternalError, "driver returned %d results for 1 entry (queue %s)", len(res.Entries), queue)
 	}
 	if e := res.Entries[0].Err; e != nil {
-		return kindError(e.Kind, e.Error(), queue)
+		return kindError(e, queue)
 	}
 	return nil
 }

@@ -1,73 +1,11 @@
 package gateway
 
 import (
-	"context"
-	"errors"
 	"net/url"
 	"strings"
 
-	"github.com/anysqs/anysqs/drivers"
 	"github.com/anysqs/anysqs/gateway/sqserr"
 )
-
-// toSQSError turns any error into the SQS error the client sees. Driver errors should have
-// been mapped with queueError already, which names the queue; this is the fallback.
-func toSQSError(err error) *sqserr.Error {
-	var se *sqserr.Error
-	if errors.As(err, &se) {
-		return se
-	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return sqserr.New(sqserr.ServiceUnavailable, "the request was cancelled: %v", err)
-	}
-	return driverError(err, "")
-}
-
-// driverError maps a driver error kind to its SQS error; queue, when known, names the queue.
-func driverError(err error, queue string) *sqserr.Error {
-	var de *drivers.Error
-	if !errors.As(err, &de) {
-		return sqserr.New(sqserr.InternalError, "internal error: %v", err)
-	}
-	return kindError(de.Kind, de.Error(), queue)
-}
-
-func kindError(k drivers.Kind, msg, queue string) *sqserr.Error {
-	switch k {
-	case drivers.KindNotFound:
-		return sqserr.New(sqserr.QueueDoesNotExist, "The specified queue %s does not exist.", queue)
-	case drivers.KindAlreadyExists:
-		return sqserr.New(sqserr.QueueNameExists, "A queue named %s already exists with different attributes.", queue)
-	case drivers.KindInvalidArgument, drivers.KindFailedPrecondition:
-		return sqserr.New(sqserr.InvalidParameterValue, "queue %s: %s", queue, msg)
-	case drivers.KindUnsupported:
-		return sqserr.New(sqserr.UnsupportedOperation, "queue %s: not supported by this backend: %s", queue, msg)
-	case drivers.KindDeletedRecently:
-		return sqserr.New(sqserr.QueueDeletedRecently, "You must wait %v after deleting a queue before you can create another queue with the same name (%s).", drivers.QueueNameReuseDelay, queue)
-	case drivers.KindPurgeInProgress:
-		return sqserr.New(sqserr.PurgeQueueInProgress, "Only one PurgeQueue operation on %s is allowed every 60 seconds.", queue)
-	case drivers.KindInvalidReceiptHandle:
-		return sqserr.New(sqserr.ReceiptHandleIsInvalid, "The input receipt handle is invalid for queue %s: %s", queue, msg)
-	case drivers.KindMessageNotInflight:
-		return sqserr.New(sqserr.MessageNotInflight, "The message referred to is not in flight (queue %s).", queue)
-	case drivers.KindThrottled:
-		return sqserr.New(sqserr.RequestThrottled, "queue %s: the backend is throttling requests: %s", queue, msg)
-	case drivers.KindUnavailable:
-		return sqserr.New(sqserr.ServiceUnavailable, "queue %s: the backend is unavailable, retry: %s", queue, msg)
-	}
-	return sqserr.New(sqserr.InternalError, "queue %s: internal error: %s", queue, msg)
-}
-
-// entryError renders a per-entry driver error as a batch error entry.
-func entryError(id string, e *drivers.Error, queue string) batchErrorEntry {
-	se := kindError(e.Kind, e.Error(), queue)
-	return errorEntry(id, se)
-}
-
-func errorEntry(id string, se *sqserr.Error) batchErrorEntry {
-	spec := sqserr.SpecOf(se.Code)
-	return batchErrorEntry{Id: id, SenderFault: spec.Sender, Code: string(spec.Code), Message: se.Message}
-}
 
 // queueURL is the URL of queue name as seen by a request to base.
 func (s *Server) queueURL(base, name string) string {

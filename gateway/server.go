@@ -486,6 +486,9 @@ func (s *Server) writeError(w http.ResponseWriter, proto protocol, reqID, name s
 		s.log.Error("request failed", "action", name, "request_id", reqID, "err", err)
 	}
 	w.Header().Set("x-amzn-RequestId", reqID)
+	if e.RetryAfter > 0 {
+		w.Header().Set("Retry-After", retryAfter(e.RetryAfter))
+	}
 	if proto == protoJSON {
 		w.Header().Set("Content-Type", "application/x-amz-json-1.0")
 		w.Header().Set("x-amzn-query-error", spec.QueryCode+";"+spec.Fault())

@@ -7,6 +7,14 @@ cd "$(dirname "$0")/.."
 env_lines=$(scripts/test-env.sh)
 eval "$env_lines"
 
+echo "== generated files are current"
+go generate ./...
+if ! git diff --exit-code -- . || [ -n "$(git status --porcelain -- .)" ]; then
+	git status --short -- .
+	echo "generated files are stale or the tree is not clean: run make generate and commit the result"
+	exit 1
+fi
+
 echo "== go vet"
 go vet ./...
 

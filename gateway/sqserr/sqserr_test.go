@@ -1,47 +1,22 @@
 package sqserr_test
 
 import (
-	"go/ast"
-	"go/parser"
-	"go/token"
+	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 
 	"github.com/anysqs/anysqs/gateway/sqserr"
 )
 
-// TestTableComplete parses sqserr.go so that a Code constant added without a Specs row or
-// an AllCodes entry fails here rather than rendering as InternalError.
-func TestTableComplete(t *testing.T) {
-	f, err := parser.ParseFile(token.NewFileSet(), "sqserr.go", nil, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var consts []string
-	for _, d := range f.Decls {
-		g, ok := d.(*ast.GenDecl)
-		if !ok || g.Tok != token.CONST {
-			continue
-		}
-		for _, s := range g.Specs {
-			for _, n := range s.(*ast.ValueSpec).Names {
-				consts = append(consts, n.Name)
-			}
-		}
-	}
-	if len(consts) != len(sqserr.AllCodes) {
-		t.Errorf("%d Code constants, AllCodes has %d", len(consts), len(sqserr.AllCodes))
-	}
+// TestTable checks the properties the wire rendering relies on. The generator already
+// rejects duplicates and bad statuses in errors.json; this checks what it wrote.
+func TestTable(t *testing.T) {
 	if len(sqserr.Specs) != len(sqserr.AllCodes) {
 		t.Errorf("Specs has %d rows, AllCodes %d", len(sqserr.Specs), len(sqserr.AllCodes))
 	}
-	seenCode := map[sqserr.Code]bool{}
 	seenQuery := map[string]sqserr.Code{}
 	for _, c := range sqserr.AllCodes {
-		if seenCode[c] {
-			t.Errorf("AllCodes lists %s twice", c)
-		}
-		seenCode[c] = true
 		s, ok := sqserr.Specs[c]
 		if !ok {
 			t.Errorf("no Spec for %s", c)
@@ -57,11 +32,38 @@ func TestTableComplete(t *testing.T) {
 		if s.Status < 400 || s.Status > 599 {
 			t.Errorf("%s: status %d", c, s.Status)
 		}
+		// SDKs decide whether to retry from the status class and the fault together.
 		if s.Sender != (s.Status < 500) {
 			t.Errorf("%s: fault %s does not match status %d", c, s.Fault(), s.Status)
 		}
-		if strings.ContainsAny(s.QueryCode, " ;") {
-			t.Errorf("%s: query code %q cannot travel in x-amzn-query-error", c, s.QueryCode)
+		if strings.ContainsAny(string(c)+s.QueryCode, " ;") {
+			t.Errorf("%s: code or query code %q cannot travel in x-amzn-query-error", c, s.QueryCode)
+		}
+	}
+}
+
+// TestGeneratedIsCurrent catches an errors.json edited without go generate.
+func TestGeneratedIsCurrent(t *testing.T) {
+	b, err := os.ReadFile("errors.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var entries []struct {
+		Code      sqserr.Code `json:"code"`
+		QueryCode string      `json:"query_code"`
+		Status    int         `json:"status"`
+		Sender    bool        `json:"sender"`
+	}
+	if err := json.Unmarshal(b, &entries); err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != len(sqserr.AllCodes) {
+		t.Errorf("errors.json has %d entries, AllCodes %d: run go generate", len(entries), len(sqserr.AllCodes))
+	}
+	for _, e := range entries {
+		want := sqserr.Spec{Code: e.Code, QueryCode: e.QueryCode, Status: e.Status, Sender: e.Sender}
+		if got := sqserr.Specs[e.Code]; got != want {
+			t.Errorf("Specs[%s] = %+v, errors.json says %+v: run go generate", e.Code, got, want)
 		}
 	}
 }
@@ -77,6 +79,9 @@ func TestModelValues(t *testing.T) {
 		{sqserr.QueueNameExists, "QueueAlreadyExists", 400},
 		{sqserr.PurgeQueueInProgress, "AWS.SimpleQueueService.PurgeQueueInProgress", 403},
 		{sqserr.ReceiptHandleIsInvalid, "ReceiptHandleIsInvalid", 404},
+		{sqserr.OverLimit, "OverLimit", 403},
+		{sqserr.RequestThrottled, "RequestThrottled", 403},
+		{sqserr.ServiceUnavailable, "ServiceUnavailable", 503},
 	}
 	for _, tc := range cases {
 		s := sqserr.SpecOf(tc.c)

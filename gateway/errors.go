@@ -1,0 +1,88 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/anysqs/anysqs/drivers"
+	"github.com/anysqs/anysqs/gateway/sqserr"
+)
+
+// toSQSError turns any error into the SQS error the client sees. Driver errors should have
+// been mapped with driverError already, which names the queue; this is the fallback.
+func toSQSError(err error) *sqserr.Error {
+	var se *sqserr.Error
+	if errors.As(err, &se) {
+		return se
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return sqserr.New(sqserr.ServiceUnavailable, "the request was cancelled: %v", err)
+	}
+	return driverError(err, "")
+}
+
+// driverError maps a driver error kind to its SQS error; queue, when known, names the queue.
+func driverError(err error, queue string) *sqserr.Error {
+	var de *drivers.Error
+	if !errors.As(err, &de) {
+		return sqserr.New(sqserr.InternalError, "internal error: %v", err)
+	}
+	return kindError(de, queue)
+}
+
+// kindError maps one driver error to its SQS error, keeping the backend's retry hint.
+func kindError(de *drivers.Error, queue string) *sqserr.Error {
+	se := kindSQSError(de.Kind, de.Error(), queue)
+	se.RetryAfter = de.RetryAfter
+	return se
+}
+
+func kindSQSError(k drivers.Kind, msg, queue string) *sqserr.Error {
+	switch k {
+	case drivers.KindNotFound:
+		return sqserr.New(sqserr.QueueDoesNotExist, "The specified queue %s does not exist.", queue)
+	case drivers.KindAlreadyExists:
+		return sqserr.New(sqserr.QueueNameExists, "A queue named %s already exists with different attributes.", queue)
+	case drivers.KindInvalidArgument, drivers.KindFailedPrecondition:
+		return sqserr.New(sqserr.InvalidParameterValue, "queue %s: %s", queue, msg)
+	case drivers.KindUnsupported:
+		return sqserr.New(sqserr.UnsupportedOperation, "queue %s: not supported by this backend: %s", queue, msg)
+	case drivers.KindDeletedRecently:
+		return sqserr.New(sqserr.QueueDeletedRecently, "You must wait %v after deleting a queue before you can create another queue with the same name (%s).", drivers.QueueNameReuseDelay, queue)
+	case drivers.KindPurgeInProgress:
+		return sqserr.New(sqserr.PurgeQueueInProgress, "Only one PurgeQueue operation on %s is allowed every 60 seconds.", queue)
+	case drivers.KindInvalidReceiptHandle:
+		return sqserr.New(sqserr.ReceiptHandleIsInvalid, "The input receipt handle is invalid for queue %s: %s", queue, msg)
+	case drivers.KindMessageNotInflight:
+		return sqserr.New(sqserr.MessageNotInflight, "The message referred to is not in flight (queue %s).", queue)
+	case drivers.KindThrottled:
+		return sqserr.New(sqserr.RequestThrottled, "queue %s: the backend is throttling requests: %s", queue, msg)
+	case drivers.KindUnavailable:
+		return sqserr.New(sqserr.ServiceUnavailable, "queue %s: the backend is unavailable, retry: %s", queue, msg)
+	case drivers.KindOverLimit:
+		return sqserr.New(sqserr.OverLimit, "queue %s: over a backend limit: %s", queue, msg)
+	case drivers.KindAborted:
+		// SQS has no code for a conflict; ServiceUnavailable is one every SDK retries, and
+		// the driver guarantees nothing was applied, so the retry is safe.
+		return sqserr.New(sqserr.ServiceUnavailable, "queue %s: the backend aborted the operation because of contention and applied none of it, retry: %s", queue, msg)
+	}
+	return sqserr.New(sqserr.InternalError, "queue %s: internal error: %s", queue, msg)
+}
+
+// entryError renders a per-entry driver error as a batch error entry.
+func entryError(id string, e *drivers.Error, queue string) batchErrorEntry {
+	return errorEntry(id, kindError(e, queue))
+}
+
+func errorEntry(id string, se *sqserr.Error) batchErrorEntry {
+	spec := sqserr.SpecOf(se.Code)
+	return batchErrorEntry{Id: id, SenderFault: spec.Sender, Code: string(spec.Code), Message: se.Message}
+}
+
+// retryAfter renders d as a Retry-After value: whole seconds, rounded up so the client
+// never comes back early, and at least 1.
+func retryAfter(d time.Duration) string {
+	return strconv.FormatInt(int64(max((d+time.Second-1)/time.Second, 1)), 10)
+}
