@@ -231,8 +231,9 @@ func (m *moveTasks) step(r *runningMove) {
 	switch k := drivers.KindOf(err); {
 	case err != nil && m.s.ctx.Err() != nil:
 		return // shutting down: the lease lapses and another instance adopts the task
-	case k == drivers.KindUnavailable || k == drivers.KindThrottled:
-		// The backend is down or busy: try again next second rather than fail the task.
+	case k == drivers.KindUnavailable || k == drivers.KindThrottled || k == drivers.KindAborted:
+		// The backend is down, busy or contended: try again next second rather than
+		// fail the task.
 		m.s.log.Warn("move task: moving messages failed; retrying", "queue", t.Source, "err", err)
 	case err != nil:
 		r.outcome, r.failure = drivers.MoveTaskFailed, driverError(err, t.Source).Message
