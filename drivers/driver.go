@@ -358,8 +358,8 @@ func (d Description) Check() error {
 	}
 	switch d.Activity {
 	case "", ActivityLocal:
-		if d.SharedStorage {
-			errs = append(errs, "shared storage needs an activity mode other than local: waiting receives would miss other instances' writes")
+		if d.SharedStorage && !d.BlockingReceive {
+			errs = append(errs, "shared storage needs an activity mode other than local, or a blocking receive: waiting receives would miss other instances' writes")
 		}
 	case ActivityNotify, ActivityWatch:
 	case ActivityPoll:
