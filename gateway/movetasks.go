@@ -121,6 +121,9 @@ func (s *Server) startMessageMoveTask(ctx context.Context, c *call) (any, error)
 	if err := checkRange("MaxNumberOfMessagesPerSecond", in.MaxNumberOfMessagesPerSecond, 1, defaultMoveRate); err != nil {
 		return nil, err
 	}
+	if err := s.limits.checkMoveRate(in.MaxNumberOfMessagesPerSecond); err != nil {
+		return nil, err
+	}
 	sources, _, err := s.deadLetterSources(ctx, src.Name, "", 1)
 	if err != nil {
 		return nil, err
@@ -211,7 +214,7 @@ func (m *moveTasks) step(r *runningMove) {
 		return
 	}
 	t := r.task
-	limit := defaultMoveRate
+	limit := m.s.limits.moveRate()
 	if t.Rate != nil {
 		limit = int(*t.Rate)
 	}
