@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // Entry describes one capability of the catalog: what SQS does, which limits a
@@ -41,8 +42,15 @@ type LimitKey struct {
 	Key    string
 	Kind   LimitKind
 	Values []string // allowed values of an enum
-	Doc    string
+	// Doc says what the limit bounds and, for a limit the gateway cannot check itself,
+	// starts with "informational:" (see Informational).
+	Doc string
 }
+
+// Informational reports whether the limit only describes the driver's behaviour: the
+// gateway has nothing to check it against, so it reports it but enforces nothing. Every
+// other limit is checked by the gateway before the driver is called.
+func (k LimitKey) Informational() bool { return strings.HasPrefix(k.Doc, "informational:") }
 
 // Expect returns what a conformance case must see for a capability declared at level.
 // Emulated is held to the Native expectation: emulation is invisible to clients.
@@ -114,7 +122,7 @@ var catalog = []Entry{
 		RejectCode: SQSUnsupportedOperation},
 	{ID: QueueTags, Title: "Queue tags",
 		Reference:  "TagQueue, UntagQueue and ListQueueTags manage up to 50 cost-allocation tags per queue.",
-		Limits:     []LimitKey{intLimit("max_tags", "tags per queue (SQS: 50)")},
+		Limits:     []LimitKey{intLimit("max_tags", "tags per queue (SQS: 50); more fail with InvalidParameterValue")},
 		Native:     "tags set by TagQueue and CreateQueue are listed, UntagQueue removes them",
 		RejectCode: SQSUnsupportedOperation},
 
@@ -125,18 +133,18 @@ var catalog = []Entry{
 		RejectCode: SQSUnsupportedOperation},
 	{ID: FIFOGroupBatch, Title: "Several messages of one group per receive",
 		Reference:  "One ReceiveMessage may return up to 10 messages of the same message group, in order.",
-		Limits:     []LimitKey{intLimit("max_messages", "messages of one group returned by one receive (SQS: 10)")},
+		Limits:     []LimitKey{intLimit("max_messages", "informational: messages of one group returned by one receive (SQS: 10); the driver's behaviour")},
 		Native:     "a receive of 10 from a queue holding 10 messages of one group returns them all, in order",
 		Degraded:   "a receive returns at most max_messages messages of one group",
 		RejectCode: SQSInvalidParameterValue},
 	{ID: FIFODedupExplicit, Title: "Explicit deduplication",
 		Reference:  "A FIFO send whose MessageDeduplicationId was used within the last 5 minutes is accepted but not delivered again.",
-		Limits:     []LimitKey{intLimit("window_seconds", "deduplication interval (SQS: 300)")},
+		Limits:     []LimitKey{intLimit("window_seconds", "informational: deduplication interval (SQS: 300); the driver's behaviour")},
 		Native:     "a second send with the same MessageDeduplicationId inside the window succeeds and only one message is received; after the window it is delivered again",
 		RejectCode: SQSInvalidParameterValue},
 	{ID: FIFODedupContent, Title: "Content-based deduplication",
 		Reference:  "With ContentBasedDeduplication=true the SHA-256 of the body is the deduplication id when none is given.",
-		Limits:     []LimitKey{intLimit("window_seconds", "deduplication interval (SQS: 300)")},
+		Limits:     []LimitKey{intLimit("window_seconds", "informational: deduplication interval (SQS: 300); the driver's behaviour")},
 		Native:     "two sends of the same body without MessageDeduplicationId deliver one message; a FIFO send without either fails with InvalidParameterValue",
 		RejectCode: SQSInvalidParameterValue},
 	{ID: FIFODedupEcho, Title: "Duplicates echo the original ids",
@@ -154,7 +162,7 @@ var catalog = []Entry{
 		RejectCode: SQSUnsupportedOperation},
 	{ID: FIFOReceiveAttempt, Title: "ReceiveRequestAttemptId replay",
 		Reference:  "A FIFO receive retried with the same ReceiveRequestAttemptId within 5 minutes returns the same messages and receipt handles.",
-		Limits:     []LimitKey{intLimit("window_seconds", "how long an attempt id is remembered (SQS: 300)")},
+		Limits:     []LimitKey{intLimit("window_seconds", "informational: how long an attempt id is remembered (SQS: 300); the driver's behaviour")},
 		Native:     "repeating a receive with the same attempt id returns the same message ids and receipt handles while they are in flight",
 		Degraded:   "a repeated attempt id behaves as a new receive",
 		RejectCode: SQSInvalidParameterValue},
@@ -166,9 +174,9 @@ var catalog = []Entry{
 		RejectCode: SQSInvalidParameterValue},
 	{ID: VisibilityMax, Title: "Visibility timeout up to 12 hours",
 		Reference:  "Visibility timeouts from 0 to 43200 seconds are accepted and honoured.",
-		Limits:     []LimitKey{intLimit("max_seconds", "largest visibility timeout honoured (SQS: 43200)")},
+		Limits:     []LimitKey{intLimit("max_seconds", "largest visibility timeout honoured (SQS: 43200); see the degraded text for what happens above it")},
 		Native:     "a 43200 s timeout keeps the message hidden just before 12 h and releases it after",
-		Degraded:   "timeouts above max_seconds are honoured only up to max_seconds",
+		Degraded:   "timeouts above max_seconds are honoured only up to max_seconds; a VisibilityTimeout attribute above it is stored and returned as set, and each receive that uses it is held to max_seconds",
 		RejectCode: SQSInvalidParameterValue},
 	{ID: VisibilityChange, Title: "ChangeMessageVisibility",
 		Reference:  "ChangeMessageVisibility(Batch) sets an in-flight message's timeout anew, counted from the call.",
@@ -191,12 +199,12 @@ var catalog = []Entry{
 	// Delay.
 	{ID: DelayQueue, Title: "Delay queues",
 		Reference:  "The DelaySeconds queue attribute (0 to 900) hides each new message for that long.",
-		Limits:     []LimitKey{intLimit("max_seconds", "largest queue delay (SQS: 900)")},
+		Limits:     []LimitKey{intLimit("max_seconds", "largest queue delay (SQS: 900); a DelaySeconds attribute above it fails with InvalidAttributeValue")},
 		Native:     "a message sent to a queue with DelaySeconds is not received before the delay and is after it",
 		RejectCode: SQSInvalidAttributeName},
 	{ID: DelayMessage, Title: "Per-message delay",
 		Reference:  "SendMessage DelaySeconds (0 to 900) overrides the queue delay on standard queues; FIFO queues reject per-message delay.",
-		Limits:     []LimitKey{intLimit("max_seconds", "largest message delay (SQS: 900)")},
+		Limits:     []LimitKey{intLimit("max_seconds", "largest message delay (SQS: 900); above it a send fails with InvalidParameterValue, or when degraded is delayed max_seconds")},
 		Native:     "a message sent with DelaySeconds is hidden for that long; on a FIFO queue the send fails with InvalidParameterValue",
 		Degraded:   "the per-message delay is replaced by the queue's delay",
 		RejectCode: SQSInvalidParameterValue},
@@ -204,8 +212,8 @@ var catalog = []Entry{
 	// Redrive.
 	{ID: RedriveDLQ, Title: "Dead-letter queues",
 		Reference: "A message received maxReceiveCount times without deletion moves to the RedrivePolicy's dead-letter queue.",
-		Limits: []LimitKey{intLimit("max_receive_count", "largest maxReceiveCount (SQS: 1000)"),
-			enumLimit("move", "how a message reaches the dead-letter queue: atomic (one transaction, as SQS), or at-least-once (never lost; a copy may reach the dead-letter queue twice, with the same MessageId)", "atomic", "at-least-once")},
+		Limits: []LimitKey{intLimit("max_receive_count", "largest maxReceiveCount (SQS: 1000); a RedrivePolicy above it fails with InvalidParameterValue"),
+			enumLimit("move", "informational: how a message reaches the dead-letter queue: atomic (one transaction, as SQS), or at-least-once (never lost; a copy may reach the dead-letter queue twice, with the same MessageId)", "atomic", "at-least-once")},
 		Native:     "after maxReceiveCount receives the message is no longer received from the source and is received from the dead-letter queue with its body and attributes",
 		Degraded:   "with move=at-least-once the message may be received from the dead-letter queue more than once, every copy with the same MessageId",
 		RejectCode: SQSInvalidAttributeName},
@@ -215,8 +223,8 @@ var catalog = []Entry{
 		RejectCode: SQSInvalidAttributeName},
 	{ID: RedriveMoveTasks, Title: "Message move tasks",
 		Reference: "StartMessageMoveTask moves messages from a dead-letter queue back to their source or to a given queue; List/CancelMessageMoveTask manage tasks.",
-		Limits: []LimitKey{intLimit("max_messages_per_second", "largest MaxNumberOfMessagesPerSecond (SQS: 500)"),
-			enumLimit("move", "how a message is moved: atomic (one transaction, as SQS), or at-least-once (never lost; a copy may reach the destination twice, with the same MessageId)", "atomic", "at-least-once")},
+		Limits: []LimitKey{intLimit("max_messages_per_second", "largest MaxNumberOfMessagesPerSecond (SQS: 500), also the rate of a task that names none; above it StartMessageMoveTask fails with InvalidParameterValue"),
+			enumLimit("move", "informational: how a message is moved: atomic (one transaction, as SQS), or at-least-once (never lost; a copy may reach the destination twice, with the same MessageId)", "atomic", "at-least-once")},
 		Native:     "a started task moves every message back and ListMessageMoveTasks reports it COMPLETED with the moved count",
 		Degraded:   "with move=at-least-once a moved message may be received from the destination more than once, every copy with the same MessageId",
 		RejectCode: SQSUnsupportedOperation},
@@ -224,21 +232,21 @@ var catalog = []Entry{
 	// Messages.
 	{ID: RetentionPeriod, Title: "Message retention",
 		Reference: "Messages older than MessageRetentionPeriod (60 s to 14 days, default 4 days) are deleted.",
-		Limits: []LimitKey{intLimit("min_seconds", "smallest retention period (SQS: 60)"),
-			intLimit("max_seconds", "largest retention period (SQS: 1209600)"),
-			enumLimit("sweep", "what deletes expired messages: driver (the gateway's periodic Sweep) or ttl (the backend's own time-to-live; Sweep does nothing)", "driver", "ttl")},
+		Limits: []LimitKey{intLimit("min_seconds", "smallest retention period (SQS: 60); a MessageRetentionPeriod below it fails with InvalidAttributeValue"),
+			intLimit("max_seconds", "largest retention period (SQS: 1209600); a MessageRetentionPeriod above it fails with InvalidAttributeValue"),
+			enumLimit("sweep", "informational: what deletes expired messages: driver (the gateway's periodic Sweep) or ttl (the backend's own time-to-live; Sweep does nothing)", "driver", "ttl")},
 		Native:     "a message is received before its retention period ends and never after it",
 		Degraded:   "messages are deleted later than the retention period",
 		RejectCode: SQSInvalidAttributeName},
 	{ID: MessageMaxSize, Title: "Message size up to 1 MiB",
 		Reference:  "A message (body plus attributes) may be up to 1,048,576 bytes; a larger one fails with InvalidParameterValue.",
-		Limits:     []LimitKey{intLimit("max_bytes", "largest message accepted (SQS: 1048576)")},
+		Limits:     []LimitKey{intLimit("max_bytes", "largest message accepted (SQS: 1048576); larger sends fail with InvalidParameterValue, a MaximumMessageSize above it with InvalidAttributeValue")},
 		Native:     "a 1 MiB message round-trips byte for byte; one byte more fails with InvalidParameterValue",
 		Degraded:   "messages above max_bytes fail with InvalidParameterValue though SQS would accept them",
 		RejectCode: SQSInvalidParameterValue},
 	{ID: MessageAttrs, Title: "Message attributes",
 		Reference:  "Up to 10 typed message attributes (String, Number, Binary, with custom suffixes) travel with a message, checked by MD5OfMessageAttributes.",
-		Limits:     []LimitKey{intLimit("max_count", "attributes per message (SQS: 10)")},
+		Limits:     []LimitKey{intLimit("max_count", "attributes per message (SQS: 10); more fail with InvalidParameterValue")},
 		Native:     "attributes of every type round-trip exactly, selected by MessageAttributeNames, and the MD5s match the SDK's computation",
 		RejectCode: SQSInvalidParameterValue},
 	{ID: MessageSystem, Title: "Message system attributes",
@@ -248,14 +256,14 @@ var catalog = []Entry{
 		RejectCode: SQSInvalidAttributeName},
 	{ID: LongPolling, Title: "Long polling",
 		Reference: "ReceiveMessage with WaitTimeSeconds up to 20 returns as soon as a message is available, else empty when the wait ends.",
-		Limits: []LimitKey{enumLimit("mode", "how waiting receives learn of new messages", "native", "polled"),
-			intLimit("max_overrun_ms", "worst-case delay between a message becoming visible and a waiting receive returning it")},
+		Limits: []LimitKey{enumLimit("mode", "informational: how waiting receives learn of new messages", "native", "polled"),
+			intLimit("max_overrun_ms", "informational: worst-case delay between a message becoming visible and a waiting receive returning it")},
 		Native:     "a waiting receive returns a message sent during the wait, and an empty wait ends when its time passes",
 		Degraded:   "a waiting receive may return the message up to max_overrun_ms late",
 		RejectCode: SQSInvalidParameterValue},
 	{ID: CountsApprox, Title: "Approximate message counts",
 		Reference:  "ApproximateNumberOfMessages, ...NotVisible and ...Delayed report the queue's visible, in-flight and delayed messages.",
-		Limits:     []LimitKey{enumLimit("accuracy", "how the counts relate to the queue's state", "exact", "approximate", "unavailable")},
+		Limits:     []LimitKey{enumLimit("accuracy", "informational: how the counts relate to the queue's state", "exact", "approximate", "unavailable")},
 		Native:     "after sends, a receive and a delayed send, the three counts match the queue's state",
 		Degraded:   "counts may lag or differ from the queue's state; unavailable counts read 0",
 		RejectCode: SQSInvalidAttributeName},

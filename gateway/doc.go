@@ -32,6 +32,13 @@
 // capability's SQS error; degraded ones proceed and are named in the X-Anysqs-Degraded
 // response header (X-Anysqs-Explain: 1 on a request lists every decision).
 //
+// A declaration's limits below SQS's own (visibility.max's max_seconds, message.max-size's
+// max_bytes, ...) are checked the same way, before the driver is called (limits.go): a
+// value beyond one fails with InvalidParameterValue, or InvalidAttributeValue for a queue
+// attribute, naming the backend's limit; only a timeout or delay whose capability is
+// degraded, under the degrade policy, is clamped to the limit, with the header. Limits
+// the gateway cannot check are marked informational in the catalog.
+//
 // # Long polling
 //
 // ReceiveMessage with a wait (WaitTimeSeconds, or the queue's

@@ -116,6 +116,9 @@ func (s *Server) prepareSend(c *call, q drivers.Queue, entryID string, f sendFie
 	if err := needForSend(c, q, f, attrs); err != nil {
 		return e, 0, err
 	}
+	if err := s.limits.checkSend(c, q.Name, len(attrs), size, f.DelaySeconds != nil, &delay); err != nil {
+		return e, 0, err
+	}
 	return drivers.SendEntry{
 		EntryID: entryID, MessageID: uuid.NewString(), Body: body,
 		Attributes: attrs, SystemAttributes: sys, DelaySeconds: delay,
@@ -275,6 +278,9 @@ func (s *Server) receiveMessage(ctx context.Context, c *call) (any, error) {
 	}
 	if in.VisibilityTimeout != nil {
 		req.VisibilityTimeout = *in.VisibilityTimeout
+	}
+	if err := s.limits.visibility(c, q.Name, in.VisibilityTimeout != nil, &req.VisibilityTimeout); err != nil {
+		return nil, err
 	}
 	if q.Attributes.FifoQueue && in.ReceiveRequestAttemptId != "" {
 		// Standard queues ignore the attempt id, as SQS does.
@@ -511,6 +517,9 @@ func (s *Server) changeMessageVisibility(ctx context.Context, c *call) (any, err
 	if err := needForVisibility(c, name, e); err != nil {
 		return nil, err
 	}
+	if err := s.limits.visibility(c, name, true, &e.VisibilityTimeout); err != nil {
+		return nil, err
+	}
 	res, err := s.driver.ChangeVisibility(ctx, drivers.ChangeVisibilityRequest{Name: name, Now: s.clock.Now(), Entries: []drivers.ChangeVisibilityEntry{e}})
 	if err := singleResult(res, err, name); err != nil {
 		return nil, err
@@ -575,6 +584,9 @@ func (s *Server) changeMessageVisibilityBatch(ctx context.Context, c *call) (any
 		e, err := visibilityEntry(we.Id, we.ReceiptHandle, we.VisibilityTimeout)
 		if err == nil {
 			err = needForVisibility(c, name, e)
+		}
+		if err == nil {
+			err = s.limits.visibility(c, name, true, &e.VisibilityTimeout)
 		}
 		if err != nil {
 			out.Failed = append(out.Failed, errorEntry(we.Id, toSQSError(err)))

@@ -122,6 +122,9 @@ func (s *Server) startMessageMoveTask(ctx context.Context, c *call) (any, error)
 	if err := checkRange("MaxNumberOfMessagesPerSecond", in.MaxNumberOfMessagesPerSecond, 1, defaultMoveRate); err != nil {
 		return nil, err
 	}
+	if err := s.limits.checkMoveRate(in.MaxNumberOfMessagesPerSecond); err != nil {
+		return nil, err
+	}
 	sources, _, err := s.deadLetterSources(ctx, src.Name, "", 1)
 	if err != nil {
 		return nil, err
@@ -212,7 +215,7 @@ func (m *moveTasks) step(r *runningMove) {
 		return
 	}
 	t := r.task
-	limit := defaultMoveRate
+	limit := m.s.limits.moveRate()
 	if t.Rate != nil {
 		limit = int(*t.Rate)
 	}

@@ -35,6 +35,12 @@ func (s *Server) createQueue(ctx context.Context, c *call) (any, error) {
 	if err := validateTags(in.Tags); err != nil {
 		return nil, err
 	}
+	if err := s.limits.checkTags(len(in.Tags)); err != nil {
+		return nil, err
+	}
+	if err := s.limits.checkAttributes(c, in.QueueName, in.Attributes, attrs); err != nil {
+		return nil, err
+	}
 	if err := s.checkRedriveTarget(ctx, in.QueueName, attrs); err != nil {
 		return nil, err
 	}
@@ -353,6 +359,9 @@ func (s *Server) setQueueAttributes(ctx context.Context, c *call) (any, error) {
 	if err := c.needAttributes(q.Name, in.Attributes); err != nil {
 		return nil, err
 	}
+	if err := s.limits.checkAttributes(c, q.Name, in.Attributes, attrs); err != nil {
+		return nil, err
+	}
 	if _, changed := in.Attributes[queueattr.RedrivePolicy]; changed {
 		if err := s.checkRedriveTarget(ctx, q.Name, attrs); err != nil {
 			return nil, err
@@ -407,6 +416,9 @@ func (s *Server) tagQueue(ctx context.Context, c *call) (any, error) {
 		merged[k] = v
 	}
 	if err := validateTags(merged); err != nil {
+		return nil, err
+	}
+	if err := s.limits.checkTags(len(merged)); err != nil {
 		return nil, err
 	}
 	err = s.driver.UpdateQueueTags(ctx, drivers.UpdateQueueTagsRequest{Name: q.Name, Set: in.Tags})

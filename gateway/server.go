@@ -65,6 +65,7 @@ type Server struct {
 	waiters *waiters
 	moves   *moveTasks
 	policy  *capabilities.Policy
+	limits  *limits     // the declared limits tighter than SQS's
 	queues  *queueCache // queue metadata for the message hot paths
 
 	ctx    context.Context // cancelled by Close; parent of background work
@@ -246,7 +247,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	bg, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s := &Server{
 		cfg: cfg, driver: cfg.Driver, clock: cfg.Clock, log: cfg.Logger,
-		waiters: newWaiters(), ctx: bg, cancel: cancel, policy: policy,
+		waiters: newWaiters(), ctx: bg, cancel: cancel, policy: policy, limits: newLimits(policy),
 		queues: newQueueCache(cfg.QueueCacheTTL), desc: desc,
 	}
 	s.instance = uuid.NewString()
