@@ -44,25 +44,41 @@
 // ReceiveMessage with a wait (WaitTimeSeconds, or the queue's
 // ReceiveMessageWaitTimeSeconds) registers a waiter on the queue before each receive
 // attempt. Sends, visibility releases and move tasks through this gateway wake the
-// waiters of their queue; the driver's AwaitActivity (when it reports Supported) wakes
-// them for writes through other gateway instances; timers on the gateway clock wake them
-// at the driver's NextVisibleAt and at the deadline. There is no polling loop, so a fake
-// clock drives long polls in tests.
+// waiters of their queue; timers on the gateway clock wake them at the driver's
+// NextVisibleAt and at the deadline. Writes through other gateway instances reach them
+// as the driver's Description.Activity says: ActivityNotify and ActivityWatch drivers
+// report them through AwaitActivity (an ActivityWatch driver only for queues the gateway
+// first names in WatchActivity, after which it receives once more), ActivityPoll drivers
+// are re-checked on a backoff bounded by Description.PollInterval, and ActivityLocal
+// storage serves this gateway alone. A BlockingReceive driver is given the time left to
+// wait in its own receive. Apart from ActivityPoll's re-checks there is no polling loop,
+// so a fake clock drives long polls in tests.
 //
 // # Background work
 //
 // New starts a retention sweep (driver.Sweep every Config.SweepInterval of clock time)
-// and the AwaitActivity relay; Close stops both and any running move tasks.
+// and, for ActivityNotify and ActivityWatch drivers, the AwaitActivity relay; Close stops
+// them and any running move tasks.
 //
 // # Message move tasks
 //
 // StartMessageMoveTask runs in the gateway, calling driver.MoveMessages once per second
-// of clock time, at most MaxNumberOfMessagesPerSecond messages each. Task state is kept
-// in memory: a restarted gateway forgets its tasks (moved messages stay moved), and a
-// gateway instance lists and cancels only the tasks it started.
+// of clock time, at most MaxNumberOfMessagesPerSecond messages each. Where task state
+// lives depends on the driver's Description.MoveTaskStore. When it is set, the driver
+// keeps tasks in its backend: every gateway instance sharing the storage lists and
+// cancels every task, one instance runs each while it holds the task's lease, another
+// adopts a task whose lease lapsed, and tasks survive restarts. Otherwise tasks are kept
+// in this gateway's memory: a restarted gateway forgets its tasks (moved messages stay
+// moved), and an instance lists and cancels only the tasks it started.
+//
+// # Authentication
+//
+// With Config.Credentials set, every request must carry a valid AWS Signature Version 4
+// (Authorization header) by one of the configured keys, verified as SQS does; presigned
+// query-string authentication and session tokens are not supported. Without credentials
+// requests are not authenticated.
 //
 // # Not enforced
 //
-// Authentication (SigV4 headers are accepted and ignored) and queue policies:
-// AddPermission and RemovePermission fail with UnsupportedOperation.
+// Queue policies: AddPermission and RemovePermission fail with UnsupportedOperation.
 package gateway

@@ -124,7 +124,7 @@ FROM messages m JOIN queues q ON q.id = m.queue_id
 WHERE q.fifo AND m.group_id IS NOT NULL;
 `,
 	// 3: the queues long polls are waiting on, so that sends notify other gateways only
-	// for those (see notify.go). watched() is a send's check: it takes the queue's watch
+	// for those (see activity.go). watched() is a send's check: it takes the queue's watch
 	// lock shared, and, being VOLATILE, reads watches on a snapshot taken after that lock,
 	// whatever the snapshot of the statement that calls it.
 	`
@@ -184,7 +184,7 @@ CREATE INDEX move_tasks_lease ON move_tasks (lease_until) WHERE status IN ('RUNN
 // do not serialize each other.
 type lockKeys struct {
 	class  int32 // (class, 1) migration, (class, 2) retention sweep
-	watch  int32 // (watch, hash32(queue)) orders watches against sends, see notify.go
+	watch  int32 // (watch, hash32(queue)) orders watches against sends, see activity.go
 	schema string
 }
 

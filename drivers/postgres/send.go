@@ -71,7 +71,7 @@ func isFIFO(name string) bool {
 }
 
 // sendStandardSQL stores the messages and says whether a long poll watches the queue
-// (see notify.go). $2 is the latest of the merged calls' times.
+// (see activity.go). $2 is the latest of the merged calls' times.
 const sendStandardSQL = `WITH ins AS (
 	INSERT INTO messages (queue_id, message_id, body, attrs, sys_attrs, sender_id,
 		sent_at, enqueued_at, visible_at, group_id, dedup_id)

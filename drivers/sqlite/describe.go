@@ -104,3 +104,6 @@ func (d *Driver) Ping(ctx context.Context) error {
 		return q.QueryRowContext(ctx, `SELECT 1`).Scan(&one)
 	})
 }
+
+// Metrics returns nothing: the driver has no series of its own.
+func (d *Driver) Metrics(ctx context.Context) ([]drivers.Metric, error) { return nil, nil }

@@ -36,12 +36,12 @@
 //
 // All times come from the request's Now; the driver never reads the wall clock for
 // queue semantics. Messages past their retention period are never delivered or counted,
-// and Sweep deletes them. AwaitActivity returns at once with Supported false: one
-// process owns the database, so the gateway sees every write.
+// and Sweep deletes them. The driver's Activity is ActivityLocal: one process owns the
+// database, so the gateway sees every write, and AwaitActivity and WatchActivity fail
+// with KindUnsupported.
 //
-// Message move tasks are kept in the database (move_tasks; the driver is a
-// drivers.MoveTaskStore), so a task running when the gateway stops resumes after it
-// restarts.
+// Message move tasks are kept in the database (move_tasks; the description sets
+// MoveTaskStore), so a task running when the gateway stops resumes after it restarts.
 //
 // The schema is versioned (table meta); Open applies pending migrations in one
 // transaction and refuses a database written by a newer driver.

@@ -1,12 +1,17 @@
 package sqlite
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
+	"database/sql"
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
+
+	"github.com/anysqs/anysqs/drivers"
 )
 
 // A receipt handle is base64url(version | queue id | message row id | receive token | MAC).
@@ -69,4 +74,27 @@ func (d *Driver) mac(payload []byte) []byte {
 	m := hmac.New(sha256.New, d.secret)
 	m.Write(payload)
 	return m.Sum(nil)[:macLen]
+}
+
+func invalidHandle(reason string) *drivers.Error {
+	return drivers.Errorf(drivers.KindInvalidReceiptHandle, "the receipt handle is invalid: %s", reason)
+}
+
+// loadSecret reads the receipt handle key, creating it in a new database.
+func (d *Driver) loadSecret(ctx context.Context, tx conn) error {
+	var sec string
+	err := tx.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'receipt_secret'`).Scan(&sec)
+	if errors.Is(err, sql.ErrNoRows) {
+		d.secret = make([]byte, 32)
+		if _, err := rand.Read(d.secret); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO meta(key, value) VALUES ('receipt_secret', ?)`, hex.EncodeToString(d.secret))
+		return err
+	}
+	if err != nil {
+		return err
+	}
+	d.secret, err = hex.DecodeString(sec)
+	return err
 }

@@ -47,3 +47,28 @@ func invalidHandle(s string) *drivers.Error {
 	}
 	return drivers.Errorf(drivers.KindInvalidReceiptHandle, "receipt handle %q is not valid", s)
 }
+
+// parsedHandles splits a batch into well-formed handles (with their entry index) and
+// per-entry errors for the others.
+type parsedHandles struct {
+	ids    []int64
+	tokens [][16]byte // uuid, sent in binary
+	ords   []int32
+	queue  []int32
+}
+
+func parseHandles(n int, get func(i int) string, errs []*drivers.Error) parsedHandles {
+	var p parsedHandles
+	for i := 0; i < n; i++ {
+		h, err := parseHandle(get(i))
+		if err != nil {
+			errs[i] = err.(*drivers.Error)
+			continue
+		}
+		p.ids = append(p.ids, h.id)
+		p.tokens = append(p.tokens, h.token)
+		p.ords = append(p.ords, int32(i))
+		p.queue = append(p.queue, h.queueID)
+	}
+	return p
+}

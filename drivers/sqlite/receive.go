@@ -5,20 +5,11 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"strings"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/anysqs/anysqs/drivers"
 )
-
-// maxInvisible is how long SQS lets a message stay invisible after one receive.
-const maxInvisible = 12 * time.Hour
-
-// dedupWindow is how long SQS remembers a deduplication id or a receive attempt id.
-const dedupWindow = 5 * time.Minute
 
 // maxRedriveRounds bounds how many candidate rounds one receive makes when redrive
 // keeps moving the candidates away, so a receive cannot turn into an unbounded drain.
@@ -62,31 +53,6 @@ func prefixCols(alias, cols string) string {
 	return strings.Join(parts, ", ")
 }
 
-// formatSeq renders a sequence number as SQS does: 20 decimal digits.
-func formatSeq(n int64) string {
-	if n == 0 {
-		return ""
-	}
-	return fmt.Sprintf("%020d", n)
-}
-
-func encodeAttrs(a map[string]drivers.MessageAttribute) (string, error) {
-	if len(a) == 0 {
-		return "{}", nil
-	}
-	b, err := json.Marshal(a)
-	return string(b), err
-}
-
-func decodeAttrs(s string) (map[string]drivers.MessageAttribute, error) {
-	if s == "" || s == "{}" {
-		return nil, nil
-	}
-	var a map[string]drivers.MessageAttribute
-	err := json.Unmarshal([]byte(s), &a)
-	return a, err
-}
-
 func (d *Driver) toMessage(q queueRow, m msgRow) (drivers.Message, error) {
 	out := drivers.Message{
 		MessageID:              m.messageID,
@@ -111,86 +77,6 @@ func (d *Driver) toMessage(q queueRow, m msgRow) (drivers.Message, error) {
 		return out, drivers.Wrap(drivers.KindInternal, err, "sqlite: message "+m.messageID+": system attributes")
 	}
 	return out, nil
-}
-
-func nextSeq(ctx context.Context, tx conn, queueID int64) (int64, error) {
-	var n int64
-	err := tx.QueryRowContext(ctx, `UPDATE queues SET next_seq = next_seq + 1 WHERE id = ? RETURNING next_seq`, queueID).Scan(&n)
-	return n, err
-}
-
-// SendMessages stores the entries in one transaction; FIFO duplicates echo the original.
-func (d *Driver) SendMessages(ctx context.Context, req drivers.SendMessagesRequest) (drivers.SendMessagesResult, error) {
-	var res drivers.SendMessagesResult
-	now := toNanos(req.Now)
-	err := d.write(ctx, func(tx conn) error {
-		res.Entries = make([]drivers.SendEntryResult, 0, len(req.Entries))
-		q, _, err := loadQueue(ctx, tx, req.Name)
-		if err != nil {
-			return err
-		}
-		for _, e := range req.Entries {
-			r, err := d.sendOne(ctx, tx, q, now, e)
-			if err != nil {
-				return err
-			}
-			res.Entries = append(res.Entries, r)
-		}
-		return nil
-	})
-	if err != nil {
-		return drivers.SendMessagesResult{}, err
-	}
-	return res, nil
-}
-
-func (d *Driver) sendOne(ctx context.Context, tx conn, q queueRow, now int64, e drivers.SendEntry) (drivers.SendEntryResult, error) {
-	r := drivers.SendEntryResult{EntryID: e.EntryID, MessageID: e.MessageID}
-	attrs, err := encodeAttrs(e.Attributes)
-	if err != nil {
-		r.Err = drivers.Errorf(drivers.KindInvalidArgument, "message attributes: %v", err)
-		return r, nil
-	}
-	sys, err := encodeAttrs(e.SystemAttributes)
-	if err != nil {
-		r.Err = drivers.Errorf(drivers.KindInvalidArgument, "message system attributes: %v", err)
-		return r, nil
-	}
-	var seq int64
-	scope := ""
-	if q.fifo {
-		if q.attrs.DeduplicationScope == "messageGroup" {
-			scope = e.MessageGroupID
-		}
-		var origID string
-		var origSeq int64
-		err := tx.QueryRowContext(ctx, `SELECT message_id, seq FROM dedup
-			WHERE queue_id = ? AND scope = ? AND dedup_id = ? AND expires_at > ?`,
-			q.id, scope, e.MessageDeduplicationID, now).Scan(&origID, &origSeq)
-		if err == nil {
-			r.MessageID, r.SequenceNumber, r.Duplicate = origID, formatSeq(origSeq), true
-			return r, nil
-		}
-		if !errors.Is(err, sql.ErrNoRows) {
-			return r, err
-		}
-		if seq, err = nextSeq(ctx, tx, q.id); err != nil {
-			return r, err
-		}
-		r.SequenceNumber = formatSeq(seq)
-	}
-	visibleAt := now + int64(e.DelaySeconds)*int64(time.Second)
-	_, err = tx.ExecContext(ctx, `INSERT INTO messages(queue_id, message_id, body, attrs, sys_attrs, sender_id,
-		sent_at, enqueued_at, visible_at, group_id, dedup_id, seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		q.id, e.MessageID, e.Body, attrs, sys, e.SenderID, now, now, visibleAt, e.MessageGroupID, e.MessageDeduplicationID, seq)
-	if err != nil {
-		return r, err
-	}
-	if q.fifo {
-		_, err = tx.ExecContext(ctx, `INSERT OR REPLACE INTO dedup(queue_id, scope, dedup_id, message_id, seq, expires_at)
-			VALUES (?, ?, ?, ?, ?, ?)`, q.id, scope, e.MessageDeduplicationID, e.MessageID, seq, now+int64(dedupWindow))
-	}
-	return r, err
 }
 
 // claim is one message row and the token of the receive that claimed it, kept for
@@ -371,42 +257,6 @@ func candidates(ctx context.Context, tx conn, q queueRow, now int64, n int) ([]m
 	return out, rows.Err()
 }
 
-// moveMessage moves m from src to dst. A redrive to the dead-letter queue keeps the
-// message and its delivery history and records the source queue; SQS keeps the enqueue
-// time (retention) for standard queues and resets it for FIFO ones, and replaces a FIFO
-// message's deduplication id with its message id. A move task makes a new message: new
-// MessageID, send and enqueue time Now, fresh delivery state.
-func moveMessage(ctx context.Context, tx conn, src, dst queueRow, m msgRow, now int64, redrive bool) error {
-	var seq int64
-	if dst.fifo {
-		var err error
-		if seq, err = nextSeq(ctx, tx, dst.id); err != nil {
-			return err
-		}
-	}
-	n := m
-	if redrive {
-		n.dlqSource = src.name
-		if dst.fifo {
-			n.enqueuedAt = now
-			n.dedupID = m.messageID
-		}
-	} else {
-		n.messageID = uuid.NewString()
-		n.sentAt, n.enqueuedAt = now, now
-		n.receiveCount, n.firstReceivedAt, n.dlqSource = 0, 0, ""
-	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO messages(queue_id, message_id, body, attrs, sys_attrs, sender_id,
-		sent_at, enqueued_at, visible_at, receive_count, first_received_at, group_id, dedup_id, seq, dlq_source)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		dst.id, n.messageID, n.body, n.attrs, n.sysAttrs, n.senderID, n.sentAt, n.enqueuedAt, now,
-		n.receiveCount, n.firstReceivedAt, n.groupID, n.dedupID, seq, n.dlqSource); err != nil {
-		return err
-	}
-	_, err := tx.ExecContext(ctx, `DELETE FROM messages WHERE id = ?`, m.id)
-	return err
-}
-
 // replayAttempt returns the messages of an earlier receive with the same attempt id if
 // that receive is recent and all its messages are still in flight under its handles.
 func (d *Driver) replayAttempt(ctx context.Context, tx conn, q queueRow, attempt string, now int64) ([]drivers.Message, bool, error) {
@@ -440,125 +290,4 @@ func (d *Driver) replayAttempt(ctx context.Context, tx conn, q queueRow, attempt
 		out = append(out, msg)
 	}
 	return out, true, nil
-}
-
-// handleState is what a receipt handle finds when it is looked up.
-type handleState int
-
-const (
-	handleForeign  handleState = iota // not issued by this driver for this queue
-	handleStale                       // issued, but the message is gone or was received again
-	handleExpired                     // current, but the visibility timeout has passed
-	handleInFlight                    // current and in flight
-)
-
-// lookupHandle also returns when the receive that issued a current handle happened.
-func (d *Driver) lookupHandle(ctx context.Context, tx conn, q queueRow, h string, now int64) (receipt, handleState, int64, error) {
-	r, ok := d.decodeHandle(h)
-	if !ok || r.queueID != q.id {
-		return r, handleForeign, 0, nil
-	}
-	var (
-		token                 sql.NullString
-		visibleAt, receivedAt int64
-	)
-	err := tx.QueryRowContext(ctx, `SELECT token, visible_at, received_at FROM messages WHERE id = ? AND queue_id = ?`, r.rowID, q.id).
-		Scan(&token, &visibleAt, &receivedAt)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		return r, handleStale, 0, nil
-	case err != nil:
-		return r, handleForeign, 0, err
-	case !token.Valid || token.String != r.token:
-		return r, handleStale, 0, nil
-	case visibleAt <= now:
-		return r, handleExpired, receivedAt, nil
-	}
-	return r, handleInFlight, receivedAt, nil
-}
-
-func invalidHandle(reason string) *drivers.Error {
-	return drivers.Errorf(drivers.KindInvalidReceiptHandle, "the receipt handle is invalid: %s", reason)
-}
-
-// DeleteMessages deletes by receipt handle; see drivers.Driver for stale-handle rules.
-func (d *Driver) DeleteMessages(ctx context.Context, req drivers.DeleteMessagesRequest) (drivers.BatchResult, error) {
-	var res drivers.BatchResult
-	now := toNanos(req.Now)
-	err := d.write(ctx, func(tx conn) error {
-		res.Entries = make([]drivers.EntryResult, 0, len(req.Entries))
-		q, _, err := loadQueue(ctx, tx, req.Name)
-		if err != nil {
-			return err
-		}
-		for _, e := range req.Entries {
-			out := drivers.EntryResult{EntryID: e.EntryID}
-			r, state, _, err := d.lookupHandle(ctx, tx, q, e.ReceiptHandle, now)
-			if err != nil {
-				return err
-			}
-			switch {
-			case state == handleForeign:
-				out.Err = invalidHandle("not issued for this queue")
-			case state == handleInFlight, state == handleExpired && !q.fifo:
-				if _, err := tx.ExecContext(ctx, `DELETE FROM messages WHERE id = ?`, r.rowID); err != nil {
-					return err
-				}
-			case q.fifo:
-				out.Err = invalidHandle("the receipt handle has expired")
-			}
-			res.Entries = append(res.Entries, out)
-		}
-		return nil
-	})
-	if err != nil {
-		return drivers.BatchResult{}, err
-	}
-	return res, nil
-}
-
-// ChangeVisibility moves the visibility deadline of in-flight messages.
-func (d *Driver) ChangeVisibility(ctx context.Context, req drivers.ChangeVisibilityRequest) (drivers.BatchResult, error) {
-	var res drivers.BatchResult
-	now := toNanos(req.Now)
-	err := d.write(ctx, func(tx conn) error {
-		res.Entries = make([]drivers.EntryResult, 0, len(req.Entries))
-		q, _, err := loadQueue(ctx, tx, req.Name)
-		if err != nil {
-			return err
-		}
-		for _, e := range req.Entries {
-			out := drivers.EntryResult{EntryID: e.EntryID}
-			r, state, receivedAt, err := d.lookupHandle(ctx, tx, q, e.ReceiptHandle, now)
-			if err != nil {
-				return err
-			}
-			deadline := now + int64(e.VisibilityTimeout)*int64(time.Second)
-			switch state {
-			case handleForeign:
-				out.Err = invalidHandle("not issued for this queue")
-			case handleStale:
-				out.Err = invalidHandle("the message was deleted or received again")
-			case handleExpired:
-				out.Err = drivers.Errorf(drivers.KindMessageNotInflight, "the message is not in flight")
-			case handleInFlight:
-				// received_at is 0 for messages claimed before schema version 2: no cap known.
-				if receivedAt != 0 && deadline > receivedAt+int64(maxInvisible) {
-					out.Err = drivers.Errorf(drivers.KindInvalidArgument,
-						"visibility timeout %d s would keep the message invisible past 12 hours from its receive at %s",
-						e.VisibilityTimeout, fromNanos(receivedAt).Format(time.RFC3339))
-					break
-				}
-				if _, err := tx.ExecContext(ctx, `UPDATE messages SET visible_at = ? WHERE id = ?`, deadline, r.rowID); err != nil {
-					return err
-				}
-			}
-			res.Entries = append(res.Entries, out)
-		}
-		return nil
-	})
-	if err != nil {
-		return drivers.BatchResult{}, err
-	}
-	return res, nil
 }

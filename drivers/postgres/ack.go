@@ -1,0 +1,168 @@
+package postgres
+
+import (
+	"context"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/anysqs/anysqs/drivers"
+)
+
+// fifoGroupsReadySQL makes the FIFO groups of the rows in CTE src (a group_id column)
+// ready no later than at: a delete or an earlier deadline may unblock them. The rows are
+// locked in group order first, so writers of several groups cannot deadlock; a ready_at
+// that comes too early costs the claim that finds it one look at the group.
+func fifoGroupsReadySQL(src, at string) string {
+	return `
+gl AS (
+	SELECT g.group_id FROM fifo_groups g
+	WHERE (SELECT fifo FROM q) AND g.queue_id = (SELECT id FROM q) AND g.group_id IN (SELECT group_id FROM ` + src + `)
+	ORDER BY g.group_id COLLATE "C" FOR UPDATE
+),
+gu AS (
+	UPDATE fifo_groups g SET ready_at = least(g.ready_at, ` + at + `::timestamptz)
+	WHERE g.queue_id = (SELECT id FROM q) AND g.group_id IN (SELECT group_id FROM gl)
+	RETURNING 1
+)`
+}
+
+// deleteSQL deletes by (row, token). FIFO queues also require the message to be in
+// flight: there a handle expires with its visibility timeout.
+var deleteSQL = `WITH q AS (SELECT id, fifo FROM queues WHERE name = $1),
+h AS (SELECT * FROM unnest($2::bigint[], $3::uuid[], $4::int[]) AS h(id, receipt, ord)),
+del AS (
+	DELETE FROM messages m USING h
+	WHERE m.queue_id = (SELECT id FROM q) AND m.id = ANY ($2::bigint[]) AND m.id = h.id AND m.receipt = h.receipt
+		AND (NOT (SELECT fifo FROM q) OR m.visible_at > $5)
+	RETURNING h.ord, m.group_id
+),` + fifoGroupsReadySQL("del", "$5") + `
+SELECT q.id, q.fifo, coalesce((SELECT array_agg(ord) FROM del), '{}') FROM q`
+
+// maxMergedDeletes bounds the receipt handles of one delete statement.
+const maxMergedDeletes = 100
+
+// DeleteMessages deletes by receipt handle in one statement. Deletes from a standard
+// queue are merged with concurrent ones (see batcher); a FIFO delete also updates its
+// groups' rows, and runs alone so that it locks no more of them than it needs.
+func (d *Driver) DeleteMessages(ctx context.Context, req drivers.DeleteMessagesRequest) (drivers.BatchResult, error) {
+	if isFIFO(req.Name) {
+		return d.deleteOnce(ctx, req)
+	}
+	res, err := d.deletes.do(ctx, req.Name, req.Entries)
+	return drivers.BatchResult{Entries: res}, err
+}
+
+func (d *Driver) deleteMerged(ctx context.Context, queue string, entries []drivers.DeleteEntry) ([]drivers.EntryResult, error) {
+	// A standard delete does not depend on the time.
+	res, err := d.deleteOnce(ctx, drivers.DeleteMessagesRequest{Name: queue, Entries: entries})
+	return res.Entries, err
+}
+
+func (d *Driver) deleteOnce(ctx context.Context, req drivers.DeleteMessagesRequest) (drivers.BatchResult, error) {
+	n := len(req.Entries)
+	errs := make([]*drivers.Error, n)
+	p := parseHandles(n, func(i int) string { return req.Entries[i].ReceiptHandle }, errs)
+	var queueID int32
+	var fifo bool
+	var deleted []int32
+	err := d.pool.QueryRow(ctx, deleteSQL, req.Name, p.ids, p.tokens, p.ords, req.Now).Scan(&queueID, &fifo, &deleted)
+	if err == pgx.ErrNoRows {
+		return drivers.BatchResult{}, notFound(req.Name)
+	}
+	if err != nil {
+		return drivers.BatchResult{}, mapErr(ctx, err, "delete from "+req.Name)
+	}
+	done := make([]bool, n)
+	for _, o := range deleted {
+		done[o] = true
+	}
+	for k, o := range p.ords {
+		switch {
+		case p.queue[k] != queueID:
+			errs[o] = invalidHandle(req.Entries[o].ReceiptHandle) // issued for another queue
+		case fifo && !done[o]:
+			errs[o] = drivers.Errorf(drivers.KindInvalidReceiptHandle,
+				"receipt handle of queue %s has expired: the message was deleted, received again or its visibility timeout passed", req.Name)
+		}
+	}
+	return batchResult(n, func(i int) string { return req.Entries[i].EntryID }, errs), nil
+}
+
+func batchResult(n int, id func(int) string, errs []*drivers.Error) drivers.BatchResult {
+	res := drivers.BatchResult{Entries: make([]drivers.EntryResult, n)}
+	for i := range res.Entries {
+		res.Entries[i] = drivers.EntryResult{EntryID: id(i), Err: errs[i]}
+	}
+	return res
+}
+
+// changeVisibilitySQL sets new deadlines on in-flight messages whose token matches, and
+// notifies other gateways when a deadline moved earlier (their waiters may have planned
+// to wake at the old one).
+var changeVisibilitySQL = `WITH q AS (SELECT id, fifo FROM queues WHERE name = $1),
+h AS (SELECT * FROM unnest($2::bigint[], $3::uuid[], $4::timestamptz[], $5::int[]) AS h(id, receipt, deadline, ord)),
+cur AS (
+	SELECT m.id, m.visible_at AS old, h.deadline, h.ord, h.deadline > m.received_at + interval '12 hours' AS too_late
+	FROM messages m JOIN h ON m.id = h.id AND m.receipt = h.receipt
+	WHERE m.queue_id = (SELECT id FROM q) AND m.id = ANY ($2::bigint[]) FOR UPDATE OF m
+),
+up AS (
+	UPDATE messages m SET visible_at = cur.deadline FROM cur
+	WHERE m.queue_id = (SELECT id FROM q) AND m.id = ANY (ARRAY(SELECT id FROM cur WHERE old > $6))
+		AND m.id = cur.id AND cur.old > $6 AND NOT cur.too_late
+	RETURNING cur.ord, cur.deadline < cur.old AS earlier, m.group_id
+),
+ch AS (SELECT group_id FROM up WHERE earlier),` + fifoGroupsReadySQL("ch", "(SELECT min(cur.deadline) FROM cur)") + `,
+nt AS (SELECT pg_notify($7, $1) WHERE EXISTS (SELECT 1 FROM up WHERE earlier))
+SELECT q.id, coalesce((SELECT array_agg(ord) FROM up), '{}'),
+	coalesce((SELECT array_agg(ord) FROM cur WHERE old <= $6), '{}'),
+	coalesce((SELECT array_agg(ord) FROM cur WHERE old > $6 AND too_late), '{}'), (SELECT count(*) FROM nt)
+FROM q`
+
+// ChangeVisibility sets deadlines of in-flight messages in one statement.
+func (d *Driver) ChangeVisibility(ctx context.Context, req drivers.ChangeVisibilityRequest) (drivers.BatchResult, error) {
+	n := len(req.Entries)
+	errs := make([]*drivers.Error, n)
+	p := parseHandles(n, func(i int) string { return req.Entries[i].ReceiptHandle }, errs)
+	deadlines := make([]time.Time, len(p.ords))
+	for k, o := range p.ords {
+		deadlines[k] = req.Now.Add(time.Duration(req.Entries[o].VisibilityTimeout) * time.Second)
+	}
+	var queueID int32
+	var changed, notInflight, tooLate []int32
+	var notified int64
+	err := d.pool.QueryRow(ctx, changeVisibilitySQL, req.Name, p.ids, p.tokens, deadlines, p.ords, req.Now, d.channel).
+		Scan(&queueID, &changed, &notInflight, &tooLate, &notified)
+	if err == pgx.ErrNoRows {
+		return drivers.BatchResult{}, notFound(req.Name)
+	}
+	if err != nil {
+		return drivers.BatchResult{}, mapErr(ctx, err, "change visibility in "+req.Name)
+	}
+	state := make([]byte, n) // 0 unknown handle, 1 changed, 2 not in flight, 3 past 12 h
+	for _, o := range changed {
+		state[o] = 1
+	}
+	for _, o := range notInflight {
+		state[o] = 2
+	}
+	for _, o := range tooLate {
+		state[o] = 3
+	}
+	for k, o := range p.ords {
+		switch {
+		case p.queue[k] != queueID || state[o] == 0:
+			errs[o] = drivers.Errorf(drivers.KindInvalidReceiptHandle,
+				"receipt handle is not the current one of a message in queue %s", req.Name)
+		case state[o] == 2:
+			errs[o] = drivers.Errorf(drivers.KindMessageNotInflight,
+				"message in queue %s is not in flight: its visibility timeout has passed", req.Name)
+		case state[o] == 3:
+			errs[o] = drivers.Errorf(drivers.KindInvalidArgument,
+				"VisibilityTimeout %d s would keep the message hidden more than 12 hours after it was received",
+				req.Entries[o].VisibilityTimeout)
+		}
+	}
+	return batchResult(n, func(i int) string { return req.Entries[i].EntryID }, errs), nil
+}

@@ -1,0 +1,120 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/anysqs/anysqs/drivers"
+)
+
+// dedupWindow is how long SQS remembers a deduplication id or a receive attempt id.
+const dedupWindow = 5 * time.Minute
+
+// formatSeq renders a sequence number as SQS does: 20 decimal digits.
+func formatSeq(n int64) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%020d", n)
+}
+
+func encodeAttrs(a map[string]drivers.MessageAttribute) (string, error) {
+	if len(a) == 0 {
+		return "{}", nil
+	}
+	b, err := json.Marshal(a)
+	return string(b), err
+}
+
+func decodeAttrs(s string) (map[string]drivers.MessageAttribute, error) {
+	if s == "" || s == "{}" {
+		return nil, nil
+	}
+	var a map[string]drivers.MessageAttribute
+	err := json.Unmarshal([]byte(s), &a)
+	return a, err
+}
+
+func nextSeq(ctx context.Context, tx conn, queueID int64) (int64, error) {
+	var n int64
+	err := tx.QueryRowContext(ctx, `UPDATE queues SET next_seq = next_seq + 1 WHERE id = ? RETURNING next_seq`, queueID).Scan(&n)
+	return n, err
+}
+
+// SendMessages stores the entries in one transaction; FIFO duplicates echo the original.
+func (d *Driver) SendMessages(ctx context.Context, req drivers.SendMessagesRequest) (drivers.SendMessagesResult, error) {
+	var res drivers.SendMessagesResult
+	now := toNanos(req.Now)
+	err := d.write(ctx, func(tx conn) error {
+		res.Entries = make([]drivers.SendEntryResult, 0, len(req.Entries))
+		q, _, err := loadQueue(ctx, tx, req.Name)
+		if err != nil {
+			return err
+		}
+		for _, e := range req.Entries {
+			r, err := d.sendOne(ctx, tx, q, now, e)
+			if err != nil {
+				return err
+			}
+			res.Entries = append(res.Entries, r)
+		}
+		return nil
+	})
+	if err != nil {
+		return drivers.SendMessagesResult{}, err
+	}
+	return res, nil
+}
+
+func (d *Driver) sendOne(ctx context.Context, tx conn, q queueRow, now int64, e drivers.SendEntry) (drivers.SendEntryResult, error) {
+	r := drivers.SendEntryResult{EntryID: e.EntryID, MessageID: e.MessageID}
+	attrs, err := encodeAttrs(e.Attributes)
+	if err != nil {
+		r.Err = drivers.Errorf(drivers.KindInvalidArgument, "message attributes: %v", err)
+		return r, nil
+	}
+	sys, err := encodeAttrs(e.SystemAttributes)
+	if err != nil {
+		r.Err = drivers.Errorf(drivers.KindInvalidArgument, "message system attributes: %v", err)
+		return r, nil
+	}
+	var seq int64
+	scope := ""
+	if q.fifo {
+		if q.attrs.DeduplicationScope == "messageGroup" {
+			scope = e.MessageGroupID
+		}
+		var origID string
+		var origSeq int64
+		err := tx.QueryRowContext(ctx, `SELECT message_id, seq FROM dedup
+			WHERE queue_id = ? AND scope = ? AND dedup_id = ? AND expires_at > ?`,
+			q.id, scope, e.MessageDeduplicationID, now).Scan(&origID, &origSeq)
+		if err == nil {
+			r.MessageID, r.SequenceNumber, r.Duplicate = origID, formatSeq(origSeq), true
+			return r, nil
+		}
+		if !errors.Is(err, sql.ErrNoRows) {
+			return r, err
+		}
+		if seq, err = nextSeq(ctx, tx, q.id); err != nil {
+			return r, err
+		}
+		r.SequenceNumber = formatSeq(seq)
+	}
+	visibleAt := now + int64(e.DelaySeconds)*int64(time.Second)
+	_, err = tx.ExecContext(ctx, `INSERT INTO messages(queue_id, message_id, body, attrs, sys_attrs, sender_id,
+		sent_at, enqueued_at, visible_at, group_id, dedup_id, seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		q.id, e.MessageID, e.Body, attrs, sys, e.SenderID, now, now, visibleAt, e.MessageGroupID, e.MessageDeduplicationID, seq)
+	if err != nil {
+		return r, err
+	}
+	if q.fifo {
+		_, err = tx.ExecContext(ctx, `INSERT OR REPLACE INTO dedup(queue_id, scope, dedup_id, message_id, seq, expires_at)
+			VALUES (?, ?, ?, ?, ?, ?)`, q.id, scope, e.MessageDeduplicationID, e.MessageID, seq, now+int64(dedupWindow))
+	}
+	return r, err
+}
