@@ -101,7 +101,10 @@ func (d *driver) Metrics(ctx context.Context) ([]drivers.Metric, error) { return
 
 func (d *driver) Close() error { return d.inner.Close() }
 
+// CreateQueue stamps the queue with the service's clock, as a broker does; the
+// name-reuse delay after a delete is measured on that clock too.
 func (d *driver) CreateQueue(ctx context.Context, req drivers.CreateQueueRequest) (drivers.CreateQueueResult, error) {
+	req.Queue.CreatedAt, req.Queue.LastModified = d.now(), d.now()
 	return d.inner.CreateQueue(ctx, req)
 }
 
