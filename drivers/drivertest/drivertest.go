@@ -60,7 +60,7 @@
 // request: no case sleeps, and a case that needs minutes of queue time runs in
 // milliseconds. With a service clock (drivers.ClockService) the suite cannot move queue
 // time, so a case waits in real time until its next request is due, at most 40 seconds
-// per case, and checks either side of a deadline keep a second away from it. A case that
+// per case, and checks either side of a deadline keep two seconds away from it. A case that
 // needs more queue time than that is skipped with a message starting "needs a gateway
 // clock: " (NeedsGatewayClock), its own status in a report: neither passed nor "not
 // run". Set Harness.Parallel so that the waits of all cases overlap.
@@ -259,7 +259,7 @@ const serviceWaitBudget = 40 * time.Second
 // serviceSlack is how late after its case time a request may reach a service clock (the
 // wait overshoots, the request takes time). Checks on either side of a deadline keep
 // this far from it there; on a gateway clock they are a millisecond away.
-const serviceSlack = time.Second
+const serviceSlack = 2 * time.Second
 
 // NeedsGatewayClock starts the Skip message of a case that needs more queue time than a
 // service clock lets the suite wait, so reports can tell it from "not run".
