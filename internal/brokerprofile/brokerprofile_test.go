@@ -69,3 +69,38 @@ func TestHandleOfAnotherInstanceFails(t *testing.T) {
 		t.Fatalf("delete through another instance: %v, %+v; want KindInvalidReceiptHandle", err, res.Entries)
 	}
 }
+
+// A move retried after a crash between its copy and its delete leaves a duplicate under
+// the same MessageID in the destination, and nothing in the source: at-least-once.
+func TestMoveRetriedAfterCrashKeepsMessageID(t *testing.T) {
+	ctx := context.Background()
+	d, err := brokerprofile.Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	now := time.Now()
+	for _, q := range []string{"from", "to"} {
+		if _, err := d.CreateQueue(ctx, drivers.CreateQueueRequest{Queue: drivers.Queue{Name: q,
+			Attributes: drivertest.StandardAttributes(), CreatedAt: now, LastModified: now}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m := drivers.SendEntry{EntryID: "e", MessageID: "m1", Body: "x"}
+	for _, q := range []string{"from", "to"} { // "to": the copy the crashed move made
+		if _, err := d.SendMessages(ctx, drivers.SendMessagesRequest{Name: q, Now: now, Entries: []drivers.SendEntry{m}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := d.MoveMessages(ctx, drivers.MoveMessagesRequest{Source: "from", Destination: "to", Now: now, Limit: 10})
+	if err != nil || res.Moved != 1 || res.More {
+		t.Fatalf("retried move: %+v, %v", res, err)
+	}
+	got, err := d.ReceiveMessages(ctx, drivers.ReceiveMessagesRequest{Name: "to", Now: now, MaxMessages: 10, VisibilityTimeout: 30})
+	if err != nil || len(got.Messages) != 2 || got.Messages[0].MessageID != "m1" || got.Messages[1].MessageID != "m1" {
+		t.Fatalf("destination: %+v, %v; want two copies of m1", got.Messages, err)
+	}
+	if s, err := d.QueueStats(ctx, drivers.QueueStatsRequest{Name: "from", Now: now}); err != nil || s != (drivers.QueueStats{}) {
+		t.Fatalf("source after the move: %+v, %v; want empty", s, err)
+	}
+}
