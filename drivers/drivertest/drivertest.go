@@ -1,7 +1,6 @@
 // Package drivertest is the contract suite every anysqs driver runs in process. It checks
-// each method and each guarantee written in package drivers' doc comments, with
-// explicit Now values instead of sleeps, so a case that needs minutes of queue time runs
-// in milliseconds.
+// each method and each guarantee written in package drivers' doc comments, as the
+// driver's own Describe declares them.
 //
 // A driver's test plugs in with a Harness:
 //
@@ -9,6 +8,7 @@
 //		drivertest.RunConformance(t, drivertest.Harness{
 //			NewDriver: func(t *testing.T) drivers.Driver { ... },
 //			Reopen:    func(t *testing.T, d drivers.Driver) drivers.Driver { ... },
+//			// Optional: NewDriverOnSameStorage (a second instance beside d), Parallel.
 //		})
 //	}
 //
@@ -17,16 +17,53 @@
 // run, so drivers whose storage is shared between cases (a database server) need not
 // clean up between them; Sweep cases only check their own queues.
 //
-// Covered: every Driver method; one result per batch entry, in order; visibility,
-// delay, ChangeVisibility (extend, release, 12-hour cap, not in flight); stale, expired
-// and foreign receipt handles; FIFO group order, in-flight blocking, several messages
-// of a group per receive, sequence numbers, deduplication (window, scopes, echo, within
-// a batch, after delete, after queue deletion), receive attempt replay; redrive at
+// # Covered
+//
+// Every Driver method; one result per batch entry, in order; visibility, delay,
+// ChangeVisibility (extend, release, the 12-hour cap, not in flight); stale, expired and
+// foreign receipt handles; FIFO group order, in-flight blocking, several messages of a
+// group per receive, sequence numbers, deduplication (window, scopes, echo, within a
+// batch, after delete, after queue deletion), receive attempt replay; redrive at
 // maxReceiveCount with DLQ retention clocks; message moves; the 60-second purge rule;
 // counts; retention and Sweep; cancelled contexts; concurrent receivers (each message
-// claimed once, FIFO order kept); and, with Reopen, messages, in-flight handles,
-// deduplication and sequence numbers across a restart. Time moves only through the
-// Now of each request: no case sleeps or measures durations.
+// claimed once, FIFO order kept); with Reopen, messages, in-flight handles, deduplication
+// and sequence numbers across a restart; with NewDriverOnSameStorage, receipt handles and
+// activity notification across two instances at once; the move task store.
+//
+// # How it adapts to the declarations
+//
+// RunConformance calls Describe once. Each case is filed under a capability and runs as
+// the driver declares it, like the gateway conformance suite:
+//
+//   - Native, Emulated: the SQS behaviour.
+//   - Degraded: the case's assertion of the documented fallback where it has one; else
+//     the SQS behaviour, with a log line naming the declared fallback.
+//   - Unsupported: the gateway rejects such requests before the driver is called, so the
+//     case is skipped, saying so ("declared unsupported"), unless it can assert the
+//     driver's own answer. Abilities (the activity methods, the move task store) are
+//     checked for KindUnsupported wherever the description disclaims them.
+//
+// Limits shape the cases: the longest visibility timeout is visibility.max's
+// max_seconds, one receive returns fifo.group-batch's max_messages of a group, the
+// largest body is message.max-size's max_bytes. Moves and dead-lettering declared
+// move=at-least-once are checked for exactly that promise (no message lost, every copy
+// of one message with the same MessageID, none left in the source); atomic ones for
+// exactly one copy. Counts are held to counts.approximate's accuracy (exact at once,
+// approximate within a few seconds, unavailable not at all); retention with sweep=ttl
+// lets Sweep find nothing. The plain fields decide the rest: ReceiptScope whether a
+// handle works through another instance, Activity what AwaitActivity and WatchActivity
+// must do, MoveTaskStore whether the store cases run.
+//
+// # Time
+//
+// With a gateway clock (drivers.ClockGateway) time moves only through the Now of each
+// request: no case sleeps, and a case that needs minutes of queue time runs in
+// milliseconds. With a service clock (drivers.ClockService) the suite cannot move queue
+// time, so a case waits in real time until its next request is due, at most 40 seconds
+// per case, and checks either side of a deadline keep two seconds away from it. A case that
+// needs more queue time than that is skipped with a message starting "needs a gateway
+// clock: " (NeedsGatewayClock), its own status in a report: neither passed nor "not
+// run". Set Harness.Parallel so that the waits of all cases overlap.
 package drivertest
 
 import (
@@ -34,10 +71,13 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"strconv"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/anysqs/anysqs/capabilities"
 	"github.com/anysqs/anysqs/drivers"
 )
 
@@ -49,13 +89,25 @@ type Harness struct {
 	// would. Nil when the storage does not outlive a driver; the restart cases are then
 	// reported as not run.
 	Reopen func(t *testing.T, d drivers.Driver) drivers.Driver
+	// NewDriverOnSameStorage opens a second driver on d's storage while d stays open, as
+	// a second gateway instance would; the suite closes it when the case ends. Nil when
+	// one process serves the storage; the cross-instance cases are then not run.
+	NewDriverOnSameStorage func(t *testing.T, d drivers.Driver) drivers.Driver
+	// Parallel runs the cases side by side, each with its own driver. A service clock
+	// makes cases wait in real time; running them together overlaps the waits.
+	Parallel bool
 }
 
-// testCase is one conformance case, filed under the capability it checks.
+// testCase is one conformance case, filed under the capability it checks. run asserts
+// the SQS behaviour (Native and Emulated declarations). degraded, when set, asserts the
+// documented fallback of a Degraded declaration instead; unsupported, when set, asserts
+// what the driver answers for an Unsupported one.
 type testCase struct {
-	capability string
-	name       string
-	run        func(e *env)
+	capability  string
+	name        string
+	run         func(e *env)
+	degraded    func(e *env, d capabilities.Declaration)
+	unsupported func(e *env, d capabilities.Declaration)
 }
 
 // RunConformance runs every case of the suite against the harness's driver.
@@ -64,17 +116,70 @@ func RunConformance(t *testing.T, h Harness) {
 	if h.NewDriver == nil {
 		t.Fatal("drivertest: Harness.NewDriver is nil")
 	}
+	desc := describe(t, h)
 	run := newRunID()
 	var cases []testCase
 	for _, group := range [][]testCase{describeCases, queueCases, messageCases, visibilityCases,
-		receiptCases, fifoCases, redriveCases, moveTaskCases, purgeStatsSweepCases, concurrencyCases, restartCases} {
+		receiptCases, fifoCases, redriveCases, moveTaskCases, purgeStatsSweepCases, concurrencyCases,
+		restartCases, activityCases} {
 		cases = append(cases, group...)
 	}
+	var wg sync.WaitGroup
 	for _, c := range cases {
-		t.Run(c.capability+"/"+c.name, func(t *testing.T) {
-			c.run(newEnv(t, h, run))
+		runOne := func() {
+			t.Run(c.capability+"/"+c.name, func(t *testing.T) { runCase(newEnv(t, h, desc, run), c) })
+		}
+		if !h.Parallel {
+			runOne()
+			continue
+		}
+		// t.Run from several goroutines rather than t.Parallel, which caps the cases at
+		// -test.parallel (GOMAXPROCS by default): these cases mostly wait, not compute.
+		wg.Add(1)
+		go func() { defer wg.Done(); runOne() }()
+	}
+	wg.Wait()
+}
+
+// describe asks a driver once what the suite should expect; every case reads the answer.
+func describe(t *testing.T, h Harness) drivers.Description {
+	t.Helper()
+	d := h.NewDriver(t)
+	defer d.Close()
+	desc, err := d.Describe(context.Background())
+	if err != nil {
+		t.Fatalf("Describe: %v", err)
+	}
+	return desc.Normalized()
+}
+
+// runCase runs c as the driver's declaration of c's capability asks (see the package doc).
+func runCase(e *env, c testCase) {
+	decl, ok := e.description.Declaration(capabilities.ID(c.capability))
+	if !ok {
+		c.run(e) // "describe" and other cases about the driver itself
+		return
+	}
+	switch decl.Level {
+	case capabilities.Unsupported:
+		if c.unsupported != nil {
+			c.unsupported(e, decl)
+			return
+		}
+		e.t.Skipf("declared unsupported (%s): the gateway rejects these requests before the driver; see the conformance suite", decl.Note)
+	case capabilities.Degraded:
+		if c.degraded != nil {
+			c.degraded(e, decl)
+			return
+		}
+		e.t.Logf("%s declared degraded (%q); this case has no fallback assertion, so it asserts the SQS behaviour", decl.ID, decl.Note)
+		e.t.Cleanup(func() {
+			if e.t.Failed() {
+				e.t.Logf("the failure above may be the declared fallback for %s: %s", decl.ID, decl.Note)
+			}
 		})
 	}
+	c.run(e)
 }
 
 var runCounter atomic.Int64
@@ -87,20 +192,21 @@ func newRunID() string {
 
 // env is one case's driver, clock and queue namer.
 type env struct {
-	t      *testing.T
-	h      Harness
-	d      drivers.Driver
-	ctx    context.Context
-	base   time.Time
-	prefix string
-	n      int
+	t           *testing.T
+	h           Harness
+	d           drivers.Driver
+	description drivers.Description // Describe's answer, normalised, asked once per run
+	ctx         context.Context
+	base        time.Time
+	prefix      string
+	n           int
 }
 
 var caseCounter atomic.Int64
 
-func newEnv(t *testing.T, h Harness, run string) *env {
+func newEnv(t *testing.T, h Harness, desc drivers.Description, run string) *env {
 	d := h.NewDriver(t)
-	e := &env{t: t, h: h, d: d, ctx: context.Background(),
+	e := &env{t: t, h: h, d: d, description: desc, ctx: context.Background(),
 		// Millisecond precision: every backend stores at least that, and SQS timestamps
 		// are in milliseconds.
 		base:   time.Now().UTC().Truncate(time.Millisecond),
@@ -111,13 +217,25 @@ func newEnv(t *testing.T, h Harness, run string) *env {
 }
 
 // desc returns the driver's description, normalised.
-func (e *env) desc() drivers.Description {
-	e.t.Helper()
-	d, err := e.d.Describe(e.ctx)
-	if err != nil {
-		e.t.Fatalf("Describe: %v", err)
+func (e *env) desc() drivers.Description { return e.description }
+
+// limit returns the int limit key of the driver's declaration of id, or def when the
+// declaration states none.
+func (e *env) limit(id capabilities.ID, key string, def int) int {
+	d, _ := e.description.Declaration(id)
+	if v, err := strconv.Atoi(d.Limits[key]); err == nil {
+		return v
 	}
-	return d.Normalized()
+	return def
+}
+
+// limitValue returns the enum limit key of the driver's declaration of id, or def.
+func (e *env) limitValue(id capabilities.ID, key, def string) string {
+	d, _ := e.description.Declaration(id)
+	if v, ok := d.Limits[key]; ok {
+		return v
+	}
+	return def
 }
 
 // checkAbility fails unless err says what the description claims: KindUnsupported when
@@ -133,8 +251,83 @@ func checkAbility(e *env, method string, claimed bool, err error) {
 	}
 }
 
-// at is the case's base time plus d.
-func (e *env) at(d time.Duration) time.Time { return e.base.Add(d) }
+// serviceWaitBudget is the most queue time a case may spend on a service clock, where
+// the suite waits in real time. A case needing more is reported as needing a gateway
+// clock, never passed.
+const serviceWaitBudget = 40 * time.Second
+
+// serviceSlack is how late after its case time a request may reach a service clock (the
+// wait overshoots, the request takes time). Checks on either side of a deadline keep
+// this far from it there; on a gateway clock they are a millisecond away.
+const serviceSlack = 2 * time.Second
+
+// NeedsGatewayClock starts the Skip message of a case that needs more queue time than a
+// service clock lets the suite wait, so reports can tell it from "not run".
+const NeedsGatewayClock = "needs a gateway clock: "
+
+func (e *env) serviceClock() bool { return e.description.Clock == drivers.ClockService }
+
+// at is the Now of a request made at case time d. With a gateway clock it is base+d at
+// once. With a service clock the suite cannot move queue time, so it waits in real time
+// until d has passed since base (the one place the suite sleeps: no event says that a
+// service's deadline passed), and skips the case if d is beyond the budget.
+func (e *env) at(d time.Duration) time.Time {
+	e.t.Helper()
+	t := e.base.Add(d)
+	if !e.serviceClock() {
+		return t
+	}
+	e.needs(d)
+	if wait := time.Until(t); wait > 0 {
+		time.Sleep(wait)
+	}
+	return t
+}
+
+// stamp is base+d as a timestamp that is not a request's Now (a lease's end, a watch's
+// Until): it never waits.
+func (e *env) stamp(d time.Duration) time.Time { return e.base.Add(d) }
+
+// after is a case time just past deadline d: d itself on a gateway clock.
+func (e *env) after(d time.Duration) time.Duration {
+	if e.serviceClock() {
+		return d + serviceSlack
+	}
+	return d
+}
+
+// before is a case time just short of deadline d.
+func (e *env) before(d time.Duration) time.Duration {
+	if e.serviceClock() {
+		return d - serviceSlack
+	}
+	return d - time.Millisecond
+}
+
+// sameTime says whether a time the driver stamped matches the case time want: to the
+// millisecond on a gateway clock, within serviceSlack after it on a service clock.
+func (e *env) sameTime(got, want time.Time) bool {
+	if !e.serviceClock() {
+		return sameTime(got, want)
+	}
+	return !got.Before(want.Add(-10*time.Millisecond)) && !got.After(want.Add(serviceSlack))
+}
+
+// needs skips the case at once, on a service clock, when it needs more queue time than
+// the suite may wait for, rather than after waiting part of it.
+func (e *env) needs(d time.Duration) {
+	e.t.Helper()
+	if e.serviceClock() && d > serviceWaitBudget {
+		e.t.Skipf("%sthe case needs %v of queue time; a service clock is waited for in real time, at most %v per case",
+			NeedsGatewayClock, d, serviceWaitBudget)
+	}
+}
+
+// asNative is a degraded assertion that is the SQS one: for cases that already read the
+// declaration's limits, or whose behaviour the declared fallback does not change.
+func asNative(run func(e *env)) func(e *env, d capabilities.Declaration) {
+	return func(e *env, _ capabilities.Declaration) { run(e) }
+}
 
 // restart reopens the driver on the same storage; the case is not run without a hook.
 func (e *env) restart() {
@@ -327,9 +520,25 @@ func (e *env) stats(q string, at time.Duration) drivers.QueueStats {
 	return s
 }
 
+// countsSettle is how long approximate counts may take to reflect the queue's state.
+const countsSettle = 5 * time.Second
+
+// expectStats checks the queue's counts at base+at as the counts.approximate
+// declaration's accuracy promises: exact counts at once, approximate ones within
+// countsSettle, unavailable ones not at all (the call must still succeed).
 func (e *env) expectStats(q string, at time.Duration, want drivers.QueueStats) {
 	e.t.Helper()
-	if got := e.stats(q, at); got != want {
+	got := e.stats(q, at)
+	switch e.limitValue(capabilities.CountsApprox, "accuracy", "exact") {
+	case "unavailable":
+		return
+	case "approximate":
+		for end := time.Now().Add(countsSettle); got != want && time.Now().Before(end); {
+			time.Sleep(50 * time.Millisecond) // no event says that a backend's counts caught up
+			got = e.stats(q, at)
+		}
+	}
+	if got != want {
 		e.t.Fatalf("QueueStats %s at +%v: got %+v, want %+v", q, at, got, want)
 	}
 }

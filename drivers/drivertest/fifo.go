@@ -13,7 +13,7 @@ import (
 var seqPattern = regexp.MustCompile(`^[0-9]{20}$`)
 
 var fifoCases = []testCase{
-	{string(capabilities.FIFOOrdering), "group-order", func(e *env) {
+	{capability: string(capabilities.FIFOOrdering), name: "group-order", run: func(e *env) {
 		q := e.fifo("q")
 		e.send(q, 0, fifoMsg("A", "a1"), fifoMsg("B", "b1"), fifoMsg("A", "a2"))
 		e.send(q, time.Second, fifoMsg("B", "b2"), fifoMsg("A", "a3"))
@@ -30,7 +30,7 @@ var fifoCases = []testCase{
 			e.t.Fatalf("per-group order: A %v, B %v", a, b)
 		}
 	}},
-	{string(capabilities.FIFOOrdering), "inflight-blocks-group", func(e *env) {
+	{capability: string(capabilities.FIFOOrdering), name: "inflight-blocks-group", run: func(e *env) {
 		q := e.fifo("q")
 		e.send(q, 0, fifoMsg("A", "a1"), fifoMsg("A", "a2"), fifoMsg("B", "b1"), fifoMsg("B", "b2"))
 		first := e.receive(q, 0, 1, 30)
@@ -41,9 +41,9 @@ var fifoCases = []testCase{
 		e.mustDelete(q, 2*time.Second, first.Messages[0].ReceiptHandle)
 		e.expectBodies("after deleting a1", e.receive(q, 2*time.Second, 10, 30).Messages, "a2")
 		// b1's visibility expires: b1 comes back before b2.
-		e.expectBodies("after b1's timeout", e.receive(q, 30*time.Second, 1, 30).Messages, "b1")
+		e.expectBodies("after b1's timeout", e.receive(q, e.after(30*time.Second), 1, 30).Messages, "b1")
 	}},
-	{string(capabilities.FIFOOrdering), "later-inflight-blocks-released-earlier", func(e *env) {
+	{capability: string(capabilities.FIFOOrdering), name: "later-inflight-blocks-released-earlier", run: func(e *env) {
 		q := e.fifo("q")
 		e.send(q, 0, fifoMsg("A", "a1"), fifoMsg("A", "a2"), fifoMsg("A", "a3"))
 		got := e.receive(q, 0, 2, 30)
@@ -55,16 +55,8 @@ var fifoCases = []testCase{
 		e.mustDelete(q, 2*time.Second, got.Messages[1].ReceiptHandle)
 		e.expectBodies("group free again", e.receive(q, 2*time.Second, 10, 30).Messages, "a1", "a3")
 	}},
-	{string(capabilities.FIFOGroupBatch), "several-of-one-group", func(e *env) {
-		q := e.fifo("q")
-		var entries []drivers.SendEntry
-		for i := range 5 {
-			entries = append(entries, fifoMsg("G", fmt.Sprintf("g%d", i)))
-		}
-		e.send(q, 0, entries...)
-		e.expectBodies("one receive", e.receive(q, 0, 10, 30).Messages, "g0", "g1", "g2", "g3", "g4")
-	}},
-	{string(capabilities.FIFOSequenceNumber), "increasing-within-group-20-digits", func(e *env) {
+	{capability: string(capabilities.FIFOGroupBatch), name: "several-of-one-group", run: severalOfOneGroup, degraded: asNative(severalOfOneGroup)},
+	{capability: string(capabilities.FIFOSequenceNumber), name: "increasing-within-group-20-digits", run: func(e *env) {
 		// SQS promises sequence numbers that increase within a message group; nothing
 		// across groups, which a backend partitioned by group cannot order.
 		q := e.fifo("q")
@@ -93,7 +85,8 @@ var fifoCases = []testCase{
 			}
 		}
 	}},
-	{string(capabilities.FIFODedupEcho), "duplicate-returns-original", func(e *env) {
+	{capability: string(capabilities.FIFODedupEcho), name: "duplicate-returns-original", run: func(e *env) {
+		e.needs(4 * time.Minute)
 		q := e.fifo("q")
 		orig := e.send(q, 0, fifoMsg("g", "x"))[0]
 		dup := fifoMsg("g", "x")
@@ -103,7 +96,8 @@ var fifoCases = []testCase{
 		}
 		e.expectStats(q, 4*time.Minute, drivers.QueueStats{Visible: 1})
 	}},
-	{string(capabilities.FIFODedupExplicit), "window-five-minutes", func(e *env) {
+	{capability: string(capabilities.FIFODedupExplicit), name: "window-five-minutes", run: func(e *env) {
+		e.needs(6 * time.Minute)
 		q := e.fifo("q")
 		e.send(q, 0, fifoMsg("g", "x"))
 		if r := e.send(q, 5*time.Minute-time.Second, fifoMsg("g", "x"))[0]; !r.Duplicate {
@@ -114,14 +108,14 @@ var fifoCases = []testCase{
 		}
 		e.expectStats(q, 6*time.Minute, drivers.QueueStats{Visible: 2})
 	}},
-	{string(capabilities.FIFODedupExplicit), "duplicate-within-one-batch", func(e *env) {
+	{capability: string(capabilities.FIFODedupExplicit), name: "duplicate-within-one-batch", run: func(e *env) {
 		q := e.fifo("q")
 		res := e.send(q, 0, fifoMsg("g", "x"), fifoMsg("g", "x"))
 		if res[0].Duplicate || !res[1].Duplicate || res[1].MessageID != res[0].MessageID {
 			e.t.Fatalf("batch with a repeated deduplication id: %+v", res)
 		}
 	}},
-	{string(capabilities.FIFODedupExplicit), "survives-delete", func(e *env) {
+	{capability: string(capabilities.FIFODedupExplicit), name: "survives-delete", run: func(e *env) {
 		q := e.fifo("q")
 		e.send(q, 0, fifoMsg("g", "x"))
 		e.mustDelete(q, time.Second, e.receive(q, time.Second, 1, 30).Messages[0].ReceiptHandle)
@@ -129,20 +123,23 @@ var fifoCases = []testCase{
 			e.t.Fatalf("send after the original was deleted, within 5 minutes, was not a duplicate")
 		}
 	}},
-	{string(capabilities.FIFODedupExplicit), "forgotten-with-deleted-queue", func(e *env) {
+	{capability: string(capabilities.FIFODedupExplicit), name: "forgotten-with-deleted-queue", run: func(e *env) {
+		e.needs(e.after(drivers.QueueNameReuseDelay + time.Second))
 		q := e.fifo("q")
 		e.send(q, 0, fifoMsg("g", "x"))
-		if err := e.d.DeleteQueue(e.ctx, drivers.DeleteQueueRequest{Name: q}); err != nil {
+		if err := e.d.DeleteQueue(e.ctx, drivers.DeleteQueueRequest{Name: q, Now: e.at(0)}); err != nil {
 			e.t.Fatalf("DeleteQueue: %v", err)
 		}
-		if _, err := e.d.CreateQueue(e.ctx, drivers.CreateQueueRequest{Queue: drivers.Queue{Name: q, Attributes: FIFOAttributes(), CreatedAt: e.base, LastModified: e.base}}); err != nil {
+		// Within the deduplication window, once the name may be used again.
+		again := e.after(drivers.QueueNameReuseDelay + time.Second)
+		if _, err := e.d.CreateQueue(e.ctx, drivers.CreateQueueRequest{Queue: drivers.Queue{Name: q, Attributes: FIFOAttributes(), CreatedAt: e.at(again), LastModified: e.at(again)}}); err != nil {
 			e.t.Fatalf("CreateQueue again: %v", err)
 		}
-		if r := e.send(q, time.Second, fifoMsg("g", "x"))[0]; r.Duplicate {
+		if r := e.send(q, again, fifoMsg("g", "x"))[0]; r.Duplicate {
 			e.t.Fatalf("send to a recreated queue was a duplicate of a message of the deleted one")
 		}
 	}},
-	{string(capabilities.FIFODedupScopeGroup), "scope-message-group", func(e *env) {
+	{capability: string(capabilities.FIFODedupScopeGroup), name: "scope-message-group", run: func(e *env) {
 		attrs := FIFOAttributes()
 		attrs.DeduplicationScope = "messageGroup"
 		attrs.FifoThroughputLimit = "perMessageGroupId"
@@ -160,7 +157,7 @@ var fifoCases = []testCase{
 			e.t.Fatalf("scope queue: same id in another group was not a duplicate")
 		}
 	}},
-	{string(capabilities.FIFOReceiveAttempt), "replay-same-handles", func(e *env) {
+	{capability: string(capabilities.FIFOReceiveAttempt), name: "replay-same-handles", run: func(e *env) {
 		q := e.fifo("q")
 		e.send(q, 0, fifoMsg("A", "a1"), fifoMsg("A", "a2"), fifoMsg("B", "b1"))
 		first := e.receiveAttempt(q, 0, 2, 30, "att-1")
@@ -195,7 +192,7 @@ var fifoCases = []testCase{
 			}
 		}
 	}},
-	{string(capabilities.FIFOReceiveAttempt), "expired-attempt-is-new-receive", func(e *env) {
+	{capability: string(capabilities.FIFOReceiveAttempt), name: "expired-attempt-is-new-receive", run: func(e *env) {
 		q := e.fifo("q")
 		e.send(q, 0, fifoMsg("A", "a1"))
 		first := e.receiveAttempt(q, 0, 1, 600, "att")
@@ -203,4 +200,21 @@ var fifoCases = []testCase{
 		late := e.receiveAttempt(q, 5*time.Minute+time.Second, 1, 600, "att")
 		e.expectBodies("same attempt id after five minutes: a new receive finds the group blocked", late.Messages)
 	}},
+}
+
+// severalOfOneGroup: one receive returns up to the declared fifo.group-batch
+// max_messages (SQS: 10) messages of one group, in order.
+func severalOfOneGroup(e *env) {
+	q := e.fifo("q")
+	var entries []drivers.SendEntry
+	var want []string
+	max := e.limit(capabilities.FIFOGroupBatch, "max_messages", 10)
+	for i := range 5 {
+		entries = append(entries, fifoMsg("G", fmt.Sprintf("g%d", i)))
+		if i < max {
+			want = append(want, fmt.Sprintf("g%d", i))
+		}
+	}
+	e.send(q, 0, entries...)
+	e.expectBodies("one receive", e.receive(q, 0, 10, 30).Messages, want...)
 }

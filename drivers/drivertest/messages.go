@@ -3,6 +3,7 @@ package drivertest
 import (
 	"bytes"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/anysqs/anysqs/capabilities"
@@ -28,7 +29,7 @@ func fmtAttrs(a drivers.QueueAttributes) string {
 }
 
 var messageCases = []testCase{
-	{string(capabilities.QueueStandard), "send-receive-delete-roundtrip", func(e *env) {
+	{capability: string(capabilities.QueueStandard), name: "send-receive-delete-roundtrip", run: func(e *env) {
 		q := e.standard("q")
 		m := msg("hello, world \u00e9\U0001F600")
 		m.SenderID = "AIDAEXAMPLE"
@@ -48,20 +49,21 @@ var messageCases = []testCase{
 		}
 		r := got.Messages[0]
 		if r.MessageID != m.MessageID || r.Body != m.Body || r.SenderID != m.SenderID || r.ReceiveCount != 1 ||
-			r.ReceiptHandle == "" || !sameTime(r.SentAt, e.base) || !sameTime(r.FirstReceivedAt, e.at(time.Second)) {
+			r.ReceiptHandle == "" || !e.sameTime(r.SentAt, e.base) || !e.sameTime(r.FirstReceivedAt, e.at(time.Second)) {
 			e.t.Fatalf("received %+v: fields differ from sent %+v (want count 1, SentAt %v, FirstReceivedAt %v)", r, m, e.base, e.at(time.Second))
 		}
 		checkAttrs(e, "attributes", r.Attributes, m.Attributes)
 		checkAttrs(e, "system attributes", r.SystemAttributes, m.SystemAttributes)
 		e.mustDelete(q, 2*time.Second, r.ReceiptHandle)
-		e.expectStats(q, time.Hour, drivers.QueueStats{})
-		empty := e.receive(q, time.Hour, 10, 30)
+		// Past the deadline the receive set: a deleted message does not come back.
+		e.expectStats(q, e.after(31*time.Second), drivers.QueueStats{})
+		empty := e.receive(q, e.after(31*time.Second), 10, 30)
 		e.expectBodies("receive after delete", empty.Messages)
 		if !empty.NextVisibleAt.IsZero() {
 			e.t.Fatalf("empty queue: NextVisibleAt %v, want zero", empty.NextVisibleAt)
 		}
 	}},
-	{string(capabilities.QueueStandard), "batch-one-result-per-entry", func(e *env) {
+	{capability: string(capabilities.QueueStandard), name: "batch-one-result-per-entry", run: func(e *env) {
 		q := e.standard("q")
 		var entries []drivers.SendEntry
 		for i := range 10 {
@@ -86,7 +88,8 @@ var messageCases = []testCase{
 		expectKind(e.t, "delete batch: forged handle", entryErr(out[1].Err), drivers.KindInvalidReceiptHandle)
 		e.expectStats(q, 0, drivers.QueueStats{NotVisible: 8})
 	}},
-	{string(capabilities.DelayMessage), "per-message-delay", func(e *env) {
+	{capability: string(capabilities.MessageMaxSize), name: "largest-body-round-trips", run: largestBody, degraded: asNative(largestBody)},
+	{capability: string(capabilities.DelayMessage), name: "per-message-delay", run: func(e *env) {
 		q := e.standard("q")
 		m := msg("late")
 		m.DelaySeconds = 10
@@ -94,13 +97,13 @@ var messageCases = []testCase{
 		e.expectStats(q, 0, drivers.QueueStats{Visible: 1, Delayed: 1})
 		got := e.receive(q, 0, 10, 30)
 		e.expectBodies("receive before the delay ends", got.Messages, "now")
-		if !sameTime(got.NextVisibleAt, e.at(10*time.Second)) {
+		if !e.sameTime(got.NextVisibleAt, e.at(10*time.Second)) {
 			e.t.Fatalf("NextVisibleAt %v, want %v (the delayed message)", got.NextVisibleAt, e.at(10*time.Second))
 		}
-		e.expectBodies("receive just before the delay ends", e.receive(q, 9999*time.Millisecond, 10, 30).Messages)
-		e.expectBodies("receive when the delay ends", e.receive(q, 10*time.Second, 10, 30).Messages, "late")
+		e.expectBodies("receive just before the delay ends", e.receive(q, e.before(10*time.Second), 10, 30).Messages)
+		e.expectBodies("receive when the delay ends", e.receive(q, e.after(10*time.Second), 10, 30).Messages, "late")
 	}},
-	{string(capabilities.DelayQueue), "queue-delay-resolved-by-gateway", func(e *env) {
+	{capability: string(capabilities.DelayQueue), name: "queue-delay-resolved-by-gateway", run: func(e *env) {
 		attrs := FIFOAttributes()
 		attrs.DelaySeconds = 5
 		q := e.queue("q", attrs)
@@ -108,9 +111,36 @@ var messageCases = []testCase{
 		m.DelaySeconds = 5 // the gateway resolves the queue's delay into each entry
 		e.send(q, 0, m)
 		e.expectStats(q, time.Second, drivers.QueueStats{Delayed: 1})
-		e.expectBodies("receive during the delay", e.receive(q, 4*time.Second, 10, 30).Messages)
-		e.expectBodies("receive after the delay", e.receive(q, 5*time.Second, 10, 30).Messages, "a")
+		e.expectBodies("receive during the delay", e.receive(q, e.before(5*time.Second), 10, 30).Messages)
+		e.expectBodies("receive after the delay", e.receive(q, e.after(5*time.Second), 10, 30).Messages, "a")
 	}},
+}
+
+// largestBody round-trips a body of the declared message.max-size max_bytes (SQS: 1 MiB);
+// the gateway rejects larger ones before the driver.
+func largestBody(e *env) {
+	n := e.limit(capabilities.MessageMaxSize, "max_bytes", 1048576)
+	attrs := StandardAttributes()
+	attrs.MaximumMessageSize = int32(n)
+	q := e.queue("q", attrs)
+	body := strings.Repeat("abcdefghij", n/10+1)[:n]
+	e.send(q, 0, msg(body))
+	got := e.receive(q, time.Second, 1, 30)
+	if len(got.Messages) != 1 || got.Messages[0].Body != body {
+		e.t.Fatalf("a %d-byte body (the declared max_bytes) did not round-trip", n)
+	}
+}
+
+// longestTimeout keeps a message hidden for the declared visibility.max max_seconds
+// (SQS: 12 hours) and releases it after.
+func longestTimeout(e *env) {
+	max := time.Duration(e.limit(capabilities.VisibilityMax, "max_seconds", 43200)) * time.Second
+	e.needs(e.after(max))
+	q := e.standard("q")
+	e.send(q, 0, msg("a"))
+	e.receive(q, 0, 1, int32(max/time.Second))
+	e.expectBodies("receive just before max_seconds", e.receive(q, e.before(max), 1, 30).Messages)
+	e.expectBodies("receive at max_seconds", e.receive(q, e.after(max), 1, 30).Messages, "a")
 }
 
 func checkAttrs(e *env, what string, got, want map[string]drivers.MessageAttribute) {
@@ -127,33 +157,28 @@ func checkAttrs(e *env, what string, got, want map[string]drivers.MessageAttribu
 }
 
 var visibilityCases = []testCase{
-	{string(capabilities.VisibilityTimeout), "hidden-until-timeout", func(e *env) {
+	{capability: string(capabilities.VisibilityTimeout), name: "hidden-until-timeout", run: func(e *env) {
 		q := e.standard("q")
 		e.send(q, 0, msg("a"))
 		first := e.receive(q, 0, 1, 30)
 		e.expectBodies("first receive", first.Messages, "a")
 		e.expectStats(q, time.Second, drivers.QueueStats{NotVisible: 1})
-		got := e.receive(q, 29*time.Second, 1, 30)
+		got := e.receive(q, e.before(30*time.Second), 1, 30)
 		e.expectBodies("receive while in flight", got.Messages)
-		if !sameTime(got.NextVisibleAt, e.at(30*time.Second)) {
+		if !e.sameTime(got.NextVisibleAt, e.at(30*time.Second)) {
 			e.t.Fatalf("NextVisibleAt %v, want %v (the in-flight message's deadline)", got.NextVisibleAt, e.at(30*time.Second))
 		}
-		second := e.receive(q, 30*time.Second, 1, 30)
+		second := e.receive(q, e.after(30*time.Second), 1, 30)
 		e.expectBodies("receive after the timeout", second.Messages, "a")
 		r := second.Messages[0]
-		if r.ReceiveCount != 2 || !sameTime(r.FirstReceivedAt, e.base) || r.ReceiptHandle == first.Messages[0].ReceiptHandle {
+		if r.ReceiveCount != 2 || !e.sameTime(r.FirstReceivedAt, e.base) || r.ReceiptHandle == first.Messages[0].ReceiptHandle {
 			e.t.Fatalf("second receive: count %d FirstReceivedAt %v handle reused %v; want 2, %v, a new handle",
 				r.ReceiveCount, r.FirstReceivedAt, r.ReceiptHandle == first.Messages[0].ReceiptHandle, e.base)
 		}
 	}},
-	{string(capabilities.VisibilityMax), "twelve-hours", func(e *env) {
-		q := e.standard("q")
-		e.send(q, 0, msg("a"))
-		e.receive(q, 0, 1, 43200)
-		e.expectBodies("receive just before 12 h", e.receive(q, 12*time.Hour-time.Second, 1, 30).Messages)
-		e.expectBodies("receive at 12 h", e.receive(q, 12*time.Hour, 1, 30).Messages, "a")
-	}},
-	{string(capabilities.VisibilityMax), "change-capped-twelve-hours-from-receive", func(e *env) {
+	{capability: string(capabilities.VisibilityMax), name: "twelve-hours", run: longestTimeout, degraded: asNative(longestTimeout)},
+	{capability: string(capabilities.VisibilityMax), name: "change-capped-twelve-hours-from-receive", run: func(e *env) {
+		e.needs(13 * time.Hour)
 		q := e.standard("q")
 		e.send(q, 0, msg("a"))
 		h := e.receive(q, 0, 1, 7200).Messages[0].ReceiptHandle
@@ -169,27 +194,43 @@ var visibilityCases = []testCase{
 		if err := e.change(q, 13*time.Hour, got.Messages[0].ReceiptHandle, 11*3600); err != nil {
 			e.t.Fatalf("ChangeVisibility within 12 h of the second receive: %v", err)
 		}
-	}},
-	{string(capabilities.VisibilityChange), "extend-and-expired", func(e *env) {
+	}, degraded: func(e *env, d capabilities.Declaration) {
+		// Locks of at most max_seconds: the 12-hour cap is the gateway's to keep (it
+		// rejects or clamps longer timeouts); the driver honours a change up to the limit.
+		max := e.limit(capabilities.VisibilityMax, "max_seconds", 43200)
+		e.needs(time.Duration(max)*time.Second + e.after(time.Second))
 		q := e.standard("q")
 		e.send(q, 0, msg("a"))
-		h := e.receive(q, 0, 1, 30).Messages[0].ReceiptHandle
-		if err := e.change(q, 10*time.Second, h, 60); err != nil {
+		h := e.receive(q, 0, 1, 1).Messages[0].ReceiptHandle
+		if err := e.change(q, 0, h, int32(max)); err != nil {
+			e.t.Fatalf("ChangeVisibility to the declared max_seconds %d: %v", max, err)
+		}
+		limit := time.Duration(max) * time.Second
+		e.expectBodies("receive just before max_seconds", e.receive(q, e.before(limit), 1, 30).Messages)
+		e.expectBodies("receive at max_seconds", e.receive(q, e.after(limit), 1, 30).Messages, "a")
+	}},
+	{capability: string(capabilities.VisibilityChange), name: "extend-and-expired", run: func(e *env) {
+		q := e.standard("q")
+		e.send(q, 0, msg("a"))
+		h := e.receive(q, 0, 1, 10).Messages[0].ReceiptHandle
+		if err := e.change(q, 2*time.Second, h, 20); err != nil {
 			e.t.Fatalf("ChangeVisibility: %v", err)
 		}
-		e.expectBodies("receive at the old deadline", e.receive(q, 30*time.Second, 1, 30).Messages)
-		e.expectBodies("receive at the new deadline", e.receive(q, 70*time.Second, 1, 30).Messages, "a")
-		expectKind(e.t, "ChangeVisibility with the previous receive's handle", entryErr(e.change(q, 71*time.Second, h, 10)), drivers.KindInvalidReceiptHandle)
-		expectKind(e.t, "ChangeVisibility with a forged handle", entryErr(e.change(q, 71*time.Second, "forged", 10)), drivers.KindInvalidReceiptHandle)
+		e.expectBodies("receive at the old deadline", e.receive(q, e.after(10*time.Second), 1, 30).Messages)
+		e.expectBodies("receive at the new deadline", e.receive(q, e.after(22*time.Second), 1, 30).Messages, "a")
+		later := e.after(22*time.Second) + time.Second
+		expectKind(e.t, "ChangeVisibility with the previous receive's handle", entryErr(e.change(q, later, h, 10)), drivers.KindInvalidReceiptHandle)
+		expectKind(e.t, "ChangeVisibility with a forged handle", entryErr(e.change(q, later, "forged", 10)), drivers.KindInvalidReceiptHandle)
 	}},
-	{string(capabilities.VisibilityChange), "not-inflight-after-expiry", func(e *env) {
+	{capability: string(capabilities.VisibilityChange), name: "not-inflight-after-expiry", run: func(e *env) {
 		q := e.standard("q")
 		e.send(q, 0, msg("a"))
 		h := e.receive(q, 0, 1, 30).Messages[0].ReceiptHandle
-		expectKind(e.t, "ChangeVisibility after the timeout passed", entryErr(e.change(q, 31*time.Second, h, 60)), drivers.KindMessageNotInflight)
-		e.expectBodies("message is visible", e.receive(q, 31*time.Second, 1, 30).Messages, "a")
+		past := e.after(31 * time.Second)
+		expectKind(e.t, "ChangeVisibility after the timeout passed", entryErr(e.change(q, past, h, 60)), drivers.KindMessageNotInflight)
+		e.expectBodies("message is visible", e.receive(q, past, 1, 30).Messages, "a")
 	}},
-	{string(capabilities.VisibilityRelease), "zero-releases", func(e *env) {
+	{capability: string(capabilities.VisibilityRelease), name: "zero-releases", run: func(e *env) {
 		q := e.standard("q")
 		e.send(q, 0, msg("a"))
 		h := e.receive(q, 0, 1, 30).Messages[0].ReceiptHandle
@@ -206,36 +247,39 @@ var visibilityCases = []testCase{
 }
 
 var receiptCases = []testCase{
-	{string(capabilities.ReceiptStale), "standard-stale-delete-is-noop", func(e *env) {
+	{capability: string(capabilities.ReceiptStale), name: "standard-stale-delete-is-noop", run: func(e *env) {
 		q := e.standard("q")
 		e.send(q, 0, msg("a"))
 		old := e.receive(q, 0, 1, 30).Messages[0].ReceiptHandle
-		cur := e.receive(q, 30*time.Second, 1, 30).Messages[0].ReceiptHandle
-		e.mustDelete(q, 31*time.Second, old) // succeeds without effect
-		e.expectStats(q, 31*time.Second, drivers.QueueStats{NotVisible: 1})
-		e.mustDelete(q, 31*time.Second, cur)
-		e.expectStats(q, 31*time.Second, drivers.QueueStats{})
-		e.mustDelete(q, 32*time.Second, cur) // deleting twice is fine too
+		again := e.after(30 * time.Second)
+		cur := e.receive(q, again, 1, 30).Messages[0].ReceiptHandle
+		e.mustDelete(q, again+time.Second, old) // succeeds without effect
+		e.expectStats(q, again+time.Second, drivers.QueueStats{NotVisible: 1})
+		e.mustDelete(q, again+time.Second, cur)
+		e.expectStats(q, again+time.Second, drivers.QueueStats{})
+		e.mustDelete(q, again+2*time.Second, cur) // deleting twice is fine too
 	}},
-	{string(capabilities.ReceiptStale), "standard-expired-current-handle-deletes", func(e *env) {
+	{capability: string(capabilities.ReceiptStale), name: "standard-expired-current-handle-deletes", run: func(e *env) {
 		q := e.standard("q")
 		e.send(q, 0, msg("a"))
 		h := e.receive(q, 0, 1, 30).Messages[0].ReceiptHandle
-		e.mustDelete(q, time.Minute, h) // visibility expired, not received again: SQS deletes
-		e.expectStats(q, time.Minute, drivers.QueueStats{})
+		past := e.after(31 * time.Second)
+		e.mustDelete(q, past, h) // visibility expired, not received again: SQS deletes
+		e.expectStats(q, past, drivers.QueueStats{})
 	}},
-	{string(capabilities.ReceiptStale), "fifo-expired-handle-fails", func(e *env) {
+	{capability: string(capabilities.ReceiptStale), name: "fifo-expired-handle-fails", run: func(e *env) {
 		q := e.fifo("q")
 		e.send(q, 0, fifoMsg("g", "a"))
 		h := e.receive(q, 0, 1, 30).Messages[0].ReceiptHandle
-		out := e.del(q, time.Minute, h)
+		past := e.after(31 * time.Second)
+		out := e.del(q, past, h)
 		expectKind(e.t, "FIFO delete with an expired handle", entryErr(out[0].Err), drivers.KindInvalidReceiptHandle)
-		e.expectStats(q, time.Minute, drivers.QueueStats{Visible: 1})
-		h2 := e.receive(q, time.Minute, 1, 30).Messages[0].ReceiptHandle
-		expectKind(e.t, "FIFO delete with the previous receive's handle", entryErr(e.del(q, time.Minute, h)[0].Err), drivers.KindInvalidReceiptHandle)
-		e.mustDelete(q, time.Minute, h2)
+		e.expectStats(q, past, drivers.QueueStats{Visible: 1})
+		h2 := e.receive(q, past, 1, 30).Messages[0].ReceiptHandle
+		expectKind(e.t, "FIFO delete with the previous receive's handle", entryErr(e.del(q, past, h)[0].Err), drivers.KindInvalidReceiptHandle)
+		e.mustDelete(q, past, h2)
 	}},
-	{string(capabilities.ReceiptStale), "foreign-handles", func(e *env) {
+	{capability: string(capabilities.ReceiptStale), name: "foreign-handles", run: func(e *env) {
 		q1, q2 := e.standard("a"), e.standard("b")
 		e.send(q1, 0, msg("a"))
 		h := e.receive(q1, 0, 1, 30).Messages[0].ReceiptHandle

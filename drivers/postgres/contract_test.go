@@ -29,5 +29,8 @@ func runContract(t *testing.T, dsn string) {
 			d.Close()
 			return open(t)
 		},
+		// Every driver of the run opens the same database: a second Open is a second
+		// gateway instance on the same storage.
+		NewDriverOnSameStorage: func(t *testing.T, _ drivers.Driver) drivers.Driver { return open(t) },
 	})
 }
