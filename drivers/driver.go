@@ -152,7 +152,8 @@ type Driver interface {
 	// and their send time and retention period starting at Now. Used by message move
 	// tasks, which the gateway runs. The move is atomic, or, where the redrive.move_tasks
 	// declaration's move limit says at-least-once, never loses a message and may deliver
-	// one to the destination more than once, every copy with the same MessageID.
+	// one to the destination more than once, every copy with the same MessageID: such a
+	// driver may keep the original MessageID, which makes a retried move recognisable.
 	MoveMessages(ctx context.Context, req MoveMessagesRequest) (MoveMessagesResult, error)
 
 	// Sweep deletes, in bounded batches, messages older than their queue's
