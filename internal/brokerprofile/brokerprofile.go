@@ -1,0 +1,356 @@
+package brokerprofile
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/anysqs/anysqs/capabilities"
+	"github.com/anysqs/anysqs/drivers"
+	"github.com/anysqs/anysqs/drivers/sqlite"
+)
+
+// LockSeconds is the longest visibility timeout the profile accepts: a broker's
+// message lock (Service Bus allows at most five minutes per lock).
+const LockSeconds = 300
+
+// Version is the profile's version, as Describe reports it.
+const Version = "0.1.0-test"
+
+// Open opens the SQLite driver in dataDir (sqlite.MemoryDataDir keeps it in memory) and
+// wraps it in the broker profile. Each Open is a new instance with its own receipt
+// handle prefix.
+func Open(ctx context.Context, dataDir string) (drivers.Driver, error) {
+	inner, err := sqlite.Open(ctx, sqlite.Options{DataDir: dataDir})
+	if err != nil {
+		return nil, err
+	}
+	b := make([]byte, 8)
+	if _, err := rand.Read(b); err != nil {
+		inner.Close()
+		return nil, err
+	}
+	return &driver{inner: inner, instance: hex.EncodeToString(b)}, nil
+}
+
+// driver is the broker profile over a SQLite driver.
+type driver struct {
+	inner    *sqlite.Driver
+	instance string // prefix of every receipt handle this instance issues
+}
+
+// now is the service's clock: deadlines run on it whatever Now the gateway sent.
+func (d *driver) now() time.Time { return time.Now().UTC() }
+
+func (d *driver) Describe(ctx context.Context) (drivers.Description, error) {
+	in, err := d.inner.Describe(ctx)
+	if err != nil {
+		return drivers.Description{}, err
+	}
+	return drivers.Description{Name: "brokerprofile", Version: Version, ServiceVersion: "sqlite " + in.ServiceVersion,
+		Clock: drivers.ClockService, ReceiptScope: drivers.ReceiptInstance, Activity: drivers.ActivityLocal,
+		Capabilities: declarations(in.Capabilities)}, nil
+}
+
+// declarations starts from SQLite's and overrides what a broker declares differently.
+func declarations(base []capabilities.Declaration) []capabilities.Declaration {
+	over := map[capabilities.ID]capabilities.Declaration{}
+	for _, o := range overrides {
+		over[o.ID] = o
+	}
+	out := make([]capabilities.Declaration, len(base))
+	for i, b := range base {
+		if o, ok := over[b.ID]; ok {
+			b = o
+		}
+		out[i] = b
+	}
+	return out
+}
+
+var overrides = []capabilities.Declaration{
+	{ID: capabilities.VisibilityMax, Level: capabilities.Degraded, Limits: map[string]string{"max_seconds": fmt.Sprint(LockSeconds)},
+		Note: "a message lock lasts at most 5 minutes; longer visibility timeouts are not honoured"},
+	{ID: capabilities.ReceiptDurable, Level: capabilities.Degraded,
+		Note: "a receipt handle is a lock held by one gateway instance; after a restart, or through another instance, it fails with ReceiptHandleIsInvalid and the message reappears when its lock expires"},
+	// Receive-time dead-lettering stays SQLite's atomic move underneath; atomic keeps
+	// the at-least-once promise, and the declaration is what a broker can promise.
+	{ID: capabilities.RedriveDLQ, Level: capabilities.Degraded, Limits: map[string]string{"max_receive_count": "1000", "move": "at-least-once"},
+		Note: "dead-lettering is not promised to be one transaction with the receive: a message may reach the dead-letter queue twice, with the same MessageId"},
+	{ID: capabilities.RedriveMoveTasks, Level: capabilities.Degraded, Limits: map[string]string{"max_messages_per_second": "500", "move": "at-least-once"},
+		Note: "a move copies the message to the destination, then deletes it from the source: a retried move may leave a duplicate with the same MessageId, and moved messages keep their MessageId; tasks are kept in the gateway's memory"},
+	{ID: capabilities.FIFOReceiveAttempt, Level: capabilities.Unsupported,
+		Note: "a broker does not replay a receive; ReceiveRequestAttemptId is rejected"},
+	{ID: capabilities.QueuePurge, Level: capabilities.Native,
+		Note: "purge deletes every message at once, within one transaction"},
+	{ID: capabilities.CountsApprox, Level: capabilities.Degraded, Limits: map[string]string{"accuracy": "approximate"},
+		Note: "counts come from the broker's runtime properties, which may lag the queue's state"},
+	{ID: capabilities.LongPolling, Level: capabilities.Native, Limits: map[string]string{"mode": "native"},
+		Note: "one process: the gateway wakes waiters on its own writes; the receive itself does not block"},
+	{ID: capabilities.RetentionPeriod, Level: capabilities.Native,
+		Limits: map[string]string{"min_seconds": "60", "max_seconds": "1209600", "sweep": "driver"},
+		Note:   "expired messages are never delivered; Sweep removes them, on the service's clock"},
+}
+
+func (d *driver) Ping(ctx context.Context) error { return d.inner.Ping(ctx) }
+
+func (d *driver) Metrics(ctx context.Context) ([]drivers.Metric, error) { return d.inner.Metrics(ctx) }
+
+func (d *driver) Close() error { return d.inner.Close() }
+
+func (d *driver) CreateQueue(ctx context.Context, req drivers.CreateQueueRequest) (drivers.CreateQueueResult, error) {
+	return d.inner.CreateQueue(ctx, req)
+}
+
+func (d *driver) GetQueue(ctx context.Context, req drivers.GetQueueRequest) (drivers.Queue, error) {
+	return d.inner.GetQueue(ctx, req)
+}
+
+func (d *driver) ListQueues(ctx context.Context, req drivers.ListQueuesRequest) (drivers.ListQueuesResult, error) {
+	return d.inner.ListQueues(ctx, req)
+}
+
+func (d *driver) SetQueueAttributes(ctx context.Context, req drivers.SetQueueAttributesRequest) error {
+	req.Now = d.now()
+	return d.inner.SetQueueAttributes(ctx, req)
+}
+
+func (d *driver) UpdateQueueTags(ctx context.Context, req drivers.UpdateQueueTagsRequest) error {
+	return d.inner.UpdateQueueTags(ctx, req)
+}
+
+func (d *driver) DeleteQueue(ctx context.Context, req drivers.DeleteQueueRequest) error {
+	req.Now = d.now()
+	return d.inner.DeleteQueue(ctx, req)
+}
+
+func (d *driver) PurgeQueue(ctx context.Context, req drivers.PurgeQueueRequest) error {
+	req.Now = d.now()
+	return d.inner.PurgeQueue(ctx, req)
+}
+
+func (d *driver) QueueStats(ctx context.Context, req drivers.QueueStatsRequest) (drivers.QueueStats, error) {
+	req.Now = d.now()
+	return d.inner.QueueStats(ctx, req)
+}
+
+func (d *driver) SendMessages(ctx context.Context, req drivers.SendMessagesRequest) (drivers.SendMessagesResult, error) {
+	req.Now = d.now()
+	return d.inner.SendMessages(ctx, req)
+}
+
+func (d *driver) ReceiveMessages(ctx context.Context, req drivers.ReceiveMessagesRequest) (drivers.ReceiveMessagesResult, error) {
+	if req.ReceiveRequestAttemptID != "" {
+		return drivers.ReceiveMessagesResult{}, &drivers.Error{Kind: drivers.KindUnsupported,
+			Message: "brokerprofile: queue " + req.Name + ": ReceiveRequestAttemptId replay is not supported by a broker"}
+	}
+	if req.VisibilityTimeout > LockSeconds {
+		return drivers.ReceiveMessagesResult{}, lockTooLong(req.Name, req.VisibilityTimeout)
+	}
+	req.Now = d.now()
+	res, err := d.inner.ReceiveMessages(ctx, req)
+	for i := range res.Messages {
+		res.Messages[i].ReceiptHandle = d.wrap(res.Messages[i].ReceiptHandle)
+	}
+	return res, err
+}
+
+func lockTooLong(queue string, seconds int32) *drivers.Error {
+	return &drivers.Error{Kind: drivers.KindInvalidArgument,
+		Message: fmt.Sprintf("brokerprofile: queue %s: visibility timeout %d s exceeds the broker's %d s lock", queue, seconds, LockSeconds)}
+}
+
+func (d *driver) DeleteMessages(ctx context.Context, req drivers.DeleteMessagesRequest) (drivers.BatchResult, error) {
+	req.Now = d.now()
+	return d.batch(len(req.Entries), func(i int) *string { return &req.Entries[i].ReceiptHandle },
+		func(i int) string { return req.Entries[i].EntryID }, func(keep []int) (drivers.BatchResult, error) {
+			sub := req
+			sub.Entries = make([]drivers.DeleteEntry, len(keep))
+			for j, i := range keep {
+				sub.Entries[j] = req.Entries[i]
+			}
+			return d.inner.DeleteMessages(ctx, sub)
+		})
+}
+
+func (d *driver) ChangeVisibility(ctx context.Context, req drivers.ChangeVisibilityRequest) (drivers.BatchResult, error) {
+	req.Now = d.now()
+	for _, e := range req.Entries {
+		if e.VisibilityTimeout > LockSeconds {
+			return drivers.BatchResult{}, lockTooLong(req.Name, e.VisibilityTimeout)
+		}
+	}
+	return d.batch(len(req.Entries), func(i int) *string { return &req.Entries[i].ReceiptHandle },
+		func(i int) string { return req.Entries[i].EntryID }, func(keep []int) (drivers.BatchResult, error) {
+			sub := req
+			sub.Entries = make([]drivers.ChangeVisibilityEntry, len(keep))
+			for j, i := range keep {
+				sub.Entries[j] = req.Entries[i]
+			}
+			return d.inner.ChangeVisibility(ctx, sub)
+		})
+}
+
+// batch unwraps each entry's handle in place, fails the entries whose handle another
+// instance issued, passes the others to inner and merges the results in request order.
+func (d *driver) batch(n int, handle func(int) *string, id func(int) string,
+	inner func(keep []int) (drivers.BatchResult, error)) (drivers.BatchResult, error) {
+	out := drivers.BatchResult{Entries: make([]drivers.EntryResult, n)}
+	var keep []int
+	for i := range n {
+		out.Entries[i].EntryID = id(i)
+		h, ok := d.unwrap(*handle(i))
+		if !ok {
+			out.Entries[i].Err = &drivers.Error{Kind: drivers.KindInvalidReceiptHandle,
+				Message: "brokerprofile: the receipt handle was issued by another gateway instance or before a restart"}
+			continue
+		}
+		*handle(i) = h
+		keep = append(keep, i)
+	}
+	if len(keep) == 0 {
+		return out, nil
+	}
+	res, err := inner(keep)
+	if err != nil {
+		return drivers.BatchResult{}, err
+	}
+	for j, i := range keep {
+		out.Entries[i].Err = res.Entries[j].Err
+	}
+	return out, nil
+}
+
+// wrap prefixes an inner handle with the instance id: the lock belongs to this instance.
+func (d *driver) wrap(h string) string { return d.instance + "." + h }
+
+// unwrap returns the inner handle if this instance issued h. Another instance's prefix
+// fails; a handle with no prefix at all is passed on, and the inner driver rejects it as
+// forged, as it does any handle it did not issue.
+func (d *driver) unwrap(h string) (string, bool) {
+	prefix, rest, ok := strings.Cut(h, ".")
+	if !ok {
+		return h, true
+	}
+	if prefix != d.instance {
+		return "", false
+	}
+	return rest, true
+}
+
+// MoveMessages copies each message to its destination, then deletes it from the source,
+// without a transaction across the two queues: a broker has none. A crash between the
+// steps leaves the message in both queues under one MessageID, and the retried move
+// copies it again under that MessageID: at-least-once, as declared.
+func (d *driver) MoveMessages(ctx context.Context, req drivers.MoveMessagesRequest) (drivers.MoveMessagesResult, error) {
+	limit := req.Limit
+	if limit <= 0 {
+		limit = 10
+	}
+	if req.Destination != "" {
+		if _, err := d.inner.GetQueue(ctx, drivers.GetQueueRequest{Name: req.Destination}); err != nil {
+			return drivers.MoveMessagesResult{}, err
+		}
+	}
+	var res drivers.MoveMessagesResult
+	for res.Moved < limit {
+		// The claim is the broker's peek-lock: the message stays in the source, invisible,
+		// until the copy is stored. Claiming may dead-letter a message at its
+		// maxReceiveCount, which then is in the DLQ, not lost.
+		got, err := d.inner.ReceiveMessages(ctx, drivers.ReceiveMessagesRequest{Name: req.Source, Now: d.now(),
+			MaxMessages: min(10, limit-res.Moved), VisibilityTimeout: 60})
+		if err != nil {
+			return res, err
+		}
+		if len(got.Messages) == 0 {
+			break
+		}
+		for _, m := range got.Messages {
+			if err := d.moveOne(ctx, req, m); err != nil {
+				return res, err
+			}
+			res.Moved++
+		}
+	}
+	stats, err := d.inner.QueueStats(ctx, drivers.QueueStatsRequest{Name: req.Source, Now: d.now()})
+	if err != nil {
+		return res, err
+	}
+	res.More = stats.Visible > 0
+	return res, nil
+}
+
+func (d *driver) moveOne(ctx context.Context, req drivers.MoveMessagesRequest, m drivers.Message) error {
+	dest := req.Destination
+	if dest == "" {
+		dest = m.DeadLetterSource
+	}
+	if dest == "" {
+		// Not a dead-lettered message: leave it where it is, visible again.
+		_, _ = d.inner.ChangeVisibility(ctx, drivers.ChangeVisibilityRequest{Name: req.Source, Now: d.now(),
+			Entries: []drivers.ChangeVisibilityEntry{{EntryID: "m", ReceiptHandle: m.ReceiptHandle}}})
+		return &drivers.Error{Kind: drivers.KindFailedPrecondition,
+			Message: "brokerprofile: message " + m.MessageID + " in " + req.Source + " has no dead-letter source to move back to"}
+	}
+	copied, err := d.inner.SendMessages(ctx, drivers.SendMessagesRequest{Name: dest, Now: d.now(), Entries: []drivers.SendEntry{{
+		EntryID: "m", MessageID: m.MessageID, Body: m.Body, Attributes: m.Attributes, SystemAttributes: m.SystemAttributes,
+		MessageGroupID: m.MessageGroupID, MessageDeduplicationID: m.MessageDeduplicationID, SenderID: m.SenderID}}})
+	if err != nil {
+		return err
+	}
+	if e := copied.Entries[0].Err; e != nil {
+		return e
+	}
+	del, err := d.inner.DeleteMessages(ctx, drivers.DeleteMessagesRequest{Name: req.Source, Now: d.now(),
+		Entries: []drivers.DeleteEntry{{EntryID: "m", ReceiptHandle: m.ReceiptHandle}}})
+	if err != nil {
+		return err
+	}
+	if e := del.Entries[0].Err; e != nil {
+		return e
+	}
+	return nil
+}
+
+func (d *driver) Sweep(ctx context.Context, req drivers.SweepRequest) (drivers.SweepResult, error) {
+	req.Now = d.now()
+	return d.inner.Sweep(ctx, req)
+}
+
+// AwaitActivity and WatchActivity: one process serves the storage (ActivityLocal).
+func (d *driver) AwaitActivity(context.Context, drivers.AwaitActivityRequest) (drivers.AwaitActivityResult, error) {
+	return drivers.AwaitActivityResult{}, unsupported("AwaitActivity: one process serves the storage")
+}
+
+func (d *driver) WatchActivity(context.Context, drivers.WatchActivityRequest) error {
+	return unsupported("WatchActivity: one process serves the storage")
+}
+
+// The move task store is not offered: the gateway keeps tasks in memory.
+
+func (d *driver) StartMoveTask(context.Context, drivers.MoveTask) error {
+	return unsupported("move tasks are kept by the gateway")
+}
+
+func (d *driver) ReportMoveTask(context.Context, drivers.ReportMoveTaskRequest) (drivers.MoveTask, error) {
+	return drivers.MoveTask{}, unsupported("move tasks are kept by the gateway")
+}
+
+func (d *driver) CancelMoveTask(context.Context, string) (drivers.MoveTask, error) {
+	return drivers.MoveTask{}, unsupported("move tasks are kept by the gateway")
+}
+
+func (d *driver) ListMoveTasks(context.Context, string, int) ([]drivers.MoveTask, error) {
+	return nil, unsupported("move tasks are kept by the gateway")
+}
+
+func (d *driver) AdoptMoveTasks(context.Context, string, time.Time, time.Time) ([]drivers.MoveTask, error) {
+	return nil, unsupported("move tasks are kept by the gateway")
+}
+
+func unsupported(what string) error {
+	return &drivers.Error{Kind: drivers.KindUnsupported, Message: "brokerprofile: " + what}
+}
