@@ -50,7 +50,7 @@ func attributeCases() []tc {
 				h.T.Errorf("MaximumMessageSize = %q, want 262144 or 1048576", m)
 			}
 			for _, k := range []string{"CreatedTimestamp", "LastModifiedTimestamp"} {
-				h.wantEpochNear(a[k], k, h.Clock.Now())
+				h.wantEpochNear(a[k], k, h.Now())
 			}
 			if _, fifo := a["FifoQueue"]; fifo {
 				h.T.Errorf("standard queue reports FifoQueue")
@@ -80,11 +80,11 @@ func attributeCases() []tc {
 		}},
 		{caps: []capabilities.ID{capabilities.QueueStandard}, name: "last-modified-advances", run: func(h *H) {
 			url := h.Queue()
-			h.Clock.Advance(10 * time.Minute)
+			h.Advance(10 * time.Minute)
 			h.SetAttrs(url, "DelaySeconds", "3")
 			a := h.Attrs(url, types.QueueAttributeNameAll)
-			h.wantEpochNear(a["LastModifiedTimestamp"], "LastModifiedTimestamp", h.Clock.Now())
-			h.wantEpochNear(a["CreatedTimestamp"], "CreatedTimestamp", h.Clock.Now().Add(-10*time.Minute))
+			h.wantEpochNear(a["LastModifiedTimestamp"], "LastModifiedTimestamp", h.Now())
+			h.wantEpochNear(a["CreatedTimestamp"], "CreatedTimestamp", h.Now().Add(-10*time.Minute))
 		}},
 		{caps: []capabilities.ID{capabilities.AttrPolicy}, name: "policy-round-trip", run: func(h *H) {
 			url := h.Queue()

@@ -212,10 +212,10 @@ func (h *H) checkNameReuse(c *sqs.Client) {
 	url := h.CreateQueue(name, nil)
 	_, err := h.SQS.DeleteQueue(h.Ctx, &sqs.DeleteQueueInput{QueueUrl: aws.String(url)})
 	h.Must(err, "DeleteQueue")
-	h.Clock.Advance(59 * time.Second)
+	h.Advance(59 * time.Second)
 	_, err = c.CreateQueue(h.Ctx, &sqs.CreateQueueInput{QueueName: aws.String(name)})
 	h.WantErr(err, "CreateQueue 59 s after deleting the name", "QueueDeletedRecently")
-	h.Clock.Advance(2 * time.Second)
+	h.Advance(2 * time.Second)
 	_, err = c.CreateQueue(h.Ctx, &sqs.CreateQueueInput{QueueName: aws.String(name)})
 	h.Must(err, "CreateQueue 61 s after deleting the name")
 }
