@@ -45,6 +45,8 @@ func backendTable() []backend {
 		backend{name: "postgres", service: "scripts/services/postgres.sh", prepare: preparePostgres,
 			parallel: true, timeout: 10 * time.Minute,
 			target: func(v string) string { return "PostgreSQL " + v + " local server" }},
+		backend{name: "broker-profile", prepare: prepareBrokerProfile, parallel: true, timeout: 8 * time.Minute,
+			testOnly: true, target: func(v string) string { return "broker test profile over SQLite " + v + " (internal/brokerprofile)" }},
 		lyingBackend(),
 	}
 }
