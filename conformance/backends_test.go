@@ -46,7 +46,7 @@ func backendTable() []backend {
 			parallel: true, timeout: 10 * time.Minute,
 			target: func(v string) string { return "PostgreSQL " + v + " local server" }},
 		backend{name: "broker-profile", prepare: prepareBrokerProfile, parallel: true, timeout: 8 * time.Minute,
-			testOnly: true, target: func(v string) string { return "broker test profile over SQLite " + v + " (internal/brokerprofile)" }},
+			testOnly: true, target: func(v string) string { return "internal/brokerprofile over " + v + ", embedded" }},
 		lyingBackend(),
 	}
 }

@@ -152,7 +152,7 @@ cases showed; hover for the evidence, click for the cases.</p>
 {{- define "section"}}{{$b := .Backend}}
 <h2 id="{{$b}}">{{$b}}: <span class="{{.Result}}">{{.Result}}</span></h2>
 <p>Driver {{or .DriverVersion "unknown"}}, service {{or .ServiceVersion "unknown"}}, run {{or .Date "unknown"}} at commit <code>{{or .Commit "unknown"}}</code>.
-Cases: {{.Totals.Pass}} passed, {{.Totals.Fail}} failed, {{.Totals.NotRun}} not run{{if eq .Run.Clock "service"}}, {{.Totals.NeedsGatewayClock}} need a gateway clock{{end}}.<br>
+Cases: {{.Totals.Pass}} passed, {{.Totals.Fail}} failed, {{.Totals.NotRun}} not run{{if eq .Run.Clock "service"}}, {{.Totals.NeedsGatewayClock}} needing a gateway clock{{end}}.<br>
 Target: {{or .Run.Target "unknown"}}; clock: {{or .Run.Clock "unknown"}}{{if eq .Run.Clock "service"}} (every case ran on a real clock, waiting up to {{.Run.RealClockBudget}}){{end}}; receipt scope: {{or .Run.ReceiptScope "unknown"}}.</p>
 {{if .Failures}}<ul>{{range .Failures}}<li>{{.}}</li>{{end}}</ul>{{end}}
 <table>

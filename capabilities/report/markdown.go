@@ -52,7 +52,7 @@ func caseCounts(c CapabilityResult) string {
 		s += fmt.Sprintf(", %d not run", n)
 	}
 	if n := c.count(NeedsGatewayClock); n > 0 {
-		s += fmt.Sprintf(", %d need a gateway clock", n)
+		s += fmt.Sprintf(", %d needing a gateway clock", n)
 	}
 	return s
 }
@@ -96,7 +96,7 @@ func clockCount(n int, r RunConditions) string {
 	if n == 0 && r.Clock != "service" {
 		return ""
 	}
-	return fmt.Sprintf(", %d need a gateway clock", n)
+	return fmt.Sprintf(", %d needing a gateway clock", n)
 }
 
 // backendMarkdown renders docs/compat/<backend>.md.
