@@ -39,7 +39,7 @@ func attributeCases() []tc {
 				"MessageRetentionPeriod": "345600", "ReceiveMessageWaitTimeSeconds": "0",
 				"ApproximateNumberOfMessages": "0", "ApproximateNumberOfMessagesNotVisible": "0",
 				"ApproximateNumberOfMessagesDelayed": "0",
-				"QueueArn":                           "arn:aws:sqs:" + testRegion + ":" + testAccount + ":" + name}
+				"QueueArn":                           "arn:aws:sqs:" + testRegion + ":" + h.Account + ":" + name}
 			for k, v := range want {
 				if a[k] != v {
 					h.T.Errorf("attribute %s = %q, want %q", k, a[k], v)
@@ -114,7 +114,7 @@ func attributeCases() []tc {
 		}},
 		{caps: []capabilities.ID{capabilities.AttrRedrivePolicy}, name: "redrive-policy-missing-target", run: func(h *H) {
 			src := h.Queue()
-			missing := "arn:aws:sqs:" + testRegion + ":" + testAccount + ":" + h.Name("nodlq")
+			missing := "arn:aws:sqs:" + testRegion + ":" + h.Account + ":" + h.Name("nodlq")
 			_, err := h.SQS.SetQueueAttributes(h.Ctx, &sqs.SetQueueAttributesInput{QueueUrl: aws.String(src),
 				Attributes: map[string]string{"RedrivePolicy": `{"deadLetterTargetArn":"` + missing + `","maxReceiveCount":3}`}})
 			h.WantErr(err, "RedrivePolicy to a missing queue", "InvalidParameterValue", "InvalidAttributeValue")

@@ -47,6 +47,8 @@ func backendTable() []backend {
 			target: func(v string) string { return "PostgreSQL " + v + " local server" }},
 		backend{name: "broker-profile", prepare: prepareBrokerProfile, parallel: true, timeout: 8 * time.Minute,
 			testOnly: true, target: func(v string) string { return "internal/brokerprofile over " + v + ", embedded" }},
+		backend{name: "endpoint", prepare: prepareEndpoint, parallel: true, timeout: 10 * time.Minute,
+			hidden: conformanceEndpoint() == "", target: func(string) string { return "the SQS endpoint " + conformanceEndpoint() }},
 		lyingBackend(),
 	}
 }

@@ -49,6 +49,12 @@
 //	ANYSQS_CONFORMANCE_OUT     directory for the <backend>.declarations.json files the
 //	                           report reads (default: anysqs-conformance under the system
 //	                           temp dir, logged).
+//	ANYSQS_CONFORMANCE_ENDPOINT  an SQS endpoint for the endpoint row, judged black box
+//	                           against the catalog's native behaviour on a real clock; the
+//	                           client takes AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY,
+//	                           AWS_SESSION_TOKEN and AWS_REGION as any SQS client does, and
+//	                           ANYSQS_CONFORMANCE_ACCOUNT (default 123456789012) is the
+//	                           account in its queue URLs. Restart cases do not run there.
 //	CI=true                    a missing service or client fails instead of skipping.
 //
 // Beyond -parallel, which TestMain raises to 64 unless given, cases of gateway-clock

@@ -62,6 +62,8 @@ const needsGatewayClock = report.NeedsGatewayClockPrefix
 // open again after closing the previous driver is how a restart is simulated.
 type storage struct {
 	open func(ctx context.Context) (drivers.Driver, error)
+	// endpoint, instead of open, names a running SQS endpoint to judge black box.
+	endpoint string
 }
 
 // H is the harness of one case: a gateway over one backend, and an aws-sdk-go-v2 SQS
@@ -71,6 +73,8 @@ type storage struct {
 type H struct {
 	T   *testing.T
 	Ctx context.Context
+	// Account is the account ID in queue URLs and ARNs.
+	Account string
 	// Clock is the fake clock of gateway-clock backends; use Now and Advance instead.
 	Clock *clock.Fake
 	SQS   *sqs.Client
@@ -121,8 +125,14 @@ func newHarnessWith(t *testing.T, b backend, o harnessOptions) *H {
 	}
 	t.Cleanup(cancel)
 	h := &H{T: t, Ctx: ctx, backend: b.name, st: st, policy: o.policy,
-		Clock:  clock.NewFake(time.Now()),
-		prefix: "c" + randomHex(4) + "-",
+		Clock:   clock.NewFake(time.Now()),
+		Account: testAccount,
+		prefix:  "c" + randomHex(4) + "-",
+	}
+	if st.endpoint != "" {
+		h.URL, h.Desc, h.realClock, h.Account = st.endpoint, endpointDescription(), true, endpointAccount()
+		h.SQS = h.newClient(o.protocol)
+		return h
 	}
 	h.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if p := h.handler.Load(); p != nil {
@@ -193,6 +203,9 @@ func (h *H) stop() {
 // keeping the listener so that queue URLs stay valid.
 func (h *H) Restart() {
 	h.T.Helper()
+	if h.st.endpoint != "" {
+		skipUnavailable(h.T, "a restart of the service behind %s, which the suite does not run", h.URL)
+	}
 	h.stop()
 	h.start()
 }
@@ -201,9 +214,17 @@ func (h *H) Restart() {
 // us-east-1, message checksum validation left on, and no retries so that every error
 // the gateway returns reaches the test.
 func (h *H) newClient(p wireProtocol) *sqs.Client {
+	region, creds := testRegion, credentials.NewStaticCredentialsProvider(testAccessKey, testSecretKey, "")
+	if h.st.endpoint != "" { // the standard AWS environment, as any SQS client reads it
+		creds = credentials.NewStaticCredentialsProvider(os.Getenv("AWS_ACCESS_KEY_ID"),
+			os.Getenv("AWS_SECRET_ACCESS_KEY"), os.Getenv("AWS_SESSION_TOKEN"))
+		if r := os.Getenv("AWS_REGION"); r != "" {
+			region = r
+		}
+	}
 	return sqs.New(sqs.Options{
-		Region:       testRegion,
-		Credentials:  credentials.NewStaticCredentialsProvider(testAccessKey, testSecretKey, ""),
+		Region:       region,
+		Credentials:  creds,
 		BaseEndpoint: aws.String(h.URL),
 		Retryer:      aws.NopRetryer{},
 		HTTPClient:   &http.Client{Transport: &h.headers},
@@ -270,7 +291,17 @@ func (h *H) declaration(id capabilities.ID) (capabilities.Declaration, bool) {
 // NextEmptyReceive returns a channel closed after the driver next answers a receive with
 // no message. A long poll calls the driver, finds nothing, then waits: once this fires
 // the gateway has started waiting (or is about to), so a later send must wake it.
-func (h *H) NextEmptyReceive() <-chan struct{} { return h.drv.nextEmptyReceive() }
+//
+// An endpoint cannot be observed: there it fires after a second, by when a long poll
+// sent just before has reached the server.
+func (h *H) NextEmptyReceive() <-chan struct{} {
+	if h.st.endpoint != "" {
+		c := make(chan struct{})
+		time.AfterFunc(time.Second, func() { close(c) })
+		return c
+	}
+	return h.drv.nextEmptyReceive()
+}
 
 // gatewayClock is the clock the case's gateways run on.
 func (h *H) gatewayClock() clock.Clock {

@@ -108,7 +108,7 @@ func TestQueryProtocolAWSCLI(t *testing.T) {
 
 	var created struct{ QueueUrl string }
 	c.ok(&created, "create-queue", "--queue-name", name, "--attributes", "VisibilityTimeout=45")
-	if want := h.URL + "/" + testAccount + "/" + name; created.QueueUrl != want {
+	if want := h.URL + "/" + h.Account + "/" + name; created.QueueUrl != want {
 		t.Fatalf("create-queue QueueUrl = %q, want %q", created.QueueUrl, want)
 	}
 	url := created.QueueUrl

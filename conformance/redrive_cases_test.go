@@ -84,7 +84,7 @@ func redriveCases() []tc {
 		}},
 		{caps: []capabilities.ID{capabilities.RedriveAllow}, name: "by-queue-admits-listed-source", run: func(h *H) {
 			srcName := h.Name("src")
-			srcArn := "arn:aws:sqs:" + testRegion + ":" + testAccount + ":" + srcName
+			srcArn := "arn:aws:sqs:" + testRegion + ":" + h.Account + ":" + srcName
 			dl := h.Queue("RedriveAllowPolicy", `{"redrivePermission":"byQueue","sourceQueueArns":["`+srcArn+`"]}`)
 			h.CreateQueue(srcName, map[string]string{"RedrivePolicy": redrivePolicy(h.Arn(dl), 2)})
 			_, err := h.SQS.CreateQueue(h.Ctx, &sqs.CreateQueueInput{QueueName: aws.String(h.Name("other")),
