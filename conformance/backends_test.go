@@ -21,8 +21,8 @@ type backend struct {
 	target func(serviceVersion string) string
 	// parallel says cases may run concurrently.
 	parallel bool
-	// timeout bounds the whole row; a case starting later fails, and requests of running
-	// cases are cancelled.
+	// timeout bounds the whole row (zero: no bound); a case starting later fails, and
+	// requests of running cases are cancelled.
 	timeout time.Duration
 	// testOnly rows judge a test profile, not a shippable backend: their reports are
 	// generated and checked, and kept out of the backend matrix.
