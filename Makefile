@@ -28,8 +28,8 @@ lint: ## gofmt, go vet and staticcheck
 conformance: ## run the conformance suite on one backend: make conformance BACKEND=postgres
 	eval "$$(scripts/test-env.sh)"; ANYSQS_CONFORMANCE_BACKENDS=$(BACKEND) $(GO) test -count=1 -run '^TestConformance$$/^$(BACKEND)$$/' ./conformance/ -v
 
-report: ## regenerate docs/compat from a fresh conformance run of every available backend
-	eval "$$(scripts/test-env.sh)"; $(GO) run ./cmd/anysqs report --out docs/compat
+report: ## regenerate docs/compat from a fresh conformance run (only some: make report BACKENDS=sqlite,postgres)
+	eval "$$(scripts/test-env.sh)"; $(GO) run ./cmd/anysqs report --out docs/compat $(if $(BACKENDS),--backends $(BACKENDS))
 
 bench: ## driver and gateway benchmarks
 	$(GO) test -run '^$$' -bench . -benchmem ./drivers/... ./gateway/...

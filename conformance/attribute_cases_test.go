@@ -39,7 +39,7 @@ func attributeCases() []tc {
 				"MessageRetentionPeriod": "345600", "ReceiveMessageWaitTimeSeconds": "0",
 				"ApproximateNumberOfMessages": "0", "ApproximateNumberOfMessagesNotVisible": "0",
 				"ApproximateNumberOfMessagesDelayed": "0",
-				"QueueArn":                           "arn:aws:sqs:" + testRegion + ":" + testAccount + ":" + name}
+				"QueueArn":                           "arn:aws:sqs:" + testRegion + ":" + h.Account + ":" + name}
 			for k, v := range want {
 				if a[k] != v {
 					h.T.Errorf("attribute %s = %q, want %q", k, a[k], v)
@@ -50,7 +50,7 @@ func attributeCases() []tc {
 				h.T.Errorf("MaximumMessageSize = %q, want 262144 or 1048576", m)
 			}
 			for _, k := range []string{"CreatedTimestamp", "LastModifiedTimestamp"} {
-				h.wantEpochNear(a[k], k, h.Clock.Now())
+				h.wantEpochNear(a[k], k, h.Now())
 			}
 			if _, fifo := a["FifoQueue"]; fifo {
 				h.T.Errorf("standard queue reports FifoQueue")
@@ -80,11 +80,11 @@ func attributeCases() []tc {
 		}},
 		{caps: []capabilities.ID{capabilities.QueueStandard}, name: "last-modified-advances", run: func(h *H) {
 			url := h.Queue()
-			h.Clock.Advance(10 * time.Minute)
+			h.Advance(10 * time.Minute)
 			h.SetAttrs(url, "DelaySeconds", "3")
 			a := h.Attrs(url, types.QueueAttributeNameAll)
-			h.wantEpochNear(a["LastModifiedTimestamp"], "LastModifiedTimestamp", h.Clock.Now())
-			h.wantEpochNear(a["CreatedTimestamp"], "CreatedTimestamp", h.Clock.Now().Add(-10*time.Minute))
+			h.wantEpochNear(a["LastModifiedTimestamp"], "LastModifiedTimestamp", h.Now())
+			h.wantEpochNear(a["CreatedTimestamp"], "CreatedTimestamp", h.Now().Add(-10*time.Minute))
 		}},
 		{caps: []capabilities.ID{capabilities.AttrPolicy}, name: "policy-round-trip", run: func(h *H) {
 			url := h.Queue()
@@ -114,7 +114,7 @@ func attributeCases() []tc {
 		}},
 		{caps: []capabilities.ID{capabilities.AttrRedrivePolicy}, name: "redrive-policy-missing-target", run: func(h *H) {
 			src := h.Queue()
-			missing := "arn:aws:sqs:" + testRegion + ":" + testAccount + ":" + h.Name("nodlq")
+			missing := "arn:aws:sqs:" + testRegion + ":" + h.Account + ":" + h.Name("nodlq")
 			_, err := h.SQS.SetQueueAttributes(h.Ctx, &sqs.SetQueueAttributesInput{QueueUrl: aws.String(src),
 				Attributes: map[string]string{"RedrivePolicy": `{"deadLetterTargetArn":"` + missing + `","maxReceiveCount":3}`}})
 			h.WantErr(err, "RedrivePolicy to a missing queue", "InvalidParameterValue", "InvalidAttributeValue")

@@ -44,6 +44,7 @@ func signRequest(t *testing.T, req *http.Request, key, secret string, at time.Ti
 // the error SQS gives, in both protocols, and changes nothing.
 func TestAuthentication(t *testing.T) {
 	t.Parallel()
+	takeCPUSlot(t)
 	h := newHarness(t, sqliteBackend())
 	qurl := h.Queue()
 	send := func(body string) *http.Request {

@@ -33,34 +33,28 @@ var postgresReachable = sync.OnceValue(func() error {
 	return conn.Ping(ctx)
 })
 
-// postgresBackend runs each case in a schema of its own on the test server, dropped
+// preparePostgres runs each case in a schema of its own on the test server, dropped
 // afterwards: cases never see each other's queues, and one case's retention sweep (its
 // clock may be days ahead) cannot touch another's messages.
-func postgresBackend() backend {
-	return backend{
-		name:     "postgres",
-		parallel: true,
-		prepare: func(t *testing.T) storage {
-			if err := postgresReachable(); err != nil {
-				skipUnavailable(t, "PostgreSQL at %s: %v", postgresDSN(), err)
-			}
-			schema := "anysqs_conf_" + randomHex(6)
-			t.Cleanup(func() {
-				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-				defer cancel()
-				conn, err := pgx.Connect(ctx, postgresDSN())
-				if err != nil {
-					t.Logf("drop schema %s: %v", schema, err)
-					return
-				}
-				defer conn.Close(context.Background())
-				if _, err := conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+schema+" CASCADE"); err != nil {
-					t.Logf("drop schema %s: %v", schema, err)
-				}
-			})
-			return storage{open: func(ctx context.Context) (drivers.Driver, error) {
-				return postgres.Open(ctx, postgres.Options{DSN: postgresDSN(), Schema: schema, MaxConns: 4})
-			}}
-		},
+func preparePostgres(t *testing.T) storage {
+	if err := postgresReachable(); err != nil {
+		skipUnavailable(t, "PostgreSQL at %s (scripts/services/postgres.sh start): %v", postgresDSN(), err)
 	}
+	schema := "anysqs_conf_" + randomHex(6)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		conn, err := pgx.Connect(ctx, postgresDSN())
+		if err != nil {
+			t.Logf("drop schema %s: %v", schema, err)
+			return
+		}
+		defer conn.Close(context.Background())
+		if _, err := conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+schema+" CASCADE"); err != nil {
+			t.Logf("drop schema %s: %v", schema, err)
+		}
+	})
+	return storage{open: func(ctx context.Context) (drivers.Driver, error) {
+		return postgres.Open(ctx, postgres.Options{DSN: postgresDSN(), Schema: schema, MaxConns: 4})
+	}}
 }

@@ -8,17 +8,10 @@ import (
 	"github.com/anysqs/anysqs/drivers/sqlite"
 )
 
-// sqliteBackend is the embedded default: a data dir per case, so restarts reopen the
-// same files.
-func sqliteBackend() backend {
-	return backend{
-		name:     "sqlite",
-		parallel: true,
-		prepare: func(t *testing.T) storage {
-			dir := t.TempDir()
-			return storage{open: func(ctx context.Context) (drivers.Driver, error) {
-				return sqlite.Open(ctx, sqlite.Options{DataDir: dir})
-			}}
-		},
-	}
+// prepareSQLite gives each case a data dir of its own, so restarts reopen the same files.
+func prepareSQLite(t *testing.T) storage {
+	dir := t.TempDir()
+	return storage{open: func(ctx context.Context) (drivers.Driver, error) {
+		return sqlite.Open(ctx, sqlite.Options{DataDir: dir})
+	}}
 }

@@ -111,7 +111,7 @@ func batchCases() []tc {
 				!codeStringIs(aws.ToString(out.Failed[0].Code), "ReceiptHandleIsInvalid") || !out.Failed[0].SenderFault {
 				h.T.Fatalf("DeleteMessageBatch: successful %+v failed %+v; want ok, and bad with ReceiptHandleIsInvalid", out.Successful, out.Failed)
 			}
-			h.Clock.Advance(31 * time.Second)
+			h.Advance(31 * time.Second)
 			if got := h.drain(url, 1); len(got) != 1 || got[0] != aws.ToString(ms[1].Body) {
 				h.T.Fatalf("after batch delete, queue holds %v, want only %s", got, aws.ToString(ms[1].Body))
 			}
@@ -150,9 +150,9 @@ func batchCases() []tc {
 				h.T.Fatalf("released message %s not received; got %s", aws.ToString(ms[0].Body), aws.ToString(m.Body))
 			}
 			h.Delete(url, m)
-			h.Clock.Advance(299 * time.Second)
+			h.Advance(299 * time.Second)
 			h.ReceiveNone(url, "extended message before its new timeout")
-			h.Clock.Advance(2 * time.Second)
+			h.Advance(2 * time.Second)
 			if got := h.drain(url, 2); len(got) != 1 || got[0] != aws.ToString(ms[1].Body) {
 				h.T.Fatalf("after the extended timeout, received %v, want [%s]", got, aws.ToString(ms[1].Body))
 			}

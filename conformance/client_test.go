@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -156,6 +157,17 @@ func (h *H) ReceiveNone(url, why string) {
 	}
 }
 
+// ReceiveNoneBefore asserts that a short receive returns nothing while the gateway's
+// clock reads before due: take due from h.Now() before the request that started the
+// visibility timeout or delay, so that a receive answered after due, which a slow
+// request on a real clock may be, is not mistaken for an early delivery.
+func (h *H) ReceiveNoneBefore(url string, due time.Time, why string) {
+	h.T.Helper()
+	if ms := h.Receive(url, 10, 0); len(ms) != 0 && h.Before(due) {
+		h.T.Fatalf("%s: received %d message(s) (first body %q) before the deadline, want none", why, len(ms), aws.ToString(ms[0].Body))
+	}
+}
+
 // Delete deletes a received message.
 func (h *H) Delete(url string, m types.Message) {
 	h.T.Helper()
@@ -198,11 +210,18 @@ func (h *H) Counts(url string) (visible, notVisible, delayed int) {
 // enough to compare (counts.approximate Native or Emulated).
 func (h *H) WantCounts(url string, visible, notVisible, delayed int) {
 	h.T.Helper()
+	h.WantCountsBefore(url, time.Time{}, visible, notVisible, delayed)
+}
+
+// WantCountsBefore is WantCounts for counts that hold only until due (a visibility or
+// delay deadline): counts read after due prove nothing. A zero due never passes.
+func (h *H) WantCountsBefore(url string, due time.Time, visible, notVisible, delayed int) {
+	h.T.Helper()
 	if l := h.Level("counts.approximate"); l != "native" && l != "emulated" {
 		return
 	}
 	v, n, d := h.Counts(url)
-	if v != visible || n != notVisible || d != delayed {
+	if (v != visible || n != notVisible || d != delayed) && (due.IsZero() || h.Before(due)) {
 		h.T.Fatalf("counts (visible, not visible, delayed) = (%d, %d, %d), want (%d, %d, %d)", v, n, d, visible, notVisible, delayed)
 	}
 }

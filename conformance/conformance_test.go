@@ -1,6 +1,7 @@
 package conformance_test
 
 import (
+	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -59,19 +60,39 @@ func selectBackends(all ...backend) []backend {
 	return out
 }
 
-// TestConformance runs every case on every backend:
+// TestMain raises the default -parallel: cases of service-clock backends spend their
+// time waiting in real time and should overlap, while cpuSlots keeps cases of
+// gateway-clock backends to the old default. An explicit -test.parallel is kept.
+func TestMain(m *testing.M) {
+	flag.Parse()
+	explicit := false
+	flag.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "test.parallel" })
+	if !explicit {
+		_ = flag.Set("test.parallel", "64")
+	}
+	os.Exit(m.Run())
+}
+
+// TestConformance runs every case on every backend, the rows concurrently:
 // TestConformance/<backend>/<capabilityID>/<case>.
 func TestConformance(t *testing.T) {
 	cases := allCases()
 	checkCaseNames(t, cases)
 	for _, b := range backends() {
 		t.Run(b.name, func(t *testing.T) {
-			rec := &runRecord{backend: b.name, started: time.Now().UTC()}
+			t.Parallel()
+			if b.timeout > 0 {
+				b.deadline = time.Now().Add(b.timeout)
+			}
+			rec := &runRecord{row: b, started: time.Now().UTC()}
 			t.Cleanup(func() { rec.write(t) })
 			for _, c := range cases {
 				t.Run(capSegment(c.caps)+"/"+c.name, func(t *testing.T) {
 					if b.parallel {
 						t.Parallel()
+					}
+					if !b.deadline.IsZero() && time.Now().After(b.deadline) {
+						t.Fatalf("the %s row's %v timeout passed before this case started", b.name, b.timeout)
 					}
 					runCase(t, b, c, rec, protocolJSON)
 				})
@@ -97,7 +118,11 @@ func TestConformanceQuery(t *testing.T) {
 
 // runCase starts a harness and dispatches on the declared levels of the case's capabilities.
 func runCase(t *testing.T, b backend, c tc, rec *runRecord, p wireProtocol) {
+	release := takeCPUSlot(t)
 	h := newHarnessWith(t, b, harnessOptions{protocol: p})
+	if h.realClock {
+		release() // its time goes to waiting, not to the CPU
+	}
 	if rec != nil {
 		rec.describe(h)
 	}
@@ -158,7 +183,7 @@ func checkCaseNames(t *testing.T, cases []tc) {
 // cases' outcomes come from go test -json.
 type runRecord struct {
 	mu      sync.Mutex
-	backend string
+	row     backend
 	started time.Time
 	desc    *drivers.Description
 }
@@ -184,13 +209,22 @@ func (r *runRecord) write(t *testing.T) {
 	if dir == "" {
 		dir = filepath.Join(os.TempDir(), "anysqs-conformance")
 	}
-	d := report.NewDeclarations(r.backend, r.desc.Version, r.desc.ServiceVersion, r.desc.Capabilities,
+	d := report.NewDeclarations(r.row.name, r.desc.Version, r.desc.ServiceVersion, r.desc.Capabilities,
 		r.started, report.GitCommit(".."))
+	desc := r.desc.Normalized()
+	d.Clock, d.ReceiptScope = string(desc.Clock), string(desc.ReceiptScope)
+	if r.row.target != nil {
+		d.Target = r.row.target(r.desc.ServiceVersion)
+	}
+	d.TestOnly = r.row.testOnly
+	if desc.Clock == drivers.ClockService {
+		d.RealClockBudget = realClockBudget.String()
+	}
 	if err := report.WriteDeclarations(dir, d); err != nil {
 		t.Errorf("declarations record: %v", err)
 		return
 	}
-	t.Logf("declarations written to %s", filepath.Join(dir, r.backend+".declarations.json"))
+	t.Logf("declarations written to %s", filepath.Join(dir, r.row.name+".declarations.json"))
 }
 
 // capSegment is the capability part of a subtest name: the case's IDs joined by "+",

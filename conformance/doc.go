@@ -1,19 +1,31 @@
 // Package conformance is the black-box conformance suite of anysqs.
 //
-// The suite lives in this package's tests. For every backend in one table
-// (harness_test.go) it starts a real gateway on a loopback port over that backend's
-// driver, with a fake clock started at the current time, and drives it with real SQS
-// clients: aws-sdk-go-v2 over AWS JSON 1.0 for every case (TestConformance), the same
-// client over the Query protocol for every case on the embedded backend
-// (TestConformanceQuery), and Debian's AWS CLI 2.9 and boto3 (1.26 over Query, current
-// over JSON) for the core flows.
+// The suite lives in this package's tests. For every row of one backend table
+// (backends_test.go: name, driver opener, service script, target, parallelism, timeout)
+// it starts a real gateway on a loopback port over that backend's driver and drives it
+// with real SQS clients: aws-sdk-go-v2 over AWS JSON 1.0 for every case
+// (TestConformance), the same client over the Query protocol for every case on the
+// embedded backend (TestConformanceQuery), and Debian's AWS CLI 2.9 and boto3 (1.26 over
+// Query, current over JSON) for the core flows. Rows run concurrently, each within its
+// timeout.
 //
 // Subtests are named TestConformance/<backend>/<capabilityID>/<case>, so the compatibility
 // report can be built from `go test -json` alone. Each case declares the capability IDs it
 // exercises, and its expectation follows the level the backend declares for them: Native
 // and Emulated mean the SQS behaviour, Degraded the documented fallback, Unsupported the
-// explicit SQS error with no side effect. A skip means only that the backend's service is
-// not reachable here (under CI=true that is a failure instead).
+// explicit SQS error with no side effect.
+//
+// Time: when the driver's Description declares a gateway clock, the gateway runs on a
+// fake clock started at the current time, and cases move it (H.Advance), so minutes of
+// queue time take milliseconds. When it declares a service clock, the gateway runs on
+// the real clock and H.Advance sleeps, up to realClockBudget (45 s) of waiting per case;
+// cases run in parallel, so the waits overlap. A case needing more queue time skips with
+// "needs a gateway clock: ...", a status of its own in the report. Negative timing checks
+// ("not visible before the timeout") count only while the deadline has not passed
+// (H.Before, H.ReceiveNoneBefore).
+//
+// Every other skip means that the backend's service is not reachable here ("service not
+// available here: ..."); under CI=true that is a failure instead.
 //
 // Backends declaring a capability Unsupported are held to the catalog's rejection:
 // TestUnsupportedRejected runs each rejection probe against the embedded backend with that
@@ -21,9 +33,11 @@
 // against a hidden row whose driver ignores ChangeMessageVisibility while declaring it,
 // and checks the compatibility report fails.
 //
-// Time-dependent cases (visibility, delay, retention, dedup windows, purge cooldown) move
-// the gateway's fake clock instead of sleeping, so minutes of queue time take
-// milliseconds on every backend: drivers never read the wall clock for queue semantics.
+// Adding a backend: write prepare<Name>(t) returning a storage whose open opens the driver
+// on storage private to the case (skipUnavailable when the service is not reachable); if
+// the backend needs a service, add scripts/services/<name>.sh with start|stop|env printing
+// its `export` lines (scripts/test-env.sh runs every such script); add the row to
+// backendTable; run `anysqs report --backends <name>` and commit docs/compat/<name>.*.
 //
 // Environment:
 //
@@ -35,5 +49,14 @@
 //	ANYSQS_CONFORMANCE_OUT     directory for the <backend>.declarations.json files the
 //	                           report reads (default: anysqs-conformance under the system
 //	                           temp dir, logged).
+//	ANYSQS_CONFORMANCE_ENDPOINT  an SQS endpoint for the endpoint row, judged black box
+//	                           against the catalog's native behaviour on a real clock; the
+//	                           client takes AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY,
+//	                           AWS_SESSION_TOKEN and AWS_REGION as any SQS client does, and
+//	                           ANYSQS_CONFORMANCE_ACCOUNT (default 123456789012) is the
+//	                           account in its queue URLs. Restart cases do not run there.
 //	CI=true                    a missing service or client fails instead of skipping.
+//
+// Beyond -parallel, which TestMain raises to 64 unless given, cases of gateway-clock
+// backends run at most GOMAXPROCS at a time, as before real-clock rows existed.
 package conformance

@@ -59,7 +59,7 @@ func fifoCases() []tc {
 				h.SendFifo(url, "g", "", bodyN(i))
 			}
 			first := h.Receive(url, 10, 10)
-			h.Clock.Advance(11 * time.Second)
+			h.Advance(11 * time.Second)
 			again := h.Receive(url, 10, 10)
 			if len(first) == 0 || len(again) == 0 || aws.ToString(again[0].Body) != bodyN(0) {
 				h.T.Fatalf("after expiry got %v (first %v), want to start again at %s", Bodies(again), Bodies(first), bodyN(0))
@@ -156,11 +156,11 @@ func fifoCases() []tc {
 		{caps: []capabilities.ID{capabilities.FIFODedupExplicit}, name: "dedup-window-five-minutes", run: func(h *H) {
 			url := h.FifoQueue()
 			a := h.SendFifo(url, "g", "d", "x")
-			h.Clock.Advance(4*time.Minute + 50*time.Second)
+			h.Advance(4*time.Minute + 50*time.Second)
 			if b := h.SendFifo(url, "g", "d", "x"); aws.ToString(b.MessageId) != aws.ToString(a.MessageId) {
 				h.T.Fatalf("duplicate inside the window stored anew")
 			}
-			h.Clock.Advance(20 * time.Second)
+			h.Advance(20 * time.Second)
 			if c := h.SendFifo(url, "g", "d", "x"); aws.ToString(c.MessageId) == aws.ToString(a.MessageId) {
 				h.T.Fatalf("send after the 5-minute window was still deduplicated")
 			}
@@ -242,7 +242,7 @@ func fifoCases() []tc {
 				return out.Messages
 			}
 			first := recv()
-			h.Clock.Advance(10 * time.Second)
+			h.Advance(10 * time.Second)
 			again := recv()
 			if len(first) == 0 || len(again) != len(first) {
 				h.T.Fatalf("replay returned %d messages, first call %d", len(again), len(first))
@@ -305,7 +305,7 @@ func fifoCases() []tc {
 			url := h.FifoQueue("ContentBasedDeduplication", "true")
 			h.SendFifo(url, "g", "", "x")
 			old := h.ReceiveOne(url, 5)
-			h.Clock.Advance(6 * time.Second)
+			h.Advance(6 * time.Second)
 			h.ReceiveOne(url, 30)
 			_, err := h.SQS.DeleteMessage(h.Ctx, &sqs.DeleteMessageInput{QueueUrl: aws.String(url), ReceiptHandle: old.ReceiptHandle})
 			h.WantErr(err, "FIFO DeleteMessage with an expired handle", "ReceiptHandleIsInvalid")

@@ -28,7 +28,7 @@ func (h *H) peer() *peer {
 	if err != nil {
 		h.T.Fatalf("open a second %s driver: %v", h.backend, err)
 	}
-	gw, err := gateway.New(h.Ctx, gateway.Config{Driver: d, Clock: h.Clock, AccountID: testAccount,
+	gw, err := gateway.New(h.Ctx, gateway.Config{Driver: d, Clock: h.gatewayClock(), AccountID: testAccount,
 		Region: testRegion, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), SweepInterval: time.Minute,
 		Credentials: map[string]string{testAccessKey: testSecretKey}})
 	if err != nil {
@@ -112,7 +112,7 @@ func TestMoveTasksAcrossGateways(t *testing.T) {
 	task2 := h.awaitMoveTask(dl2, "CANCELLED")
 	// Let B's runner take several more steps if it were still running.
 	for i := 0; i < 10; i++ {
-		h.Clock.Advance(time.Second)
+		h.Advance(time.Second)
 		time.Sleep(5 * time.Millisecond)
 	}
 	if left := h.Attr(dl2, "ApproximateNumberOfMessages"); task2.ApproximateNumberOfMessagesMoved != 1 || left != "4" {

@@ -22,6 +22,7 @@ import (
 	"github.com/aws/smithy-go/transport/http/protocol/awsquery"
 
 	"github.com/anysqs/anysqs/capabilities"
+	"github.com/anysqs/anysqs/capabilities/report"
 	"github.com/anysqs/anysqs/drivers"
 	"github.com/anysqs/anysqs/gateway"
 	"github.com/anysqs/anysqs/internal/clock"
@@ -48,35 +49,33 @@ func skipUnavailable(t testing.TB, format string, args ...any) {
 	t.Skip(msg)
 }
 
+// realClockBudget bounds the real time one case may wait on a service-clock backend.
+// Cases run in parallel, so their waits overlap; a case needing more queue time than
+// this skips as "needs a gateway clock" instead of holding the run for minutes or days.
+const realClockBudget = 45 * time.Second
+
+// needsGatewayClock starts the skip message of a case that a real clock cannot judge
+// within realClockBudget; the compatibility report gives such cases their own status.
+const needsGatewayClock = report.NeedsGatewayClockPrefix
+
 // storage is one case's private backend storage. open (re)opens a driver on it; calling
 // open again after closing the previous driver is how a restart is simulated.
 type storage struct {
 	open func(ctx context.Context) (drivers.Driver, error)
+	// endpoint, instead of open, names a running SQS endpoint to judge black box.
+	endpoint string
 }
 
-// backend is one row of the backend table.
-type backend struct {
-	name string
-	// prepare creates a fresh, isolated storage for one case, or skips the test when the
-	// backend's service is not reachable. Cleanup is registered on t.
-	prepare func(t *testing.T) storage
-	// parallel says cases may run concurrently: false for backends whose server is shared
-	// with the rest of the machine and would only be slowed down.
-	parallel bool
-	// hidden rows run only when ANYSQS_CONFORMANCE_BACKENDS names them.
-	hidden bool
-}
-
-// backends is THE table: every case runs once per row.
-func backends() []backend {
-	return selectBackends(sqliteBackend(), postgresBackend(), lyingBackend())
-}
-
-// H is the harness of one case: a gateway over one backend with a fake clock, and an
-// aws-sdk-go-v2 SQS client pointed at it.
+// H is the harness of one case: a gateway over one backend, and an aws-sdk-go-v2 SQS
+// client pointed at it. The gateway runs on a fake clock when the driver keeps queue time
+// by the gateway's clock, and on the real clock when its service keeps queue time; cases
+// move time with Advance, which works on both.
 type H struct {
-	T     *testing.T
-	Ctx   context.Context
+	T   *testing.T
+	Ctx context.Context
+	// Account is the account ID in queue URLs and ARNs.
+	Account string
+	// Clock is the fake clock of gateway-clock backends; use Now and Advance instead.
 	Clock *clock.Fake
 	SQS   *sqs.Client
 	URL   string // the gateway's base URL
@@ -92,6 +91,10 @@ type H struct {
 	seq     atomic.Int64
 	headers headerRecorder
 	policy  capabilities.Config
+	// realClock: the driver declares ClockService, so the gateway runs on clock.Real and
+	// Advance sleeps; waited is the real time slept so far, against realClockBudget.
+	realClock bool
+	waited    time.Duration
 }
 
 // wireProtocol selects how the case's aws-sdk-go-v2 client talks to the gateway.
@@ -117,10 +120,19 @@ func newHarnessWith(t *testing.T, b backend, o harnessOptions) *H {
 	t.Helper()
 	st := b.prepare(t)
 	ctx, cancel := context.WithCancel(context.Background())
+	if !b.deadline.IsZero() {
+		ctx, cancel = context.WithDeadline(context.Background(), b.deadline)
+	}
 	t.Cleanup(cancel)
 	h := &H{T: t, Ctx: ctx, backend: b.name, st: st, policy: o.policy,
-		Clock:  clock.NewFake(time.Now()),
-		prefix: "c" + randomHex(4) + "-",
+		Clock:   clock.NewFake(time.Now()),
+		Account: testAccount,
+		prefix:  "c" + randomHex(4) + "-",
+	}
+	if st.endpoint != "" {
+		h.URL, h.Desc, h.realClock, h.Account = st.endpoint, endpointDescription(), true, endpointAccount()
+		h.SQS = h.newClient(o.protocol)
+		return h
 	}
 	h.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if p := h.handler.Load(); p != nil {
@@ -152,9 +164,10 @@ func (h *H) start() {
 		d.Close()
 		h.T.Fatalf("describe %s driver: %v", h.backend, err)
 	}
+	h.realClock = h.Desc.Normalized().Clock == drivers.ClockService
 	gw, err := gateway.New(h.Ctx, gateway.Config{
 		Driver:        h.drv,
-		Clock:         h.Clock,
+		Clock:         h.gatewayClock(),
 		AccountID:     testAccount,
 		Region:        testRegion,
 		PublicURL:     h.srv.URL,
@@ -190,6 +203,9 @@ func (h *H) stop() {
 // keeping the listener so that queue URLs stay valid.
 func (h *H) Restart() {
 	h.T.Helper()
+	if h.st.endpoint != "" {
+		skipUnavailable(h.T, "a restart of the service behind %s, which the suite does not run", h.URL)
+	}
 	h.stop()
 	h.start()
 }
@@ -198,9 +214,17 @@ func (h *H) Restart() {
 // us-east-1, message checksum validation left on, and no retries so that every error
 // the gateway returns reaches the test.
 func (h *H) newClient(p wireProtocol) *sqs.Client {
+	region, creds := testRegion, credentials.NewStaticCredentialsProvider(testAccessKey, testSecretKey, "")
+	if h.st.endpoint != "" { // the standard AWS environment, as any SQS client reads it
+		creds = credentials.NewStaticCredentialsProvider(os.Getenv("AWS_ACCESS_KEY_ID"),
+			os.Getenv("AWS_SECRET_ACCESS_KEY"), os.Getenv("AWS_SESSION_TOKEN"))
+		if r := os.Getenv("AWS_REGION"); r != "" {
+			region = r
+		}
+	}
 	return sqs.New(sqs.Options{
-		Region:       testRegion,
-		Credentials:  credentials.NewStaticCredentialsProvider(testAccessKey, testSecretKey, ""),
+		Region:       region,
+		Credentials:  creds,
 		BaseEndpoint: aws.String(h.URL),
 		Retryer:      aws.NopRetryer{},
 		HTTPClient:   &http.Client{Transport: &h.headers},
@@ -267,10 +291,73 @@ func (h *H) declaration(id capabilities.ID) (capabilities.Declaration, bool) {
 // NextEmptyReceive returns a channel closed after the driver next answers a receive with
 // no message. A long poll calls the driver, finds nothing, then waits: once this fires
 // the gateway has started waiting (or is about to), so a later send must wake it.
-func (h *H) NextEmptyReceive() <-chan struct{} { return h.drv.nextEmptyReceive() }
+//
+// An endpoint cannot be observed: there it fires after a second, by when a long poll
+// sent just before has reached the server.
+func (h *H) NextEmptyReceive() <-chan struct{} {
+	if h.st.endpoint != "" {
+		c := make(chan struct{})
+		time.AfterFunc(time.Second, func() { close(c) })
+		return c
+	}
+	return h.drv.nextEmptyReceive()
+}
+
+// gatewayClock is the clock the case's gateways run on.
+func (h *H) gatewayClock() clock.Clock {
+	if h.realClock {
+		return clock.Real{}
+	}
+	return h.Clock
+}
+
+// Now returns the gateway's current time.
+func (h *H) Now() time.Time { return h.gatewayClock().Now() }
+
+// Advance lets d of queue time pass: it moves the fake clock of a gateway-clock backend,
+// and sleeps on a service-clock one. A wait that would take the case's real waiting past
+// realClockBudget skips the case as needing a gateway clock.
+func (h *H) Advance(d time.Duration) {
+	h.T.Helper()
+	if !h.realClock {
+		h.Clock.Advance(d)
+		return
+	}
+	if h.waited+d > realClockBudget {
+		h.T.Skipf("%s%v more of queue time after %v, beyond the %v a case may wait on a real clock",
+			needsGatewayClock, d, h.waited, realClockBudget)
+	}
+	h.waited += d
+	select {
+	case <-time.After(d):
+	case <-h.Ctx.Done():
+		h.T.Fatalf("waiting %v of real time: %v", d, h.Ctx.Err())
+	}
+}
+
+// NeedGatewayClock skips the case, on a service-clock backend only, because it needs
+// what (say, "12 h of visibility") of queue time that no real-clock run can wait for.
+func (h *H) NeedGatewayClock(what string) {
+	h.T.Helper()
+	if h.realClock {
+		h.T.Skip(needsGatewayClock + what)
+	}
+}
+
+// Before reports whether the gateway's clock still reads before deadline. A negative
+// timing check ("not visible before the timeout") proves something only while it holds:
+// on a real clock a slow request may return after the deadline, and then a message seen
+// is not a failure. Take the time before the request that starts the timer.
+func (h *H) Before(deadline time.Time) bool {
+	if h.Now().Before(deadline) {
+		return true
+	}
+	h.T.Logf("the check finished %v after its deadline; its negative result proves nothing", h.Now().Sub(deadline))
+	return false
+}
 
 // Eventually calls cond until it is true, advancing the fake clock by step between calls
-// (step 0: no advance). It is for work the gateway does in the background (message move
+// (step 0: no advance; a real clock ignores step). It is for work the gateway does in the background (message move
 // tasks, sweeps), which a black-box client cannot wait on; it asserts no timing, only
 // that the condition becomes true before a generous hang guard.
 func (h *H) Eventually(what string, step time.Duration, cond func() bool) {
@@ -280,7 +367,7 @@ func (h *H) Eventually(what string, step time.Duration, cond func() bool) {
 		if cond() {
 			return
 		}
-		if step > 0 {
+		if step > 0 && !h.realClock {
 			h.Clock.Advance(step)
 		}
 		time.Sleep(5 * time.Millisecond) // give the gateway's goroutines a turn

@@ -34,7 +34,7 @@ func messageCases() []tc {
 				h.T.Fatalf("no receipt handle")
 			}
 			h.Delete(url, m)
-			h.Clock.Advance(31 * time.Second)
+			h.Advance(31 * time.Second)
 			h.ReceiveNone(url, "after delete and visibility expiry")
 		}},
 		{caps: std, name: "md5-of-body", run: func(h *H) {
@@ -191,10 +191,10 @@ func messageCases() []tc {
 		}},
 		{caps: sys, name: "system-attributes-on-receive", run: func(h *H) {
 			url := h.Queue()
-			h.Clock.Advance(time.Hour) // SentTimestamp must follow the gateway's clock
-			sentAt := h.Clock.Now()
+			h.Advance(time.Hour) // SentTimestamp must follow the gateway's clock
+			sentAt := h.Now()
 			h.Send(url, "sys")
-			h.Clock.Advance(5 * time.Second)
+			h.Advance(5 * time.Second)
 			m := h.ReceiveOne(url, 10)
 			h.wantMillisNear(h.SysAttr(m, "SentTimestamp"), "SentTimestamp", sentAt)
 			h.wantMillisNear(h.SysAttr(m, "ApproximateFirstReceiveTimestamp"), "ApproximateFirstReceiveTimestamp", sentAt.Add(5*time.Second))
@@ -204,7 +204,7 @@ func messageCases() []tc {
 			if h.SysAttr(m, "SenderId") == "" {
 				h.T.Fatalf("empty SenderId")
 			}
-			h.Clock.Advance(11 * time.Second)
+			h.Advance(11 * time.Second)
 			m2 := h.ReceiveOne(url, 10)
 			if h.ReceiveCount(m2) != 2 {
 				h.T.Fatalf("second ApproximateReceiveCount = %d, want 2", h.ReceiveCount(m2))
@@ -275,7 +275,7 @@ func messageCases() []tc {
 			url := h.Queue()
 			h.Send(url, "x")
 			old := h.ReceiveOne(url, 5)
-			h.Clock.Advance(6 * time.Second)
+			h.Advance(6 * time.Second)
 			cur := h.ReceiveOne(url, 30)
 			if aws.ToString(cur.ReceiptHandle) == aws.ToString(old.ReceiptHandle) {
 				h.T.Fatalf("second receive reused the receipt handle")
@@ -283,7 +283,7 @@ func messageCases() []tc {
 			h.Delete(url, old) // succeeds (standard queue); must not delete the redelivered message
 			_, err := h.SQS.DeleteMessage(h.Ctx, &sqs.DeleteMessageInput{QueueUrl: aws.String(url), ReceiptHandle: cur.ReceiptHandle})
 			h.Must(err, "DeleteMessage with the current handle")
-			h.Clock.Advance(31 * time.Second)
+			h.Advance(31 * time.Second)
 			h.ReceiveNone(url, "after deleting with the current handle")
 		}},
 		{caps: []capabilities.ID{capabilities.ReceiptStale}, name: "handle-of-other-queue", run: func(h *H) {
@@ -295,7 +295,7 @@ func messageCases() []tc {
 				h.WantErr(err, "DeleteMessage with another queue's handle", "ReceiptHandleIsInvalid")
 			}
 			h.Delete(a, m) // whatever b said, a's message is untouched and still deletable
-			h.Clock.Advance(31 * time.Second)
+			h.Advance(31 * time.Second)
 			h.ReceiveNone(a, "after delete")
 		}},
 	}

@@ -29,6 +29,7 @@ func TestStrictPolicyRejectsDegraded(t *testing.T) {
 		ran++
 		t.Run(string(d.ID), func(t *testing.T) {
 			t.Parallel()
+			takeCPUSlot(t)
 			probe(newHarnessWith(t, sqliteBackend(), harnessOptions{policy: capabilities.Config{Mode: string(capabilities.Strict)}}))
 		})
 	}

@@ -27,7 +27,7 @@ func purgeTagCases() []tc {
 			h.Must(err, "SendMessage delayed")
 			_, err = h.SQS.PurgeQueue(h.Ctx, &sqs.PurgeQueueInput{QueueUrl: aws.String(url)})
 			h.Must(err, "PurgeQueue")
-			h.Clock.Advance(61 * time.Second)
+			h.Advance(61 * time.Second)
 			h.ReceiveNone(url, "after purge")
 			h.WantCounts(url, 0, 0, 0)
 		}},
@@ -36,11 +36,11 @@ func purgeTagCases() []tc {
 			_, err := h.SQS.PurgeQueue(h.Ctx, &sqs.PurgeQueueInput{QueueUrl: aws.String(url)})
 			h.Must(err, "first PurgeQueue")
 			h.Send(url, "after first purge")
-			h.Clock.Advance(59 * time.Second)
+			h.Advance(59 * time.Second)
 			_, err = h.SQS.PurgeQueue(h.Ctx, &sqs.PurgeQueueInput{QueueUrl: aws.String(url)})
 			h.WantErr(err, "PurgeQueue 59 s after the last", "PurgeQueueInProgress")
 			h.ReceiveOne(url, 0) // the rejected purge deleted nothing
-			h.Clock.Advance(2 * time.Second)
+			h.Advance(2 * time.Second)
 			_, err = h.SQS.PurgeQueue(h.Ctx, &sqs.PurgeQueueInput{QueueUrl: aws.String(url)})
 			h.Must(err, "PurgeQueue 61 s after the last")
 		}},
@@ -97,9 +97,9 @@ func purgeTagCases() []tc {
 			h.Must(err, "SendMessage delayed")
 			h.ReceiveOne(url, 30)
 			h.wantCountsAsDeclared(url, 2, 1, 1)
-			h.Clock.Advance(31 * time.Second)
+			h.Advance(31 * time.Second)
 			h.wantCountsAsDeclared(url, 3, 0, 1)
-			h.Clock.Advance(30 * time.Second)
+			h.Advance(30 * time.Second)
 			h.wantCountsAsDeclared(url, 4, 0, 0)
 		}},
 		{caps: []capabilities.ID{capabilities.CountsApprox}, name: "counts-after-delete", run: func(h *H) {

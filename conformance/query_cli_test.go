@@ -101,13 +101,14 @@ func (c *cli) ok(v any, args ...string) {
 
 func TestQueryProtocolAWSCLI(t *testing.T) {
 	t.Parallel()
+	takeCPUSlot(t)
 	h := newHarness(t, sqliteBackend())
 	c := newCLI(t, h)
 	name := h.Name("cli")
 
 	var created struct{ QueueUrl string }
 	c.ok(&created, "create-queue", "--queue-name", name, "--attributes", "VisibilityTimeout=45")
-	if want := h.URL + "/" + testAccount + "/" + name; created.QueueUrl != want {
+	if want := h.URL + "/" + h.Account + "/" + name; created.QueueUrl != want {
 		t.Fatalf("create-queue QueueUrl = %q, want %q", created.QueueUrl, want)
 	}
 	url := created.QueueUrl
@@ -167,7 +168,7 @@ func TestQueryProtocolAWSCLI(t *testing.T) {
 	if len(batch.Successful) != 2 || len(batch.Failed) != 0 {
 		t.Fatalf("send-message-batch = %+v", batch)
 	}
-	h.Clock.Advance(6 * time.Second) // the queue now delays 5 s
+	h.Advance(6 * time.Second) // the queue now delays 5 s
 	if got := h.drain(url, 2); strings.Join(got, ",") != "one,two" {
 		t.Fatalf("batch messages read back with the Go SDK: %v", got)
 	}
@@ -189,6 +190,7 @@ func TestQueryProtocolAWSCLI(t *testing.T) {
 
 func TestQueryProtocolAWSCLIFifo(t *testing.T) {
 	t.Parallel()
+	takeCPUSlot(t)
 	h := newHarness(t, sqliteBackend())
 	c := newCLI(t, h)
 	var created struct{ QueueUrl string }
@@ -226,6 +228,7 @@ func TestBoto3(t *testing.T) {
 	} {
 		t.Run(py.name, func(t *testing.T) {
 			t.Parallel()
+			takeCPUSlot(t)
 			exe, err := exec.LookPath(py.exe)
 			if err == nil {
 				err = exec.Command(exe, "-c", "import boto3").Run()

@@ -20,7 +20,7 @@ func queueCases() []tc {
 		{caps: std, name: "create-returns-queue-url", run: func(h *H) {
 			name := h.Name("url")
 			url := h.CreateQueue(name, nil)
-			if want := h.URL + "/" + testAccount + "/" + name; url != want {
+			if want := h.URL + "/" + h.Account + "/" + name; url != want {
 				h.T.Fatalf("QueueUrl = %q, want %q", url, want)
 			}
 		}},
@@ -137,7 +137,7 @@ func queueCases() []tc {
 			// SDKs address queues by the URL CreateQueue returned; some rewrite the host.
 			name := h.Name("form")
 			h.CreateQueue(name, nil)
-			alt := strings.Replace(h.URL, "127.0.0.1", "localhost", 1) + "/" + testAccount + "/" + name
+			alt := strings.Replace(h.URL, "127.0.0.1", "localhost", 1) + "/" + h.Account + "/" + name
 			_, err := h.SQS.SendMessage(h.Ctx, &sqs.SendMessageInput{QueueUrl: aws.String(alt), MessageBody: aws.String("x")})
 			h.Must(err, "SendMessage via "+alt)
 		}},
@@ -160,7 +160,7 @@ func queueCases() []tc {
 		{caps: std, name: "add-permission-unsupported", run: func(h *H) {
 			url := h.Queue()
 			_, err := h.SQS.AddPermission(h.Ctx, &sqs.AddPermissionInput{QueueUrl: aws.String(url), Label: aws.String("l"),
-				AWSAccountIds: []string{testAccount}, Actions: []string{"SendMessage"}})
+				AWSAccountIds: []string{h.Account}, Actions: []string{"SendMessage"}})
 			if err == nil {
 				h.T.Fatalf("AddPermission succeeded; anysqs documents it as unsupported")
 			}
@@ -212,13 +212,13 @@ func (h *H) checkNameReuse(c *sqs.Client) {
 	url := h.CreateQueue(name, nil)
 	_, err := h.SQS.DeleteQueue(h.Ctx, &sqs.DeleteQueueInput{QueueUrl: aws.String(url)})
 	h.Must(err, "DeleteQueue")
-	h.Clock.Advance(59 * time.Second)
+	h.Advance(59 * time.Second)
 	_, err = c.CreateQueue(h.Ctx, &sqs.CreateQueueInput{QueueName: aws.String(name)})
 	h.WantErr(err, "CreateQueue 59 s after deleting the name", "QueueDeletedRecently")
-	h.Clock.Advance(2 * time.Second)
+	h.Advance(2 * time.Second)
 	_, err = c.CreateQueue(h.Ctx, &sqs.CreateQueueInput{QueueName: aws.String(name)})
 	h.Must(err, "CreateQueue 61 s after deleting the name")
 }
 
 // missingURL is the URL a queue would have if it existed.
-func (h *H) missingURL() string { return h.URL + "/" + testAccount + "/" + h.Name("missing") }
+func (h *H) missingURL() string { return h.URL + "/" + h.Account + "/" + h.Name("missing") }

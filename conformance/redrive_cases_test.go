@@ -24,7 +24,7 @@ func redriveCases() []tc {
 				if h.ReceiveCount(m) != i {
 					h.T.Fatalf("receive %d: ApproximateReceiveCount %d", i, h.ReceiveCount(m))
 				}
-				h.Clock.Advance(6 * time.Second)
+				h.Advance(6 * time.Second)
 			}
 			h.ReceiveNone(src, "after maxReceiveCount receives")
 			m := h.ReceiveOne(dl, 0)
@@ -42,7 +42,7 @@ func redriveCases() []tc {
 			dl, src := h.withDLQ(1)
 			h.Send(src, "fine")
 			h.Delete(src, h.ReceiveOne(src, 5))
-			h.Clock.Advance(6 * time.Second)
+			h.Advance(6 * time.Second)
 			h.ReceiveNone(src, "after delete")
 			h.ReceiveNone(dl, "DLQ of a deleted message")
 		}},
@@ -67,7 +67,7 @@ func redriveCases() []tc {
 			h.SendFifo(src, "g", "", "first")
 			h.SendFifo(src, "g", "", "second")
 			h.ReceiveOne(src, 5)
-			h.Clock.Advance(6 * time.Second)
+			h.Advance(6 * time.Second)
 			m := h.ReceiveOne(src, 5)
 			if aws.ToString(m.Body) != "second" {
 				h.T.Fatalf("after first moved to the DLQ, received %q, want second", aws.ToString(m.Body))
@@ -84,7 +84,7 @@ func redriveCases() []tc {
 		}},
 		{caps: []capabilities.ID{capabilities.RedriveAllow}, name: "by-queue-admits-listed-source", run: func(h *H) {
 			srcName := h.Name("src")
-			srcArn := "arn:aws:sqs:" + testRegion + ":" + testAccount + ":" + srcName
+			srcArn := "arn:aws:sqs:" + testRegion + ":" + h.Account + ":" + srcName
 			dl := h.Queue("RedriveAllowPolicy", `{"redrivePermission":"byQueue","sourceQueueArns":["`+srcArn+`"]}`)
 			h.CreateQueue(srcName, map[string]string{"RedrivePolicy": redrivePolicy(h.Arn(dl), 2)})
 			_, err := h.SQS.CreateQueue(h.Ctx, &sqs.CreateQueueInput{QueueName: aws.String(h.Name("other")),
@@ -139,7 +139,7 @@ func redriveCases() []tc {
 			h.WantErr(err, "second task on the same source", "InvalidParameterValue", "UnsupportedOperation")
 			cout, err := h.SQS.CancelMessageMoveTask(h.Ctx, &sqs.CancelMessageMoveTaskInput{TaskHandle: out.TaskHandle})
 			h.Must(err, "CancelMessageMoveTask")
-			h.Clock.Advance(30 * time.Second)
+			h.Advance(30 * time.Second)
 			task := h.awaitMoveTask(dl, "CANCELLED")
 			// A step already running when the cancel arrived may still finish: at 1
 			// message/s that is one message more than the cancel reported, no more.
@@ -154,6 +154,10 @@ func redriveCases() []tc {
 			h.Restart()
 			lt, err := h.SQS.ListMessageMoveTasks(h.Ctx, &sqs.ListMessageMoveTasksInput{SourceArn: aws.String(h.Arn(dl))})
 			h.Must(err, "ListMessageMoveTasks after a restart")
+			if !h.Desc.MoveTaskStore {
+				h.forgottenMoveTask(dl, src, lt.Results)
+				return
+			}
 			if len(lt.Results) != 1 || aws.ToString(lt.Results[0].TaskHandle) != aws.ToString(out.TaskHandle) {
 				h.T.Fatalf("after a restart ListMessageMoveTasks = %+v, want the running task %s", lt.Results, aws.ToString(out.TaskHandle))
 			}
@@ -193,7 +197,7 @@ func redrivePolicy(dlqArn string, maxReceive int) string {
 func (h *H) deadLetterAll(src string, n int) {
 	h.T.Helper()
 	h.receiveN(src, n, 5)
-	h.Clock.Advance(6 * time.Second)
+	h.Advance(6 * time.Second)
 	h.ReceiveNone(src, "source after maxReceiveCount")
 }
 
@@ -230,4 +234,28 @@ func (h *H) awaitMoveTask(dlq, status string) types.ListMessageMoveTasksResultEn
 		return aws.ToString(last.Status) == status
 	})
 	return last
+}
+
+// forgottenMoveTask asserts what a restart leaves of a move task kept in the gateway's
+// memory (a driver without Description.MoveTaskStore): the task is gone, and each of
+// the five messages is still in the dead-letter queue or back in the source, at least once.
+func (h *H) forgottenMoveTask(dl, src string, listed []types.ListMessageMoveTasksResultEntry) {
+	h.T.Helper()
+	if len(listed) != 0 {
+		h.T.Fatalf("after a restart ListMessageMoveTasks = %+v; tasks kept in the gateway's memory end with it", listed)
+	}
+	// A step cut short by the restart may hold a message in flight in the dead-letter
+	// queue until its timeout: wait for every message to show up somewhere.
+	ids := map[string]bool{}
+	h.Eventually("all 5 messages back in the dead-letter queue or the source", 10*time.Second, func() bool {
+		for _, q := range []string{src, dl} {
+			for _, m := range h.Receive(q, 10, 60) {
+				ids[aws.ToString(m.MessageId)] = true
+			}
+		}
+		return len(ids) >= 5
+	})
+	if len(ids) != 5 {
+		h.T.Fatalf("after a restart %d of the 5 messages are in the dead-letter queue or the source", len(ids))
+	}
 }

@@ -17,7 +17,7 @@ func retentionCases() []tc {
 		{caps: ret, name: "expired-message-dropped", run: func(h *H) {
 			url := h.Queue("MessageRetentionPeriod", "60")
 			h.Send(url, "old")
-			h.Clock.Advance(61 * time.Second)
+			h.Advance(61 * time.Second)
 			h.ReceiveNone(url, "61 s after send with 60 s retention")
 			h.Eventually("retention sweep empties the counts", 0, func() bool {
 				v, n, d := h.Counts(url)
@@ -27,29 +27,29 @@ func retentionCases() []tc {
 		{caps: ret, name: "kept-until-retention", run: func(h *H) {
 			url := h.Queue("MessageRetentionPeriod", "120")
 			h.Send(url, "young")
-			h.Clock.Advance(119 * time.Second)
+			h.Advance(119 * time.Second)
 			h.ReceiveOne(url, 0)
 		}},
 		{caps: ret, name: "in-flight-message-expires", run: func(h *H) {
 			url := h.Queue("MessageRetentionPeriod", "60")
 			h.Send(url, "m")
 			h.ReceiveOne(url, 300)
-			h.Clock.Advance(301 * time.Second)
+			h.Advance(301 * time.Second)
 			h.ReceiveNone(url, "after both visibility and retention passed")
 		}},
 		{caps: ret, name: "default-four-days", run: func(h *H) {
 			url := h.Queue()
 			h.Send(url, "m")
 			h.Send(url, "n")
-			h.Clock.Advance(4*24*time.Hour - time.Minute)
+			h.Advance(4*24*time.Hour - time.Minute)
 			h.ReceiveOne(url, 0)
-			h.Clock.Advance(2 * time.Minute)
+			h.Advance(2 * time.Minute)
 			h.ReceiveNone(url, "after the default 4-day retention")
 		}},
 		{caps: []capabilities.ID{capabilities.RetentionPeriod, capabilities.AttrRetention}, name: "shortened-retention-applies", run: func(h *H) {
 			url := h.Queue()
 			h.Send(url, "m")
-			h.Clock.Advance(2 * time.Minute)
+			h.Advance(2 * time.Minute)
 			h.SetAttrs(url, "MessageRetentionPeriod", "60")
 			h.ReceiveNone(url, "after retention was shortened below the message's age")
 		}},
@@ -100,7 +100,7 @@ func longPollCases() []tc {
 			waiting := h.NextEmptyReceive()
 			got := h.longPoll(url, 20)
 			<-waiting
-			h.Clock.Advance(4 * time.Second)
+			h.Advance(4 * time.Second)
 			ms := h.awaitPollBefore(got, 15*time.Second)
 			if len(ms) != 1 || aws.ToString(ms[0].Body) != "again" {
 				h.T.Fatalf("long poll returned %v, want the message whose visibility expired", Bodies(ms))
@@ -113,7 +113,7 @@ func longPollCases() []tc {
 			waiting := h.NextEmptyReceive()
 			got := h.longPoll(url, 20)
 			<-waiting
-			h.Clock.Advance(4 * time.Second)
+			h.Advance(4 * time.Second)
 			ms := h.awaitPollBefore(got, 15*time.Second)
 			if len(ms) != 1 || aws.ToString(ms[0].Body) != "late" {
 				h.T.Fatalf("long poll returned %v, want the delayed message", Bodies(ms))
@@ -218,7 +218,7 @@ func (h *H) awaitPollBefore(c <-chan pollResult, limit time.Duration) []types.Me
 		if moved >= limit {
 			h.T.Fatalf("long poll not woken within %v of gateway time after the message became visible", limit)
 		}
-		h.Clock.Advance(time.Second)
+		h.Advance(time.Second)
 	}
 }
 
@@ -243,7 +243,7 @@ func (h *H) pollResultAdvancing(c <-chan pollResult) pollResult {
 			return pollResult{}
 		case <-time.After(20 * time.Millisecond):
 			if moved < 60 { // past any WaitTimeSeconds (at most 20)
-				h.Clock.Advance(time.Second)
+				h.Advance(time.Second)
 				moved++
 			}
 		}

@@ -35,9 +35,8 @@ func (d lyingDriver) ChangeVisibility(_ context.Context, req drivers.ChangeVisib
 // lyingBackend is a hidden row of the backend table: it runs only when named, by
 // TestReportCatchesFalseDeclaration.
 func lyingBackend() backend {
-	base := sqliteBackend()
 	return backend{name: "sqlite-lying", parallel: true, hidden: true, prepare: func(t *testing.T) storage {
-		st := base.prepare(t)
+		st := prepareSQLite(t)
 		return storage{open: func(ctx context.Context) (drivers.Driver, error) {
 			d, err := st.open(ctx)
 			if err != nil {

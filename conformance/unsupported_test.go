@@ -238,9 +238,8 @@ func (d reducedDriver) Describe(ctx context.Context) (drivers.Description, error
 
 // reducedBackend is the embedded backend with id declared Unsupported.
 func reducedBackend(id capabilities.ID) backend {
-	base := sqliteBackend()
 	return backend{name: "sqlite-reduced", parallel: true, prepare: func(t *testing.T) storage {
-		st := base.prepare(t)
+		st := prepareSQLite(t)
 		return storage{open: func(ctx context.Context) (drivers.Driver, error) {
 			d, err := st.open(ctx)
 			if err != nil {
@@ -258,6 +257,7 @@ func TestUnsupportedRejected(t *testing.T) {
 	for id, probe := range unsupportedProbes() {
 		t.Run(string(id), func(t *testing.T) {
 			t.Parallel()
+			takeCPUSlot(t)
 			h := newHarness(t, reducedBackend(id))
 			if l := h.Level(id); l != capabilities.Unsupported {
 				t.Fatalf("reduced driver declares %s %s", id, l)

@@ -1,6 +1,8 @@
 package conformance_test
 
 import (
+	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -18,11 +20,12 @@ func visibilityCases() []tc {
 		{caps: vt, name: "hidden-while-in-flight-then-redelivered", run: func(h *H) {
 			url := h.Queue()
 			h.Send(url, "v")
+			due := h.Now().Add(30 * time.Second)
 			first := h.ReceiveOne(url, 0) // queue default: 30 s
-			h.Clock.Advance(29 * time.Second)
-			h.ReceiveNone(url, "29 s into a 30 s visibility timeout")
-			h.WantCounts(url, 0, 1, 0)
-			h.Clock.Advance(2 * time.Second)
+			h.Advance(29 * time.Second)
+			h.ReceiveNoneBefore(url, due, "29 s into a 30 s visibility timeout")
+			h.WantCountsBefore(url, due, 0, 1, 0)
+			h.Advance(2 * time.Second)
 			again := h.ReceiveOne(url, 0)
 			if aws.ToString(again.MessageId) != aws.ToString(first.MessageId) || h.ReceiveCount(again) != 2 {
 				h.T.Fatalf("redelivered %s with receive count %d, want %s with 2", aws.ToString(again.MessageId), h.ReceiveCount(again), aws.ToString(first.MessageId))
@@ -32,37 +35,39 @@ func visibilityCases() []tc {
 			url := h.Queue("VisibilityTimeout", "300")
 			h.Send(url, "v")
 			h.ReceiveOne(url, 5)
-			h.Clock.Advance(6 * time.Second)
+			h.Advance(6 * time.Second)
 			h.ReceiveOne(url, 5)
 		}},
 		{caps: []capabilities.ID{capabilities.VisibilityTimeout, capabilities.AttrVisibilityTimeout}, name: "queue-default-changed", run: func(h *H) {
 			url := h.Queue()
 			h.SetAttrs(url, "VisibilityTimeout", "10")
 			h.Send(url, "v")
+			due := h.Now().Add(10 * time.Second)
 			h.ReceiveOne(url, 0)
-			h.Clock.Advance(9 * time.Second)
-			h.ReceiveNone(url, "9 s into a 10 s queue visibility timeout")
-			h.Clock.Advance(2 * time.Second)
+			h.Advance(9 * time.Second)
+			h.ReceiveNoneBefore(url, due, "9 s into a 10 s queue visibility timeout")
+			h.Advance(2 * time.Second)
 			h.ReceiveOne(url, 0)
 		}},
 		{caps: change, name: "extend-in-flight", run: func(h *H) {
 			url := h.Queue()
 			h.Send(url, "v")
 			m := h.ReceiveOne(url, 10)
+			due := h.Now().Add(120 * time.Second)
 			_, err := h.SQS.ChangeMessageVisibility(h.Ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(url), ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: 120})
 			h.Must(err, "ChangeMessageVisibility 120")
-			h.Clock.Advance(60 * time.Second)
-			h.ReceiveNone(url, "60 s into an extended 120 s timeout")
-			h.Clock.Advance(61 * time.Second)
+			h.Advance(60 * time.Second)
+			h.ReceiveNoneBefore(url, due, "60 s into an extended 120 s timeout")
+			h.Advance(61 * time.Second)
 			h.ReceiveOne(url, 0)
 		}},
 		{caps: change, name: "shorten-in-flight", run: func(h *H) {
 			url := h.Queue()
 			h.Send(url, "v")
-			m := h.ReceiveOne(url, 600)
+			m := h.ReceiveOne(url, 300) // within a broker's 5-minute lock
 			_, err := h.SQS.ChangeMessageVisibility(h.Ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(url), ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: 5})
 			h.Must(err, "ChangeMessageVisibility 5")
-			h.Clock.Advance(6 * time.Second)
+			h.Advance(6 * time.Second)
 			h.ReceiveOne(url, 0)
 		}},
 		{caps: change, name: "handle-still-valid-after-change", run: func(h *H) {
@@ -72,14 +77,14 @@ func visibilityCases() []tc {
 			_, err := h.SQS.ChangeMessageVisibility(h.Ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(url), ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: 60})
 			h.Must(err, "ChangeMessageVisibility")
 			h.Delete(url, m)
-			h.Clock.Advance(61 * time.Second)
+			h.Advance(61 * time.Second)
 			h.ReceiveNone(url, "after delete")
 		}},
 		{caps: change, name: "change-after-expiry-not-in-flight", run: func(h *H) {
 			url := h.Queue()
 			h.Send(url, "v")
 			m := h.ReceiveOne(url, 10)
-			h.Clock.Advance(11 * time.Second)
+			h.Advance(11 * time.Second)
 			_, err := h.SQS.ChangeMessageVisibility(h.Ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(url), ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: 60})
 			h.WantErr(err, "ChangeMessageVisibility after the timeout expired", "MessageNotInflight")
 			h.ReceiveOne(url, 0) // still visible: the failed change did nothing
@@ -92,7 +97,7 @@ func visibilityCases() []tc {
 		{caps: []capabilities.ID{capabilities.VisibilityRelease}, name: "zero-releases-at-once", run: func(h *H) {
 			url := h.Queue()
 			h.Send(url, "v")
-			m := h.ReceiveOne(url, 600)
+			m := h.ReceiveOne(url, 300) // within a broker's 5-minute lock
 			_, err := h.SQS.ChangeMessageVisibility(h.Ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(url), ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: 0})
 			h.Must(err, "ChangeMessageVisibility 0")
 			again := h.ReceiveOne(url, 0) // no clock advance
@@ -101,16 +106,19 @@ func visibilityCases() []tc {
 			}
 		}},
 		{caps: []capabilities.ID{capabilities.VisibilityMax}, name: "twelve-hours-accepted", run: func(h *H) {
+			// 12 h from the receive, then 12 h again from the change: only a clock that
+			// stands still between the two keeps the second within SQS's 12 h total.
+			h.NeedGatewayClock("12 h of visibility, set twice at the same instant")
 			url := h.Queue("VisibilityTimeout", "43200")
 			h.Send(url, "v")
 			m := h.ReceiveOne(url, 0)
 			_, err := h.SQS.ChangeMessageVisibility(h.Ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(url), ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: 43200})
 			h.Must(err, "ChangeMessageVisibility 43200")
-			h.Clock.Advance(12*time.Hour - time.Minute)
+			h.Advance(12*time.Hour - time.Minute)
 			h.ReceiveNone(url, "a minute before 12 h")
-			h.Clock.Advance(2 * time.Minute)
+			h.Advance(2 * time.Minute)
 			h.ReceiveOne(url, 0)
-		}},
+		}, degraded: visibilityBeyondMax},
 		{caps: []capabilities.ID{capabilities.VisibilityMax}, name: "over-twelve-hours-rejected", run: func(h *H) {
 			url := h.Queue()
 			h.Send(url, "v")
@@ -119,7 +127,7 @@ func visibilityCases() []tc {
 			m := h.ReceiveOne(url, 30)
 			_, err = h.SQS.ChangeMessageVisibility(h.Ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(url), ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: 43201})
 			h.WantErr(err, "ChangeMessageVisibility 43201", "InvalidParameterValue")
-			h.Clock.Advance(31 * time.Second)
+			h.Advance(31 * time.Second)
 			h.ReceiveOne(url, 0) // the rejected change left the 30 s timeout alone
 		}},
 	}
@@ -130,12 +138,13 @@ func delayCases() []tc {
 	return []tc{
 		{caps: []capabilities.ID{capabilities.DelayQueue}, name: "queue-delay", run: func(h *H) {
 			url := h.Queue("DelaySeconds", "30")
+			due := h.Now().Add(30 * time.Second)
 			h.Send(url, "d")
-			h.ReceiveNone(url, "right after send to a 30 s delay queue")
-			h.WantCounts(url, 0, 0, 1)
-			h.Clock.Advance(29 * time.Second)
-			h.ReceiveNone(url, "29 s into a 30 s delay")
-			h.Clock.Advance(2 * time.Second)
+			h.ReceiveNoneBefore(url, due, "right after send to a 30 s delay queue")
+			h.WantCountsBefore(url, due, 0, 0, 1)
+			h.Advance(29 * time.Second)
+			h.ReceiveNoneBefore(url, due, "29 s into a 30 s delay")
+			h.Advance(2 * time.Second)
 			h.WantCounts(url, 1, 0, 0)
 			h.ReceiveOne(url, 0)
 		}},
@@ -147,7 +156,7 @@ func delayCases() []tc {
 			if got := h.drain(url, 2); len(got) != 1 || got[0] != "before" {
 				h.T.Fatalf("right after the change received %v, want [before]", got)
 			}
-			h.Clock.Advance(61 * time.Second)
+			h.Advance(61 * time.Second)
 			if got := h.drain(url, 2); len(got) != 1 || got[0] != "after" {
 				h.T.Fatalf("after 61 s received %v, want [after]", got)
 			}
@@ -160,7 +169,7 @@ func delayCases() []tc {
 			if got := h.drain(url, 2); len(got) != 1 || got[0] != "now" {
 				h.T.Fatalf("before the delay received %v, want [now]", got)
 			}
-			h.Clock.Advance(11 * time.Second)
+			h.Advance(11 * time.Second)
 			if got := h.drain(url, 2); len(got) != 1 || got[0] != "late" {
 				h.T.Fatalf("after the delay received %v, want [late]", got)
 			}
@@ -169,7 +178,7 @@ func delayCases() []tc {
 			url := h.Queue("DelaySeconds", "600")
 			_, err := h.SQS.SendMessage(h.Ctx, &sqs.SendMessageInput{QueueUrl: aws.String(url), MessageBody: aws.String("m"), DelaySeconds: 5})
 			h.Must(err, "SendMessage DelaySeconds=5")
-			h.Clock.Advance(6 * time.Second)
+			h.Advance(6 * time.Second)
 			h.ReceiveOne(url, 0)
 		}},
 		{caps: []capabilities.ID{capabilities.DelayMessage}, name: "per-message-delay-range", run: func(h *H) {
@@ -190,7 +199,7 @@ func delayCases() []tc {
 			url := h.FifoQueue("ContentBasedDeduplication", "true", "DelaySeconds", "20")
 			h.SendFifo(url, "g", "", "m")
 			h.ReceiveNone(url, "inside the FIFO queue delay")
-			h.Clock.Advance(21 * time.Second)
+			h.Advance(21 * time.Second)
 			h.ReceiveOne(url, 0)
 		}},
 		{caps: []capabilities.ID{capabilities.DelayMessage}, name: "send-batch-per-entry-delay", run: func(h *H) {
@@ -203,10 +212,40 @@ func delayCases() []tc {
 			if got := h.drain(url, 2); len(got) != 1 || got[0] != "a" {
 				h.T.Fatalf("received %v, want [a]", got)
 			}
-			h.Clock.Advance(31 * time.Second)
+			h.Advance(31 * time.Second)
 			if got := h.drain(url, 2); len(got) != 1 || got[0] != "b" {
 				h.T.Fatalf("received %v, want [b]", got)
 			}
 		}},
 	}
+}
+
+// visibilityBeyondMax asserts the fallback of a degraded visibility.max: a timeout above
+// the declared max_seconds is rejected with InvalidParameterValue and changes nothing,
+// or, where the policy clamps it, is accepted with X-Anysqs-Degraded and lasts max_seconds.
+func visibilityBeyondMax(h *H, d capabilities.Declaration) {
+	limit, err := strconv.Atoi(d.Limits["max_seconds"])
+	if err != nil || limit <= 0 || limit >= 43200 {
+		h.T.Fatalf("visibility.max is degraded, and its max_seconds limit %q says by how much it is not", d.Limits["max_seconds"])
+	}
+	url := h.Queue()
+	h.Send(url, "v")
+	out, err := h.SQS.ReceiveMessage(h.Ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(url), VisibilityTimeout: 43200})
+	clamped := err == nil
+	if clamped {
+		if h.LastHeader(capabilities.HeaderDegraded) == "" || len(out.Messages) != 1 {
+			h.T.Fatalf("ReceiveMessage VisibilityTimeout=43200 on a %d s maximum: accepted with %d message(s) and no %s header; want a rejection or a marked clamp",
+				limit, len(out.Messages), capabilities.HeaderDegraded)
+		}
+	} else {
+		h.WantErr(err, fmt.Sprintf("ReceiveMessage VisibilityTimeout=43200 on a %d s maximum", limit), "InvalidParameterValue")
+	}
+	if !clamped {
+		m := h.ReceiveOne(url, int32(limit)) // the rejected receive took nothing
+		_, err = h.SQS.ChangeMessageVisibility(h.Ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(url), ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: 43200})
+		h.WantErr(err, fmt.Sprintf("ChangeMessageVisibility 43200 on a %d s maximum", limit), "InvalidParameterValue")
+	}
+	// The message comes back after the maximum, whichever way the request was handled.
+	h.Advance(time.Duration(limit+1) * time.Second)
+	h.ReceiveOne(url, 0)
 }

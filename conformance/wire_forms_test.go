@@ -17,6 +17,7 @@ import (
 // error shapes of both protocols as SDKs parse them.
 func TestWireForms(t *testing.T) {
 	t.Parallel()
+	takeCPUSlot(t)
 	h := newHarness(t, sqliteBackend())
 	qurl := h.Queue()
 

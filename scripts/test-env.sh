@@ -10,22 +10,7 @@ set -uo pipefail
 say() { echo "test-env: $*" >&2; }
 missing=()
 
-as_root() {
-	if [ "$(id -u)" = 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo -n "$@"; else return 1; fi
-}
-
-# PostgreSQL and PgBouncer refuse to run as root: as root, they run as postgres.
-svc_user=$(id -un)
-[ "$(id -u)" = 0 ] && id postgres >/dev/null 2>&1 && svc_user=postgres
-as_svc() { if [ "$(id -un)" = "$svc_user" ]; then "$@"; else su "$svc_user" -s /bin/sh -c "$(printf '%q ' "$@")"; fi; }
-
-apt_install() {
-	command -v apt-get >/dev/null || return 1
-	if [ ! -f /tmp/.anysqs-apt-updated ]; then
-		as_root apt-get update -qq >/dev/null 2>&1 && touch /tmp/.anysqs-apt-updated
-	fi
-	as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null 2>&1
-}
+. "$(dirname "$0")/lib/privileges.sh"
 
 # --- The AWS CLI v2 from Debian (speaks the Query protocol) -------------------------------
 if [ ! -x /usr/bin/aws ]; then
@@ -43,54 +28,17 @@ if [ -x /usr/bin/python3 ] && ! /usr/bin/python3 -c 'import boto3' 2>/dev/null; 
 	apt_install python3-boto3 || true
 fi
 
-# --- PostgreSQL ---------------------------------------------------------------------------
-pg_ready() { pg_isready -q -h "$1" -p "$2" 2>/dev/null || (exec 3<>"/dev/tcp/$1/$2") 2>/dev/null; }
-pg_dsn=
-if [ -n "${ANYSQS_TEST_POSTGRES_DSN:-}" ]; then
-	pg_dsn=$ANYSQS_TEST_POSTGRES_DSN
-elif pg_ready 127.0.0.1 5432; then
-	pg_dsn='postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable'
-else
-	# A cluster installed but stopped: start it. Otherwise a throwaway cluster from the binaries.
-	if command -v pg_ctlcluster >/dev/null && ls /etc/postgresql/*/main >/dev/null 2>&1; then
-		v=$(ls /etc/postgresql | head -n1)
-		as_root pg_ctlcluster --skip-systemctl-redirect "$v" main start >/dev/null 2>&1 || true
-		for _ in $(seq 1 30); do pg_ready 127.0.0.1 5432 && break; sleep 0.5; done
-	fi
-	if pg_ready 127.0.0.1 5432; then
-		pg_dsn='postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable'
+# --- Services of the conformance suite's backend rows: one script each --------------------
+for svc in "$(dirname "$0")"/services/*.sh; do
+	name=$(basename "$svc" .sh)
+	if lines=$("$svc" start); then
+		echo "$lines"
+		eval "$lines"
 	else
-		bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n1)
-		if [ -z "$bin" ]; then
-			say "no PostgreSQL found; installing Debian's postgresql for the tests"
-			apt_install postgresql || true
-			bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n1)
-		fi
-		if [ -n "$bin" ]; then
-			dir=$(mktemp -d /tmp/anysqs-pg.XXXXXX)
-			port=54329
-			chown "$svc_user" "$dir" 2>/dev/null || true
-			# TLS with a self-signed certificate for localhost, so that the TLS test runs here too.
-			tls=
-			if command -v openssl >/dev/null && openssl req -new -x509 -days 30 -nodes -subj /CN=localhost \
-				-addext subjectAltName=DNS:localhost -keyout "$dir/server.key" -out "$dir/server.crt" >/dev/null 2>&1; then
-				chmod 600 "$dir/server.key"
-				chown "$svc_user" "$dir/server.key" "$dir/server.crt" 2>/dev/null || true
-				tls="-c ssl=on -c ssl_cert_file=$dir/server.crt -c ssl_key_file=$dir/server.key"
-			fi
-			if as_svc "$bin/initdb" -D "$dir/data" -A trust -U postgres >/dev/null 2>&1 &&
-				as_svc "$bin/pg_ctl" -D "$dir/data" -o "-p $port -k $dir -c listen_addresses=127.0.0.1 $tls" -l "$dir/log" -w start >/dev/null 2>&1; then
-				say "started a throwaway PostgreSQL on 127.0.0.1:$port (data in $dir)"
-				pg_dsn="postgres://postgres@127.0.0.1:$port/postgres?sslmode=disable"
-			else
-				missing+=("PostgreSQL (could not start a throwaway cluster from $bin)")
-			fi
-		else
-			missing+=("PostgreSQL (no server running on 127.0.0.1:5432 and no binaries to start one)")
-		fi
+		missing+=("$name (see $svc; its conformance row is skipped)")
 	fi
-fi
-[ -n "$pg_dsn" ] && echo "export ANYSQS_TEST_POSTGRES_DSN='$pg_dsn'"
+done
+pg_dsn=${ANYSQS_TEST_POSTGRES_DSN:-}
 
 # --- PgBouncer in front of that PostgreSQL, in session and in transaction pooling -----------
 # The driver must work through session pooling and refuse transaction pooling when it opens.

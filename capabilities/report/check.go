@@ -13,16 +13,33 @@ import (
 // committedDir and returns every difference a reader of the committed report would care
 // about: a capability's level, limits, note or verdict, or a case that appeared,
 // disappeared or changed outcome. Run metadata (date, commit, service version) is
-// ignored, so the committed report stays valid on another machine. A backend whose
-// fresh run did not run at all (service unavailable) is not compared.
-func Check(committedDir, freshDir string) ([]string, error) {
+// ignored, so the committed report stays valid on another machine.
+//
+// Every committed report must have a fresh counterpart that ran: a backend whose service
+// was missing is a difference, not a pass. only, if not empty, names the backends this run
+// regenerates; committed reports of other backends are then not required.
+func Check(committedDir, freshDir string, only []string) ([]string, error) {
 	fresh, err := readReports(freshDir)
 	if err != nil {
 		return nil, err
 	}
-	var diffs []string
+	committed, err := readReports(committedDir)
+	if err != nil {
+		return nil, err
+	}
+	ran := map[string]bool{}
 	for _, f := range fresh {
-		if f.Totals.Cases > 0 && f.Totals.NotRun == f.Totals.Cases {
+		ran[f.Backend] = f.Totals.Cases > f.Totals.NotRun
+	}
+	var diffs []string
+	for _, c := range committed {
+		if !ran[c.Backend] && (len(only) == 0 || slices.Contains(only, c.Backend)) {
+			diffs = append(diffs, fmt.Sprintf("%s: committed report, but the backend did not run "+
+				"(service not available?); start its service, or pass --backends to check others only", c.Backend))
+		}
+	}
+	for _, f := range fresh {
+		if !ran[f.Backend] {
 			continue
 		}
 		b, err := os.ReadFile(filepath.Join(committedDir, f.Backend+".json"))

@@ -33,7 +33,7 @@ func TestCheckIgnoresRunMetadataAndFindsChanges(t *testing.T) {
 	same := base
 	same.Date, same.Commit, same.ServiceVersion = "d2", "c2", "2"
 	writeReport(t, fresh, same)
-	if diffs, err := Check(committed, fresh); err != nil || len(diffs) != 0 {
+	if diffs, err := Check(committed, fresh, nil); err != nil || len(diffs) != 0 {
 		t.Fatalf("metadata-only change must not count: %v %v", diffs, err)
 	}
 
@@ -43,7 +43,7 @@ func TestCheckIgnoresRunMetadataAndFindsChanges(t *testing.T) {
 		{ID: "queue.tags", Level: "degraded", Verdict: Verified, Cases: []CaseResult{{Test: "T/memdb/queue.tags/c", Status: Pass}}},
 	}
 	writeReport(t, fresh, changed)
-	diffs, err := Check(committed, fresh)
+	diffs, err := Check(committed, fresh, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,15 +57,33 @@ func TestCheckIgnoresRunMetadataAndFindsChanges(t *testing.T) {
 	}
 }
 
-func TestCheckSkipsBackendsNotRunAndFlagsMissingCommitted(t *testing.T) {
+func TestCheckFailsCommittedBackendsNotRun(t *testing.T) {
 	committed, fresh := t.TempDir(), t.TempDir()
+	writeReport(t, committed, BackendReport{Backend: "absent", Totals: Totals{Cases: 3, Pass: 3}})
+	writeReport(t, committed, BackendReport{Backend: "gone", Totals: Totals{Cases: 1, Pass: 1}})
 	writeReport(t, fresh, BackendReport{Backend: "absent", Totals: Totals{Cases: 3, NotRun: 3}})
 	writeReport(t, fresh, BackendReport{Backend: "newone", Totals: Totals{Cases: 1, Pass: 1}})
-	diffs, err := Check(committed, fresh)
+	diffs, err := Check(committed, fresh, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	joined := strings.Join(diffs, "\n")
+	for _, want := range []string{"absent: committed report, but the backend did not run",
+		"gone: committed report, but the backend did not run", "newone: no committed report"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("missing %q in:\n%s", want, joined)
+		}
+	}
+	if len(diffs) != 3 {
+		t.Errorf("got %d differences, want 3:\n%s", len(diffs), joined)
+	}
+
+	// Regenerating only some backends leaves the others' committed reports alone.
+	diffs, err = Check(committed, fresh, []string{"newone"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(diffs) != 1 || !strings.Contains(diffs[0], "newone: no committed report") {
-		t.Fatalf("got %v", diffs)
+		t.Fatalf("with --backends newone: got %v", diffs)
 	}
 }

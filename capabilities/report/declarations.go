@@ -21,13 +21,20 @@ const declarationsSuffix = ".declarations.json"
 
 // Declarations is what the conformance suite records about one backend it ran.
 type Declarations struct {
-	Format         string               `json:"format"`
-	Backend        string               `json:"backend"`
-	DriverVersion  string               `json:"driver_version"`
-	ServiceVersion string               `json:"service_version"` // backend service or emulator version
-	Date           string               `json:"date"`            // RFC 3339, UTC, when the run started
-	Commit         string               `json:"commit"`          // anysqs commit under test
-	Capabilities   []DeclaredCapability `json:"capabilities"`
+	Format         string `json:"format"`
+	Backend        string `json:"backend"`
+	DriverVersion  string `json:"driver_version"`
+	ServiceVersion string `json:"service_version"` // backend service or emulator version
+	Date           string `json:"date"`            // RFC 3339, UTC, when the run started
+	Commit         string `json:"commit"`          // anysqs commit under test
+	// Target, Clock, ReceiptScope, RealClockBudget and TestOnly become the report's
+	// RunConditions.
+	Target          string               `json:"target,omitempty"`
+	Clock           string               `json:"clock,omitempty"`
+	ReceiptScope    string               `json:"receipt_scope,omitempty"`
+	RealClockBudget string               `json:"real_clock_budget,omitempty"`
+	TestOnly        bool                 `json:"test_only,omitempty"`
+	Capabilities    []DeclaredCapability `json:"capabilities"`
 }
 
 // DeclaredCapability is one capabilities.Declaration in the file.

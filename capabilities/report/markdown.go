@@ -20,6 +20,8 @@ func verdictLabel(v Verdict) string {
 		return "⚠️ no evidence"
 	case NotRunVerdict:
 		return "⏸ not run"
+	case NeedsGatewayClockVerdict:
+		return "🕒 needs a gateway clock"
 	}
 	return string(v)
 }
@@ -49,6 +51,9 @@ func caseCounts(c CapabilityResult) string {
 	if n := c.count(NotRun); n > 0 {
 		s += fmt.Sprintf(", %d not run", n)
 	}
+	if n := c.count(NeedsGatewayClock); n > 0 {
+		s += fmt.Sprintf(", %d needing a gateway clock", n)
+	}
 	return s
 }
 
@@ -66,6 +71,34 @@ func orUnknown(s string) string {
 	return s
 }
 
+// runConditions is the header paragraph saying what the verdicts were obtained against.
+func runConditions(r RunConditions) string {
+	var b strings.Builder
+	if r.TestOnly {
+		b.WriteString("**Test profile, not a backend:** this report judges a driver profile built for testing the " +
+			"suite and the gateway; it is not shippable and is kept out of the backend matrix.\n\n")
+	}
+	fmt.Fprintf(&b, "Target: **%s**. Clock: **%s**", mdCell(orUnknown(r.Target)), mdCell(orUnknown(r.Clock)))
+	switch r.Clock {
+	case "gateway":
+		b.WriteString(" (cases moved the gateway's fake clock)")
+	case "service":
+		fmt.Fprintf(&b, " (every case ran on a real clock and waited up to %s; cases needing more queue time "+
+			"show as %s)", mdCell(orUnknown(r.RealClockBudget)), verdictLabel(NeedsGatewayClockVerdict))
+	}
+	fmt.Fprintf(&b, ". Receipt scope: **%s**.\n\n", mdCell(orUnknown(r.ReceiptScope)))
+	return b.String()
+}
+
+// clockCount is the "needs a gateway clock" part of a totals sentence, shown for
+// real-clock runs only.
+func clockCount(n int, r RunConditions) string {
+	if n == 0 && r.Clock != "service" {
+		return ""
+	}
+	return fmt.Sprintf(", %d needing a gateway clock", n)
+}
+
 // backendMarkdown renders docs/compat/<backend>.md.
 func backendMarkdown(rep BackendReport, noEvidenceOK bool) []byte {
 	var b strings.Builder
@@ -75,10 +108,11 @@ func backendMarkdown(rep BackendReport, noEvidenceOK bool) []byte {
 	fmt.Fprintf(&b, "| Backend | Driver version | Service version | Date | Commit |\n|---|---|---|---|---|\n")
 	fmt.Fprintf(&b, "| %s | %s | %s | %s | `%s` |\n\n", mdCell(rep.Backend), mdCell(orUnknown(rep.DriverVersion)),
 		mdCell(orUnknown(rep.ServiceVersion)), mdCell(orUnknown(rep.Date)), mdCell(orUnknown(rep.Commit)))
+	b.WriteString(runConditions(rep.Run))
 	t := rep.Totals
-	fmt.Fprintf(&b, "**Result: %s.** Capabilities: %d verified, %d failed, %d without evidence, %d not run. "+
-		"Cases: %d passed, %d failed, %d not run.\n\n", resultWord(failures), t.Verified, t.Failed, t.NoEvidence,
-		t.Unverified, t.Pass, t.Fail, t.NotRun)
+	fmt.Fprintf(&b, "**Result: %s.** Capabilities: %d verified, %d failed, %d without evidence, %d not run%s. "+
+		"Cases: %d passed, %d failed, %d not run%s.\n\n", resultWord(failures), t.Verified, t.Failed, t.NoEvidence,
+		t.Unverified, clockCount(t.ClockBound, rep.Run), t.Pass, t.Fail, t.NotRun, clockCount(t.NeedsGatewayClock, rep.Run))
 	if len(failures) > 0 {
 		b.WriteString("Why it fails:\n\n")
 		for _, f := range failures {
@@ -125,9 +159,23 @@ func matrixMarkdown(reps []BackendReport, noEvidenceOK bool) []byte {
 		"exactly), **degraded** (a documented fallback; responses carry `X-Anysqs-Degraded`; `policy: strict` " +
 		"rejects it), **unsupported** (requests fail with an SQS error and change nothing).\n")
 	b.WriteString("- Verdicts: ✅ the cases confirm the declaration; ❌ a case contradicts it; ⚠️ no case exercises " +
-		"it; ⏸ the backend's service was not available, nothing was checked.\n\n")
+		"it; ⏸ the backend's service was not available, nothing was checked;\n")
+	b.WriteString("  🕒 the backend's service keeps queue time, and the cases needed more of it than a run waits " +
+		"for in real time; nothing was checked.\n\n")
 	b.WriteString("To choose a backend, read down the column of each candidate for the capabilities your " +
 		"application relies on: anything other than native or emulated changes behaviour, and its note says how.\n\n")
+	reps, profiles := splitTestOnly(reps)
+	if len(profiles) > 0 {
+		b.WriteString("Test profiles, not backends (reported and checked like one, never shipped):")
+		for i, r := range profiles {
+			sep := ","
+			if i == 0 {
+				sep = ""
+			}
+			fmt.Fprintf(&b, "%s [%s](%s.md) %s", sep, r.Backend, r.Backend, resultWord(r.failures(noEvidenceOK)))
+		}
+		b.WriteString(".\n\n")
+	}
 	if len(reps) == 0 {
 		b.WriteString("No backend has been reported yet.\n")
 		return []byte(b.String())
@@ -201,6 +249,18 @@ func matrixRows(reps []BackendReport) []matrixRow {
 		}
 	}
 	return rows
+}
+
+// splitTestOnly separates the reports of test profiles from those of backends.
+func splitTestOnly(reps []BackendReport) (backends, profiles []BackendReport) {
+	for _, r := range reps {
+		if r.Run.TestOnly {
+			profiles = append(profiles, r)
+		} else {
+			backends = append(backends, r)
+		}
+	}
+	return backends, profiles
 }
 
 // sortReports orders reports by backend name.

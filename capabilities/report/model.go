@@ -23,6 +23,9 @@ const (
 	NoEvidence Verdict = "no-evidence"
 	// NotRunVerdict: every case was skipped (service unavailable).
 	NotRunVerdict Verdict = "not-run"
+	// NeedsGatewayClockVerdict: no case passed or failed, and some needed more queue time
+	// than a real clock allows; the declaration stands unchecked on this backend.
+	NeedsGatewayClockVerdict Verdict = "needs-gateway-clock"
 )
 
 // BackendReport is the machine-readable report of one backend: docs/compat/<backend>.json.
@@ -33,22 +36,40 @@ type BackendReport struct {
 	ServiceVersion string             `json:"service_version"`
 	Date           string             `json:"date"`
 	Commit         string             `json:"commit"`
+	Run            RunConditions      `json:"run"`
 	Totals         Totals             `json:"totals"`
 	Capabilities   []CapabilityResult `json:"capabilities"`
 	// Problems are reasons the report fails other than capability verdicts.
 	Problems []string `json:"problems,omitempty"`
 }
 
+// RunConditions say what the verdicts were obtained against and on whose clock.
+type RunConditions struct {
+	// Target is the service or emulator the cases ran against: "SQLite 3.45.1 embedded".
+	Target string `json:"target"`
+	// Clock is "gateway" (cases moved a fake clock) or "service" (they waited in real time).
+	Clock string `json:"clock"`
+	// ReceiptScope is "storage" or "instance": where the backend's receipt handles hold.
+	ReceiptScope string `json:"receipt_scope"`
+	// RealClockBudget, on a service clock, is the real time one case could wait.
+	RealClockBudget string `json:"real_clock_budget,omitempty"`
+	// TestOnly marks a test profile: reported and checked, but not a shippable backend.
+	TestOnly bool `json:"test_only,omitempty"`
+}
+
 // Totals counts cases by status and capabilities by verdict.
 type Totals struct {
-	Cases      int `json:"cases"`
-	Pass       int `json:"pass"`
-	Fail       int `json:"fail"`
-	NotRun     int `json:"not_run"`
-	Verified   int `json:"verified"`
-	Failed     int `json:"failed"`
-	NoEvidence int `json:"no_evidence"`
-	Unverified int `json:"unverified"` // not run
+	Cases             int `json:"cases"`
+	Pass              int `json:"pass"`
+	Fail              int `json:"fail"`
+	NotRun            int `json:"not_run"`
+	NeedsGatewayClock int `json:"needs_gateway_clock,omitempty"`
+	Verified          int `json:"verified"`
+	Failed            int `json:"failed"`
+	NoEvidence        int `json:"no_evidence"`
+	Unverified        int `json:"unverified"` // not run
+	// ClockBound capabilities have only cases that needed a gateway clock.
+	ClockBound int `json:"clock_bound,omitempty"`
 }
 
 // CapabilityResult is one capability of one backend: declaration, expectation, evidence.
@@ -86,6 +107,8 @@ func evaluate(d Declarations, cases []CaseResult) BackendReport {
 	rep := BackendReport{
 		Format: FormatReport, Backend: d.Backend, DriverVersion: d.DriverVersion,
 		ServiceVersion: d.ServiceVersion, Date: d.Date, Commit: d.Commit,
+		Run: RunConditions{Target: d.Target, Clock: d.Clock, ReceiptScope: d.ReceiptScope,
+			RealClockBudget: d.RealClockBudget, TestOnly: d.TestOnly},
 	}
 	if err := capabilities.Validate(d.declarations()); err != nil {
 		for _, line := range strings.Split(err.Error(), "\n") {
@@ -113,6 +136,8 @@ func evaluate(d Declarations, cases []CaseResult) BackendReport {
 			rep.Totals.Fail++
 		case NotRun:
 			rep.Totals.NotRun++
+		case NeedsGatewayClock:
+			rep.Totals.NeedsGatewayClock++
 		}
 	}
 	for _, e := range capabilities.All() {
@@ -138,6 +163,8 @@ func evaluate(d Declarations, cases []CaseResult) BackendReport {
 			rep.Totals.NoEvidence++
 		case NotRunVerdict:
 			rep.Totals.Unverified++
+		case NeedsGatewayClockVerdict:
+			rep.Totals.ClockBound++
 		}
 		rep.Capabilities = append(rep.Capabilities, cr)
 	}
@@ -152,6 +179,8 @@ func verdict(c CapabilityResult) Verdict {
 		return Failed
 	case c.count(Pass) > 0:
 		return Verified
+	case c.count(NeedsGatewayClock) > 0:
+		return NeedsGatewayClockVerdict
 	}
 	return NotRunVerdict
 }

@@ -103,9 +103,16 @@ func generate(t *testing.T, backend string, decls []capabilities.Declaration, in
 	declDir, out := t.TempDir(), t.TempDir()
 	if decls != nil {
 		d := report.NewDeclarations(backend, "0.1.0", "memdb 1.2.3", decls, runDate, "0123456789abcdef0123456789abcdef01234567")
+		d.Target, d.Clock, d.ReceiptScope = "memdb 1.2.3 in-process", "gateway", "storage"
+		if opts.OutDir != "" { // a test profile beside the backend: service clock
+			d.Clock, d.ReceiptScope, d.RealClockBudget, d.TestOnly = "service", "instance", "45s", true
+		}
 		if err := report.WriteDeclarations(declDir, d); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if opts.OutDir != "" {
+		out = opts.OutDir
 	}
 	opts.TestJSON, opts.DeclarationsDir, opts.OutDir = in, declDir, out
 	sum, err := report.Generate(opts)
@@ -142,7 +149,21 @@ func TestGoldenReport(t *testing.T) {
 	if len(sum.Backends) != 1 || len(sum.Backends[0].Failures) != 0 || sum.Backends[0].Totals.NotRun != 1 {
 		t.Errorf("summary = %+v", sum)
 	}
-	for _, name := range []string{"memdb.md", "memdb.json", "README.md", "index.html"} {
+
+	// A test profile on a service clock, in the same directory: its own section, no
+	// matrix column, and a case that needed a gateway clock.
+	var pin goTestJSON
+	pin.everyCase("memdb-profile", decls, capabilities.VisibilityMax)
+	pin.testCase("memdb-profile", "visibility.max", "twelve-hours-accepted", "skip", "needs a gateway clock: 12h of visibility")
+	pin.finish("memdb-profile", "pass")
+	psum, _, err := generate(t, "memdb-profile", decls, &pin, report.Options{OutDir: out})
+	if err != nil {
+		t.Fatalf("Generate profile: %v", err)
+	}
+	if pt := psum.Backends[0].Totals; pt.NeedsGatewayClock != 1 || pt.NotRun != 0 || pt.ClockBound != 1 {
+		t.Errorf("profile totals = %+v, want one case and one capability needing a gateway clock", pt)
+	}
+	for _, name := range []string{"memdb.md", "memdb.json", "memdb-profile.md", "memdb-profile.json", "README.md", "index.html"} {
 		got := read(t, filepath.Join(out, name))
 		golden := filepath.Join("testdata", "golden", name)
 		if *update {
