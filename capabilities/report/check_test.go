@@ -87,3 +87,24 @@ func TestCheckFailsCommittedBackendsNotRun(t *testing.T) {
 		t.Fatalf("with --backends newone: got %v", diffs)
 	}
 }
+
+// TestCheckReferenceRun: the committed reference run cannot run in CI and is not
+// required to; the AWS confirmations it gave a backend's report are derived, not results.
+func TestCheckReferenceRun(t *testing.T) {
+	committed, fresh := t.TempDir(), t.TempDir()
+	writeReport(t, committed, BackendReport{Backend: ReferenceBackend, Run: RunConditions{Reference: true},
+		Totals: Totals{Cases: 1, Pass: 1}})
+	confirmed := BackendReport{Backend: "memdb", Totals: Totals{Cases: 1, Pass: 1},
+		AWSConfirmation: &AWSConfirmation{Date: "d0", Commit: "c0", Confirmed: 1},
+		Capabilities: []CapabilityResult{{ID: "queue.purge", Level: "native", Verdict: Verified,
+			Cases: []CaseResult{{Test: "T/memdb/queue.purge/a", Status: Pass, AWSConfirmed: "d0"}}}}}
+	writeReport(t, committed, confirmed)
+	unconfirmed := confirmed
+	unconfirmed.AWSConfirmation = nil
+	unconfirmed.Capabilities = []CapabilityResult{{ID: "queue.purge", Level: "native", Verdict: Verified,
+		Cases: []CaseResult{{Test: "T/memdb/queue.purge/a", Status: Pass}}}}
+	writeReport(t, fresh, unconfirmed)
+	if diffs, err := Check(committed, fresh, nil); err != nil || len(diffs) != 0 {
+		t.Fatalf("want no differences, got %v %v", diffs, err)
+	}
+}

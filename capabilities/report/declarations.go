@@ -27,13 +27,14 @@ type Declarations struct {
 	ServiceVersion string `json:"service_version"` // backend service or emulator version
 	Date           string `json:"date"`            // RFC 3339, UTC, when the run started
 	Commit         string `json:"commit"`          // anysqs commit under test
-	// Target, Clock, ReceiptScope, RealClockBudget and TestOnly become the report's
-	// RunConditions.
+	// Target, Clock, ReceiptScope, RealClockBudget, TestOnly and Reference become the
+	// report's RunConditions.
 	Target          string               `json:"target,omitempty"`
 	Clock           string               `json:"clock,omitempty"`
 	ReceiptScope    string               `json:"receipt_scope,omitempty"`
 	RealClockBudget string               `json:"real_clock_budget,omitempty"`
 	TestOnly        bool                 `json:"test_only,omitempty"`
+	Reference       bool                 `json:"reference,omitempty"`
 	Capabilities    []DeclaredCapability `json:"capabilities"`
 }
 

@@ -32,4 +32,14 @@
 // package, a case naming an unknown capability, or cases without declarations make the
 // report fail too. Generate writes every file even when the report fails, so the red
 // cells can be read.
+//
+// # The reference run against AWS SQS
+//
+// The suite's expectations come from the SQS API reference and the SDKs' service models.
+// A run of the suite against AWS SQS itself, the aws-sqs row (Declarations.Reference),
+// checks them: a case that passed there is confirmed, and every backend report marks its
+// own run of that case (CaseResult.AWSConfirmed) and counts them in its header. The
+// confirmations are derived from docs/compat/aws-sqs.json, so Generate refreshes them in
+// every report it finds and Check ignores them. The reference report has no matrix column;
+// its failures do not fail Generate, and Check does not require it to run.
 package report

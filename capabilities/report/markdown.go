@@ -74,6 +74,11 @@ func orUnknown(s string) string {
 // runConditions is the header paragraph saying what the verdicts were obtained against.
 func runConditions(r RunConditions) string {
 	var b strings.Builder
+	if r.Reference {
+		b.WriteString("**Reference run against AWS SQS:** this report judges the service itself, every capability " +
+			"declared native. A case that passed here confirms the suite's expectation, and backend reports mark " +
+			"the same case as confirmed; it is kept out of the backend matrix.\n\n")
+	}
 	if r.TestOnly {
 		b.WriteString("**Test profile, not a backend:** this report judges a driver profile built for testing the " +
 			"suite and the gateway; it is not shippable and is kept out of the backend matrix.\n\n")
@@ -109,6 +114,9 @@ func backendMarkdown(rep BackendReport, noEvidenceOK bool) []byte {
 	fmt.Fprintf(&b, "| %s | %s | %s | %s | `%s` |\n\n", mdCell(rep.Backend), mdCell(orUnknown(rep.DriverVersion)),
 		mdCell(orUnknown(rep.ServiceVersion)), mdCell(orUnknown(rep.Date)), mdCell(orUnknown(rep.Commit)))
 	b.WriteString(runConditions(rep.Run))
+	if !rep.Run.Reference {
+		b.WriteString(confirmationSentence(rep) + "\n\n")
+	}
 	t := rep.Totals
 	fmt.Fprintf(&b, "**Result: %s.** Capabilities: %d verified, %d failed, %d without evidence, %d not run%s. "+
 		"Cases: %d passed, %d failed, %d not run%s.\n\n", resultWord(failures), t.Verified, t.Failed, t.NoEvidence,
@@ -138,7 +146,7 @@ func backendMarkdown(rep BackendReport, noEvidenceOK bool) []byte {
 		}
 		fmt.Fprintf(&b, "\n- Cases must show: %s\n- Verdict: %s\n", c.Expect, verdictLabel(c.Verdict))
 		for _, cs := range c.Cases {
-			fmt.Fprintf(&b, "  - %s `%s`\n", cs.Status, cs.Test)
+			fmt.Fprintf(&b, "  - %s `%s`%s\n", cs.Status, cs.Test, confirmedMark(cs))
 			for _, r := range cs.Reason {
 				fmt.Fprintf(&b, "    > %s\n", r)
 			}
@@ -164,6 +172,8 @@ func matrixMarkdown(reps []BackendReport, noEvidenceOK bool) []byte {
 		"for in real time; nothing was checked.\n\n")
 	b.WriteString("To choose a backend, read down the column of each candidate for the capabilities your " +
 		"application relies on: anything other than native or emulated changes behaviour, and its note says how.\n\n")
+	reps, ref := splitReference(reps)
+	b.WriteString(referenceLine(ref) + "\n\n")
 	reps, profiles := splitTestOnly(reps)
 	if len(profiles) > 0 {
 		b.WriteString("Test profiles, not backends (reported and checked like one, never shipped):")
@@ -210,6 +220,22 @@ func matrixMarkdown(reps []BackendReport, noEvidenceOK bool) []byte {
 		b.WriteString("\n")
 	}
 	return []byte(b.String())
+}
+
+// confirmedMark follows a case in a report's details when AWS SQS confirmed it.
+func confirmedMark(cs CaseResult) string {
+	if cs.AWSConfirmed == "" {
+		return ""
+	}
+	return " (confirmed against AWS SQS on " + day(cs.AWSConfirmed) + ")"
+}
+
+// day is the date part of an RFC 3339 timestamp.
+func day(ts string) string {
+	if i := strings.IndexByte(ts, 'T'); i > 0 {
+		return ts[:i]
+	}
+	return ts
 }
 
 func verdictSymbol(v Verdict) string {

@@ -30,15 +30,19 @@ const (
 
 // BackendReport is the machine-readable report of one backend: docs/compat/<backend>.json.
 type BackendReport struct {
-	Format         string             `json:"format"`
-	Backend        string             `json:"backend"`
-	DriverVersion  string             `json:"driver_version"`
-	ServiceVersion string             `json:"service_version"`
-	Date           string             `json:"date"`
-	Commit         string             `json:"commit"`
-	Run            RunConditions      `json:"run"`
-	Totals         Totals             `json:"totals"`
-	Capabilities   []CapabilityResult `json:"capabilities"`
+	Format         string        `json:"format"`
+	Backend        string        `json:"backend"`
+	DriverVersion  string        `json:"driver_version"`
+	ServiceVersion string        `json:"service_version"`
+	Date           string        `json:"date"`
+	Commit         string        `json:"commit"`
+	Run            RunConditions `json:"run"`
+	// AWSConfirmation, on a backend's report, says which of its cases the reference run
+	// against AWS SQS confirmed; nil when none is recorded, and on the reference itself.
+	// Derived from aws-sqs.json, so Check ignores it.
+	AWSConfirmation *AWSConfirmation   `json:"aws_confirmation,omitempty"`
+	Totals          Totals             `json:"totals"`
+	Capabilities    []CapabilityResult `json:"capabilities"`
 	// Problems are reasons the report fails other than capability verdicts.
 	Problems []string `json:"problems,omitempty"`
 }
@@ -55,6 +59,10 @@ type RunConditions struct {
 	RealClockBudget string `json:"real_clock_budget,omitempty"`
 	// TestOnly marks a test profile: reported and checked, but not a shippable backend.
 	TestOnly bool `json:"test_only,omitempty"`
+	// Reference marks a run against AWS SQS itself: its passed cases confirm the
+	// expectations of every backend's report, it is kept out of the backend matrix, and
+	// Check does not require it to run (CI cannot reach AWS).
+	Reference bool `json:"reference,omitempty"`
 }
 
 // Totals counts cases by status and capabilities by verdict.
@@ -108,7 +116,8 @@ func evaluate(d Declarations, cases []CaseResult) BackendReport {
 		Format: FormatReport, Backend: d.Backend, DriverVersion: d.DriverVersion,
 		ServiceVersion: d.ServiceVersion, Date: d.Date, Commit: d.Commit,
 		Run: RunConditions{Target: d.Target, Clock: d.Clock, ReceiptScope: d.ReceiptScope,
-			RealClockBudget: d.RealClockBudget, TestOnly: d.TestOnly},
+			RealClockBudget: d.RealClockBudget, TestOnly: d.TestOnly,
+			Reference: d.Reference},
 	}
 	if err := capabilities.Validate(d.declarations()); err != nil {
 		for _, line := range strings.Split(err.Error(), "\n") {

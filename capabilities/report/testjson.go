@@ -62,6 +62,9 @@ type CaseResult struct {
 	Status       Status   `json:"status"`
 	// Reason is the tail of the case's output when it failed or was skipped.
 	Reason []string `json:"reason,omitempty"`
+	// AWSConfirmed is the date of the reference run in which the same case passed
+	// against AWS SQS; empty when it did not, or no reference run is recorded.
+	AWSConfirmed string `json:"aws_confirmed,omitempty"`
 }
 
 // run is what the reader learned from one go test -json stream.
