@@ -1,6 +1,7 @@
 package conformance_test
 
 import (
+	"os"
 	"runtime"
 	"sync"
 	"testing"
@@ -27,6 +28,9 @@ type backend struct {
 	// testOnly rows judge a test profile, not a shippable backend: their reports are
 	// generated and checked, and kept out of the backend matrix.
 	testOnly bool
+	// reference marks the run against AWS SQS itself, whose passed cases confirm the
+	// suite's expectations in every backend's report.
+	reference bool
 	// hidden rows run only when ANYSQS_CONFORMANCE_BACKENDS names them.
 	hidden bool
 	// deadline, set by TestConformance from timeout, is when the row's time is up.
@@ -47,8 +51,7 @@ func backendTable() []backend {
 			target: func(v string) string { return "PostgreSQL " + v + " local server" }},
 		backend{name: "broker-profile", prepare: prepareBrokerProfile, parallel: true, timeout: 8 * time.Minute,
 			testOnly: true, target: func(v string) string { return "internal/brokerprofile over " + v + ", embedded" }},
-		backend{name: "endpoint", prepare: prepareEndpoint, parallel: true, timeout: 10 * time.Minute,
-			hidden: conformanceEndpoint() == "", target: func(string) string { return "the SQS endpoint " + conformanceEndpoint() }},
+		endpointRow(conformanceEndpoint(), os.Getenv("ANYSQS_CONFORMANCE_REFERENCE")),
 		lyingBackend(),
 	}
 }

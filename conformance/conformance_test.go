@@ -216,7 +216,7 @@ func (r *runRecord) write(t *testing.T) {
 	if r.row.target != nil {
 		d.Target = r.row.target(r.desc.ServiceVersion)
 	}
-	d.TestOnly = r.row.testOnly
+	d.TestOnly, d.Reference = r.row.testOnly, r.row.reference
 	if desc.Clock == drivers.ClockService {
 		d.RealClockBudget = realClockBudget.String()
 	}

@@ -55,6 +55,12 @@
 //	                           AWS_SESSION_TOKEN and AWS_REGION as any SQS client does, and
 //	                           ANYSQS_CONFORMANCE_ACCOUNT (default 123456789012) is the
 //	                           account in its queue URLs. Restart cases do not run there.
+//	                           When its host ends in .amazonaws.com the row is aws-sqs, the
+//	                           reference run: its passed cases confirm the expectations of
+//	                           every backend's report.
+//	ANYSQS_CONFORMANCE_REFERENCE  "aws" names the endpoint row aws-sqs, a reference run,
+//	                           whatever its host: to try the flow on a local gateway. Never
+//	                           commit such a report.
 //	CI=true                    a missing service or client fails instead of skipping.
 //
 // Beyond -parallel, which TestMain raises to 64 unless given, cases of gateway-clock
