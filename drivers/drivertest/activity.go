@@ -21,7 +21,7 @@ var activityCases = []testCase{
 // (after A's WatchActivity, for watch); with local or poll, both methods answer
 // KindUnsupported, since the gateway does not call them.
 func activityAcrossInstances(e *env) {
-	mode := e.desc().Activity
+	mode := e.description.Activity
 	q := e.standard("q")
 	if mode != drivers.ActivityNotify && mode != drivers.ActivityWatch {
 		_, err := e.d.AwaitActivity(e.ctx, drivers.AwaitActivityRequest{Timeout: time.Millisecond})

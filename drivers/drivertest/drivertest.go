@@ -62,7 +62,7 @@
 // time, so a case waits in real time until its next request is due, at most 40 seconds
 // per case, and checks either side of a deadline keep two seconds away from it. A case that
 // needs more queue time than that is skipped with a message starting "needs a gateway
-// clock: " (NeedsGatewayClock), its own status in a report: neither passed nor "not
+// clock: " (report.NeedsGatewayClockPrefix), its own status in a report: neither passed nor "not
 // run". Set Harness.Parallel so that the waits of all cases overlap.
 package drivertest
 
@@ -78,6 +78,7 @@ import (
 	"time"
 
 	"github.com/anysqs/anysqs/capabilities"
+	"github.com/anysqs/anysqs/capabilities/report"
 	"github.com/anysqs/anysqs/drivers"
 )
 
@@ -216,9 +217,6 @@ func newEnv(t *testing.T, h Harness, desc drivers.Description, run string) *env 
 	return e
 }
 
-// desc returns the driver's description, normalised.
-func (e *env) desc() drivers.Description { return e.description }
-
 // limit returns the int limit key of the driver's declaration of id, or def when the
 // declaration states none.
 func (e *env) limit(id capabilities.ID, key string, def int) int {
@@ -260,10 +258,6 @@ const serviceWaitBudget = 40 * time.Second
 // wait overshoots, the request takes time). Checks on either side of a deadline keep
 // this far from it there; on a gateway clock they are a millisecond away.
 const serviceSlack = 2 * time.Second
-
-// NeedsGatewayClock starts the Skip message of a case that needs more queue time than a
-// service clock lets the suite wait, so reports can tell it from "not run".
-const NeedsGatewayClock = "needs a gateway clock: "
 
 func (e *env) serviceClock() bool { return e.description.Clock == drivers.ClockService }
 
@@ -319,7 +313,7 @@ func (e *env) needs(d time.Duration) {
 	e.t.Helper()
 	if e.serviceClock() && d > serviceWaitBudget {
 		e.t.Skipf("%sthe case needs %v of queue time; a service clock is waited for in real time, at most %v per case",
-			NeedsGatewayClock, d, serviceWaitBudget)
+			report.NeedsGatewayClockPrefix, d, serviceWaitBudget)
 	}
 }
 

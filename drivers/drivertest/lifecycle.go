@@ -422,12 +422,12 @@ var restartCases = []testCase{
 		survivesRestart(e, true)
 	}, degraded: func(e *env, _ capabilities.Declaration) {
 		// Instance-scoped handles die with the instance; messages and FIFO state do not.
-		survivesRestart(e, e.desc().ReceiptScope != drivers.ReceiptInstance)
+		survivesRestart(e, e.description.ReceiptScope != drivers.ReceiptInstance)
 	}},
 	{capability: string(capabilities.ReceiptDurable), name: "handle-through-another-instance", run: func(e *env) {
 		handleThroughAnotherInstance(e, true)
 	}, degraded: func(e *env, _ capabilities.Declaration) {
-		handleThroughAnotherInstance(e, e.desc().ReceiptScope != drivers.ReceiptInstance)
+		handleThroughAnotherInstance(e, e.description.ReceiptScope != drivers.ReceiptInstance)
 	}},
 }
 

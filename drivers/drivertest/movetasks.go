@@ -16,7 +16,7 @@ import (
 // methods answers KindUnsupported, and says so: the case has nothing more to check.
 func (e *env) storeDisclaimed() bool {
 	e.t.Helper()
-	if e.desc().MoveTaskStore {
+	if e.description.MoveTaskStore {
 		return false
 	}
 	q := e.standard("dlq")

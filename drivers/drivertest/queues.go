@@ -29,7 +29,7 @@ var describeCases = []testCase{
 		// An ability the description disclaims answers KindUnsupported; one it claims
 		// answers without that kind. Over an RPC every method exists, so this is how a
 		// gateway (and a reader of the report) can trust the description.
-		desc := e.desc()
+		desc := e.description
 		_, err := e.d.ListMoveTasks(e.ctx, e.name("none", false), 1)
 		checkAbility(e, "ListMoveTasks", desc.MoveTaskStore, err)
 		watch := e.d.WatchActivity(e.ctx, drivers.WatchActivityRequest{Name: e.name("none", false), Until: e.base})
@@ -60,7 +60,7 @@ var describeCases = []testCase{
 		defer cancel()
 		// A short timeout: the case checks that the call returns with a sane result, not how fast.
 		res, err := e.d.AwaitActivity(ctx, drivers.AwaitActivityRequest{Timeout: 10 * time.Millisecond})
-		notifies := e.desc().Activity == drivers.ActivityNotify || e.desc().Activity == drivers.ActivityWatch
+		notifies := e.description.Activity == drivers.ActivityNotify || e.description.Activity == drivers.ActivityWatch
 		checkAbility(e, "AwaitActivity", notifies, err)
 		if !notifies && len(res.Queues) > 0 {
 			e.t.Fatalf("AwaitActivity: unsupported but queues %v", res.Queues)
