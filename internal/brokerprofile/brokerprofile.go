@@ -104,7 +104,8 @@ func (d *driver) Close() error { return d.inner.Close() }
 // CreateQueue stamps the queue with the service's clock, as a broker does; the
 // name-reuse delay after a delete is measured on that clock too.
 func (d *driver) CreateQueue(ctx context.Context, req drivers.CreateQueueRequest) (drivers.CreateQueueResult, error) {
-	req.Queue.CreatedAt, req.Queue.LastModified = d.now(), d.now()
+	now := d.now()
+	req.Queue.CreatedAt, req.Queue.LastModified = now, now
 	return d.inner.CreateQueue(ctx, req)
 }
 
@@ -147,8 +148,8 @@ func (d *driver) SendMessages(ctx context.Context, req drivers.SendMessagesReque
 
 func (d *driver) ReceiveMessages(ctx context.Context, req drivers.ReceiveMessagesRequest) (drivers.ReceiveMessagesResult, error) {
 	if req.ReceiveRequestAttemptID != "" {
-		return drivers.ReceiveMessagesResult{}, &drivers.Error{Kind: drivers.KindUnsupported,
-			Message: "brokerprofile: queue " + req.Name + ": ReceiveRequestAttemptId replay is not supported by a broker"}
+		return drivers.ReceiveMessagesResult{}, drivers.Errorf(drivers.KindUnsupported,
+			"brokerprofile: queue %s: ReceiveRequestAttemptId replay is not supported by a broker", req.Name)
 	}
 	if req.VisibilityTimeout > LockSeconds {
 		return drivers.ReceiveMessagesResult{}, lockTooLong(req.Name, req.VisibilityTimeout)
@@ -162,14 +163,14 @@ func (d *driver) ReceiveMessages(ctx context.Context, req drivers.ReceiveMessage
 }
 
 func lockTooLong(queue string, seconds int32) *drivers.Error {
-	return &drivers.Error{Kind: drivers.KindInvalidArgument,
-		Message: fmt.Sprintf("brokerprofile: queue %s: visibility timeout %d s exceeds the broker's %d s lock", queue, seconds, LockSeconds)}
+	return drivers.Errorf(drivers.KindInvalidArgument,
+		"brokerprofile: queue %s: visibility timeout %d s exceeds the broker's %d s lock", queue, seconds, LockSeconds)
 }
 
 func (d *driver) DeleteMessages(ctx context.Context, req drivers.DeleteMessagesRequest) (drivers.BatchResult, error) {
 	req.Now = d.now()
 	return d.batch(len(req.Entries), func(i int) *string { return &req.Entries[i].ReceiptHandle },
-		func(i int) string { return req.Entries[i].EntryID }, func(keep []int) (drivers.BatchResult, error) {
+		func(i int) string { return req.Entries[i].EntryID }, nil, func(keep []int) (drivers.BatchResult, error) {
 			sub := req
 			sub.Entries = make([]drivers.DeleteEntry, len(keep))
 			for j, i := range keep {
@@ -181,13 +182,15 @@ func (d *driver) DeleteMessages(ctx context.Context, req drivers.DeleteMessagesR
 
 func (d *driver) ChangeVisibility(ctx context.Context, req drivers.ChangeVisibilityRequest) (drivers.BatchResult, error) {
 	req.Now = d.now()
-	for _, e := range req.Entries {
-		if e.VisibilityTimeout > LockSeconds {
-			return drivers.BatchResult{}, lockTooLong(req.Name, e.VisibilityTimeout)
+	// A timeout beyond the lock fails its own entry, as the contract has batches fail.
+	tooLong := func(i int) *drivers.Error {
+		if v := req.Entries[i].VisibilityTimeout; v > LockSeconds {
+			return lockTooLong(req.Name, v)
 		}
+		return nil
 	}
 	return d.batch(len(req.Entries), func(i int) *string { return &req.Entries[i].ReceiptHandle },
-		func(i int) string { return req.Entries[i].EntryID }, func(keep []int) (drivers.BatchResult, error) {
+		func(i int) string { return req.Entries[i].EntryID }, tooLong, func(keep []int) (drivers.BatchResult, error) {
 			sub := req
 			sub.Entries = make([]drivers.ChangeVisibilityEntry, len(keep))
 			for j, i := range keep {
@@ -197,18 +200,25 @@ func (d *driver) ChangeVisibility(ctx context.Context, req drivers.ChangeVisibil
 		})
 }
 
-// batch unwraps each entry's handle in place, fails the entries whose handle another
-// instance issued, passes the others to inner and merges the results in request order.
-func (d *driver) batch(n int, handle func(int) *string, id func(int) string,
+// batch unwraps each entry's handle in place, fails the entries that reject (if set)
+// refuses and those whose handle another instance issued, passes the others to inner and
+// merges the results in request order.
+func (d *driver) batch(n int, handle func(int) *string, id func(int) string, reject func(int) *drivers.Error,
 	inner func(keep []int) (drivers.BatchResult, error)) (drivers.BatchResult, error) {
 	out := drivers.BatchResult{Entries: make([]drivers.EntryResult, n)}
 	var keep []int
 	for i := range n {
 		out.Entries[i].EntryID = id(i)
+		if reject != nil {
+			if err := reject(i); err != nil {
+				out.Entries[i].Err = err
+				continue
+			}
+		}
 		h, ok := d.unwrap(*handle(i))
 		if !ok {
-			out.Entries[i].Err = &drivers.Error{Kind: drivers.KindInvalidReceiptHandle,
-				Message: "brokerprofile: the receipt handle was issued by another gateway instance or before a restart"}
+			out.Entries[i].Err = drivers.Errorf(drivers.KindInvalidReceiptHandle,
+				"brokerprofile: the receipt handle was issued by another gateway instance or before a restart")
 			continue
 		}
 		*handle(i) = h
@@ -295,8 +305,8 @@ func (d *driver) moveOne(ctx context.Context, req drivers.MoveMessagesRequest, m
 		// Not a dead-lettered message: leave it where it is, visible again.
 		_, _ = d.inner.ChangeVisibility(ctx, drivers.ChangeVisibilityRequest{Name: req.Source, Now: d.now(),
 			Entries: []drivers.ChangeVisibilityEntry{{EntryID: "m", ReceiptHandle: m.ReceiptHandle}}})
-		return &drivers.Error{Kind: drivers.KindFailedPrecondition,
-			Message: "brokerprofile: message " + m.MessageID + " in " + req.Source + " has no dead-letter source to move back to"}
+		return drivers.Errorf(drivers.KindFailedPrecondition,
+			"brokerprofile: message %s in %s has no dead-letter source to move back to", m.MessageID, req.Source)
 	}
 	copied, err := d.inner.SendMessages(ctx, drivers.SendMessagesRequest{Name: dest, Now: d.now(), Entries: []drivers.SendEntry{{
 		EntryID: "m", MessageID: m.MessageID, Body: m.Body, Attributes: m.Attributes, SystemAttributes: m.SystemAttributes,
@@ -355,5 +365,5 @@ func (d *driver) AdoptMoveTasks(context.Context, string, time.Time, time.Time) (
 }
 
 func unsupported(what string) error {
-	return &drivers.Error{Kind: drivers.KindUnsupported, Message: "brokerprofile: " + what}
+	return drivers.Errorf(drivers.KindUnsupported, "brokerprofile: %s", what)
 }

@@ -104,3 +104,47 @@ func TestMoveRetriedAfterCrashKeepsMessageID(t *testing.T) {
 		t.Fatalf("source after the move: %+v, %v; want empty", s, err)
 	}
 }
+
+// A visibility change beyond the lock fails its own entry; the batch's other entries
+// apply, as the contract has batches fail per entry.
+func TestLockTooLongFailsItsEntryOnly(t *testing.T) {
+	ctx := context.Background()
+	d, err := brokerprofile.Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	now := time.Now()
+	if _, err := d.CreateQueue(ctx, drivers.CreateQueueRequest{Queue: drivers.Queue{Name: "q",
+		Attributes: drivertest.StandardAttributes(), CreatedAt: now, LastModified: now}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.SendMessages(ctx, drivers.SendMessagesRequest{Name: "q", Now: now, Entries: []drivers.SendEntry{
+		{EntryID: "a", MessageID: "m1", Body: "x"}, {EntryID: "b", MessageID: "m2", Body: "y"}}}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := d.ReceiveMessages(ctx, drivers.ReceiveMessagesRequest{Name: "q", Now: now, MaxMessages: 2, VisibilityTimeout: 30})
+	if err != nil || len(got.Messages) != 2 {
+		t.Fatalf("receive: %v, %d messages", err, len(got.Messages))
+	}
+	res, err := d.ChangeVisibility(ctx, drivers.ChangeVisibilityRequest{Name: "q", Now: now, Entries: []drivers.ChangeVisibilityEntry{
+		{EntryID: "long", ReceiptHandle: got.Messages[0].ReceiptHandle, VisibilityTimeout: brokerprofile.LockSeconds + 1},
+		{EntryID: "zero", ReceiptHandle: got.Messages[1].ReceiptHandle, VisibilityTimeout: 0}}})
+	if err != nil {
+		t.Fatalf("ChangeVisibility: %v; a too-long entry must fail alone", err)
+	}
+	if len(res.Entries) != 2 || drivers.KindOf(entryErr(res.Entries[0].Err)) != drivers.KindInvalidArgument || res.Entries[1].Err != nil {
+		t.Fatalf("entries %+v: want the first InvalidArgument, the second applied", res.Entries)
+	}
+	again, err := d.ReceiveMessages(ctx, drivers.ReceiveMessagesRequest{Name: "q", Now: now, MaxMessages: 2, VisibilityTimeout: 30})
+	if err != nil || len(again.Messages) != 1 || again.Messages[0].MessageID != "m2" {
+		t.Fatalf("after the change: %v, %+v; want m2 visible again, m1 still locked", err, again.Messages)
+	}
+}
+
+func entryErr(e *drivers.Error) error {
+	if e == nil {
+		return nil
+	}
+	return e
+}
