@@ -1,8 +1,11 @@
 package conformance_test
 
 import (
+	"bytes"
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"time"
@@ -11,6 +14,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/aws/smithy-go"
+	"github.com/aws/smithy-go/middleware"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
 )
 
 // queryCodes maps the AWS JSON error names to the Query protocol codes that the SDK
@@ -276,3 +281,32 @@ func (h *H) ReceiveCount(m types.Message) int {
 
 // bodyN is the n-th test body.
 func bodyN(n int) string { return fmt.Sprintf("message-%03d", n) }
+
+// withExplicitZeroDelay makes a SendMessage carry DelaySeconds=0, which the SDK leaves
+// out as the field's zero value; it rewrites the serialized body of either protocol.
+func withExplicitZeroDelay(o *sqs.Options) {
+	o.APIOptions = append(o.APIOptions, func(s *middleware.Stack) error {
+		return s.Build.Add(middleware.BuildMiddlewareFunc("ExplicitZeroDelay",
+			func(ctx context.Context, in middleware.BuildInput, next middleware.BuildHandler) (middleware.BuildOutput, middleware.Metadata, error) {
+				req, ok := in.Request.(*smithyhttp.Request)
+				if !ok {
+					return next.HandleBuild(ctx, in)
+				}
+				b, err := io.ReadAll(req.GetStream())
+				if err != nil {
+					return middleware.BuildOutput{}, middleware.Metadata{}, err
+				}
+				if bytes.HasSuffix(b, []byte("}")) {
+					b = append(b[:len(b)-1], `,"DelaySeconds":0}`...)
+				} else {
+					b = append(b, "&DelaySeconds=0"...)
+				}
+				if req, err = req.SetStream(bytes.NewReader(b)); err != nil {
+					return middleware.BuildOutput{}, middleware.Metadata{}, err
+				}
+				req.ContentLength = int64(len(b))
+				in.Request = req
+				return next.HandleBuild(ctx, in)
+			}), middleware.After)
+	})
+}

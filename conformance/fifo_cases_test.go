@@ -301,6 +301,25 @@ func fifoCases() []tc {
 				}
 			}
 		}},
+		{caps: []capabilities.ID{capabilities.FIFOOrdering, capabilities.QueueFIFO}, name: "send-batch-without-group-id-fails-whole-call", run: func(h *H) {
+			url := h.FifoQueue("ContentBasedDeduplication", "true")
+			_, err := h.SQS.SendMessageBatch(h.Ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(url), Entries: []types.SendMessageBatchRequestEntry{
+				{Id: aws.String("a"), MessageBody: aws.String("a"), MessageGroupId: aws.String("g")},
+				{Id: aws.String("b"), MessageBody: aws.String("b")},
+			}})
+			// SQS validates a FIFO batch as a whole: no entry is stored.
+			h.WantErr(err, "FIFO SendMessageBatch with an entry without MessageGroupId", "InvalidParameterValue")
+			h.ReceiveNone(url, "after the rejected batch")
+		}},
+		{caps: []capabilities.ID{capabilities.FIFODedupExplicit}, name: "send-batch-without-dedup-id-fails-whole-call", run: func(h *H) {
+			url := h.FifoQueue()
+			_, err := h.SQS.SendMessageBatch(h.Ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(url), Entries: []types.SendMessageBatchRequestEntry{
+				{Id: aws.String("a"), MessageBody: aws.String("a"), MessageGroupId: aws.String("g"), MessageDeduplicationId: aws.String("d")},
+				{Id: aws.String("b"), MessageBody: aws.String("b"), MessageGroupId: aws.String("g")},
+			}})
+			h.WantErr(err, "FIFO SendMessageBatch with an entry without MessageDeduplicationId", "InvalidParameterValue")
+			h.ReceiveNone(url, "after the rejected batch")
+		}},
 		{caps: []capabilities.ID{capabilities.QueueFIFO, capabilities.ReceiptStale}, name: "fifo-delete-with-expired-handle", run: func(h *H) {
 			url := h.FifoQueue("ContentBasedDeduplication", "true")
 			h.SendFifo(url, "g", "", "x")

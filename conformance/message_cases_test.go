@@ -5,6 +5,7 @@ import (
 	"crypto/md5"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
 
 	"github.com/anysqs/anysqs/capabilities"
 )
@@ -23,6 +25,22 @@ func messageCases() []tc {
 	sys := []capabilities.ID{capabilities.MessageSystem}
 	size := []capabilities.ID{capabilities.MessageMaxSize}
 	return []tc{
+		{caps: std, name: "empty-group-id-on-standard-rejected", run: func(h *H) {
+			url := h.Queue()
+			_, err := h.SQS.SendMessage(h.Ctx, &sqs.SendMessageInput{QueueUrl: aws.String(url), MessageBody: aws.String("x"), MessageGroupId: aws.String("")})
+			h.WantErr(err, "SendMessage MessageGroupId=\"\" to a standard queue", "InvalidParameterValue")
+			h.ReceiveNone(url, "after the rejected send")
+		}},
+		{caps: sys, name: "trace-header-becomes-aws-trace-header", run: func(h *H) {
+			url := h.Queue()
+			trace := "Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1"
+			_, err := h.SQS.SendMessage(h.Ctx, &sqs.SendMessageInput{QueueUrl: aws.String(url), MessageBody: aws.String("traced")},
+				sqs.WithAPIOptions(smithyhttp.AddHeaderValue("X-Amzn-Trace-Id", trace)))
+			h.Must(err, "SendMessage with an X-Amzn-Trace-Id header")
+			if got := h.SysAttr(h.ReceiveOne(url, 0), "AWSTraceHeader"); got != trace {
+				h.T.Fatalf("AWSTraceHeader = %q, want the request's X-Amzn-Trace-Id %q", got, trace)
+			}
+		}},
 		{caps: std, name: "send-receive-delete", run: func(h *H) {
 			url := h.Queue()
 			sent := h.Send(url, "hello")
@@ -147,6 +165,54 @@ func messageCases() []tc {
 			h.Must(err, "ReceiveMessage keep.*")
 			if len(out.Messages) != 1 || len(out.Messages[0].MessageAttributes) != 2 || out.Messages[0].MessageAttributes["drop"].DataType != nil {
 				h.T.Fatalf("ReceiveMessage(MessageAttributeNames=keep.*) returned %+v, want keep.a and keep.b only", out.Messages)
+			}
+		}},
+		{caps: attrs, name: "attribute-selection-wildcards", run: func(h *H) {
+			url := h.Queue()
+			for range 5 {
+				_, err := h.SQS.SendMessage(h.Ctx, &sqs.SendMessageInput{QueueUrl: aws.String(url), MessageBody: aws.String("sel"),
+					MessageAttributes: map[string]types.MessageAttributeValue{
+						"Hello":   {DataType: aws.String("String"), StringValue: aws.String("1")},
+						"Help.Me": {DataType: aws.String("String"), StringValue: aws.String("2")},
+						"Other":   {DataType: aws.String("String"), StringValue: aws.String("3")}}})
+				h.Must(err, "SendMessage")
+			}
+			// One message per selection, each received once. SQS: "All", ".*" and "*" return every attribute; "Hel.*" is the prefix "Hel".
+			for _, tt := range []struct {
+				names []string
+				want  []string
+			}{
+				{[]string{"*"}, []string{"Hello", "Help.Me", "Other"}},
+				{[]string{".*"}, []string{"Hello", "Help.Me", "Other"}},
+				{[]string{"All"}, []string{"Hello", "Help.Me", "Other"}},
+				{[]string{"Hel.*"}, []string{"Hello", "Help.Me"}},
+				{[]string{"Help.*", "Other"}, []string{"Help.Me", "Other"}},
+			} {
+				out, err := h.SQS.ReceiveMessage(h.Ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(url),
+					MessageAttributeNames: tt.names})
+				h.Must(err, "ReceiveMessage")
+				if len(out.Messages) != 1 {
+					h.T.Fatalf("ReceiveMessage(MessageAttributeNames=%v) returned %d messages, want 1", tt.names, len(out.Messages))
+				}
+				var got []string
+				for k := range out.Messages[0].MessageAttributes {
+					got = append(got, k)
+				}
+				slices.Sort(got)
+				if !slices.Equal(got, tt.want) {
+					h.T.Errorf("ReceiveMessage(MessageAttributeNames=%v) returned attributes %v, want %v", tt.names, got, tt.want)
+				}
+			}
+		}},
+		{caps: attrs, name: "non-ascii-attribute-names", run: func(h *H) {
+			url := h.Queue()
+			in := map[string]types.MessageAttributeValue{"attr.1øßä": {DataType: aws.String("String"), StringValue: aws.String("v")}}
+			out, err := h.SQS.SendMessage(h.Ctx, &sqs.SendMessageInput{QueueUrl: aws.String(url), MessageBody: aws.String("x"), MessageAttributes: in})
+			h.Must(err, "SendMessage with attribute attr.1øßä")
+			m := h.ReceiveOne(url, 0)
+			if aws.ToString(m.MessageAttributes["attr.1øßä"].StringValue) != "v" || aws.ToString(m.MD5OfMessageAttributes) != aws.ToString(out.MD5OfMessageAttributes) {
+				h.T.Fatalf("received attributes %+v (MD5 %s), want attr.1øßä=v (MD5 %s)", m.MessageAttributes,
+					aws.ToString(m.MD5OfMessageAttributes), aws.ToString(out.MD5OfMessageAttributes))
 			}
 		}},
 		{caps: attrs, name: "no-attributes-unless-asked", run: func(h *H) {

@@ -17,6 +17,18 @@ import (
 func queueCases() []tc {
 	std := []capabilities.ID{capabilities.QueueCreate, capabilities.QueueStandard}
 	return []tc{
+		{caps: std, name: "queue-name-as-queue-url", run: func(h *H) {
+			name := h.Name("byname")
+			h.CreateQueue(name, nil)
+			// SQS takes a bare queue name where a URL is expected: the caller's queue of that name.
+			_, err := h.SQS.SendMessage(h.Ctx, &sqs.SendMessageInput{QueueUrl: aws.String(name), MessageBody: aws.String("by name")})
+			h.Must(err, "SendMessage QueueUrl="+name)
+			out, err := h.SQS.ReceiveMessage(h.Ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(name)})
+			h.Must(err, "ReceiveMessage QueueUrl="+name)
+			if len(out.Messages) != 1 || aws.ToString(out.Messages[0].Body) != "by name" {
+				h.T.Fatalf("ReceiveMessage QueueUrl=%s returned %+v, want the message sent by name", name, out.Messages)
+			}
+		}},
 		{caps: std, name: "create-returns-queue-url", run: func(h *H) {
 			name := h.Name("url")
 			url := h.CreateQueue(name, nil)

@@ -202,6 +202,17 @@ func delayCases() []tc {
 			h.Advance(21 * time.Second)
 			h.ReceiveOne(url, 0)
 		}},
+		{caps: []capabilities.ID{capabilities.DelayQueue, capabilities.QueueFIFO}, name: "queue-delay-on-fifo-with-zero-message-delay", run: func(h *H) {
+			url := h.FifoQueue("ContentBasedDeduplication", "true", "DelaySeconds", "20")
+			due := h.Now().Add(20 * time.Second)
+			// FIFO queues take no per-message delay: an explicit 0 leaves the queue's delay.
+			_, err := h.SQS.SendMessage(h.Ctx, &sqs.SendMessageInput{QueueUrl: aws.String(url), MessageBody: aws.String("m"),
+				MessageGroupId: aws.String("g")}, withExplicitZeroDelay)
+			h.Must(err, "FIFO SendMessage DelaySeconds=0")
+			h.ReceiveNoneBefore(url, due, "inside the FIFO queue delay, sent with DelaySeconds=0")
+			h.Advance(21 * time.Second)
+			h.ReceiveOne(url, 0)
+		}},
 		{caps: []capabilities.ID{capabilities.DelayMessage}, name: "send-batch-per-entry-delay", run: func(h *H) {
 			url := h.Queue()
 			_, err := h.SQS.SendMessageBatch(h.Ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(url), Entries: []types.SendMessageBatchRequestEntry{

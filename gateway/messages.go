@@ -57,6 +57,30 @@ func checkRange(param string, v *int32, lo, hi int32) error {
 	return nil
 }
 
+// SQS's words for a FIFO message without a group id, or without a deduplication id on a
+// queue without content-based deduplication.
+const (
+	msgNeedsGroupID = "The request must contain the parameter MessageGroupId."
+	msgNeedsDedupID = "The queue should either have ContentBasedDeduplication enabled or MessageDeduplicationId provided explicitly"
+)
+
+// checkFIFOBatch fails a whole FIFO SendMessageBatch, as SQS does, when an entry lacks a
+// group id or (without content-based deduplication) a deduplication id.
+func checkFIFOBatch(q drivers.Queue, entries []sendBatchEntry) error {
+	if !q.Attributes.FifoQueue {
+		return nil
+	}
+	for _, e := range entries {
+		if e.MessageGroupId == nil {
+			return sqserr.New(sqserr.InvalidParameterValue, msgNeedsGroupID)
+		}
+		if e.MessageDeduplicationId == "" && !q.Attributes.ContentBasedDeduplication {
+			return sqserr.New(sqserr.InvalidParameterValue, msgNeedsDedupID)
+		}
+	}
+	return nil
+}
+
 // prepareSend validates one message for queue q and resolves its defaults: the queue's
 // delay, the content-based deduplication id, a fresh message id. It returns the entry and
 // the size counted against the queue's MaximumMessageSize.
@@ -77,6 +101,16 @@ func (s *Server) prepareSend(c *call, q drivers.Queue, entryID string, f sendFie
 	if err := message.ValidateSystemAttributes(sys); err != nil {
 		return e, 0, err
 	}
+	if _, ok := sys[message.AWSTraceHeader]; !ok && c.traceHeader != "" {
+		th := map[string]drivers.MessageAttribute{message.AWSTraceHeader: {DataType: "String", StringValue: c.traceHeader}}
+		if message.ValidateSystemAttributes(th) == nil {
+			if sys == nil {
+				sys = th
+			} else {
+				sys[message.AWSTraceHeader] = th[message.AWSTraceHeader]
+			}
+		}
+	}
 	size := message.Size(body, attrs)
 	if err := message.CheckSize(size, q.Attributes.MaximumMessageSize); err != nil {
 		return e, 0, err
@@ -85,11 +119,15 @@ func (s *Server) prepareSend(c *call, q drivers.Queue, entryID string, f sendFie
 		return e, 0, err
 	}
 	delay := q.Attributes.DelaySeconds
-	if f.DelaySeconds != nil {
+	if f.DelaySeconds != nil && !q.Attributes.FifoQueue {
+		// FIFO queues take no per-message delay (a 0 is allowed and ignored): the
+		// queue's delay applies to every message.
 		delay = *f.DelaySeconds
 	}
-	if f.MessageGroupId != "" {
-		if err := message.ValidateGroupID(f.MessageGroupId); err != nil {
+	group := ""
+	if f.MessageGroupId != nil {
+		group = *f.MessageGroupId
+		if err := message.ValidateGroupID(group); err != nil {
 			return e, 0, err
 		}
 	}
@@ -99,12 +137,12 @@ func (s *Server) prepareSend(c *call, q drivers.Queue, entryID string, f sendFie
 			// A per-message delay would let a later message of the group overtake this one.
 			return e, 0, sqserr.New(sqserr.InvalidParameterValue, "Value %d for parameter DelaySeconds is invalid. Reason: The request include parameter that is not valid for this queue type (FIFO queue %s).", *f.DelaySeconds, q.Name)
 		}
-		if f.MessageGroupId == "" {
-			return e, 0, sqserr.New(sqserr.MissingParameter, "The request must contain the parameter MessageGroupId (FIFO queue %s).", q.Name)
+		if f.MessageGroupId == nil {
+			return e, 0, sqserr.New(sqserr.MissingParameter, msgNeedsGroupID)
 		}
 		if dedup == "" {
 			if !q.Attributes.ContentBasedDeduplication {
-				return e, 0, sqserr.New(sqserr.InvalidParameterValue, "The queue %s should either have ContentBasedDeduplication enabled or MessageDeduplicationId provided explicitly", q.Name)
+				return e, 0, sqserr.New(sqserr.InvalidParameterValue, msgNeedsDedupID)
 			}
 			dedup = message.ContentDedupID(body)
 		} else if err := message.ValidateDedupID(dedup); err != nil {
@@ -122,7 +160,7 @@ func (s *Server) prepareSend(c *call, q drivers.Queue, entryID string, f sendFie
 	return drivers.SendEntry{
 		EntryID: entryID, MessageID: uuid.NewString(), Body: body,
 		Attributes: attrs, SystemAttributes: sys, DelaySeconds: delay,
-		MessageGroupID: f.MessageGroupId, MessageDeduplicationID: dedup, SenderID: s.cfg.AccountID,
+		MessageGroupID: group, MessageDeduplicationID: dedup, SenderID: s.cfg.AccountID,
 	}, size, nil
 }
 
@@ -212,6 +250,9 @@ func (s *Server) sendMessageBatch(ctx context.Context, c *call) (any, error) {
 		return nil, err
 	}
 	if err := validateBatchIDs(c.action, in.Entries, func(e sendBatchEntry) string { return e.Id }); err != nil {
+		return nil, err
+	}
+	if err := checkFIFOBatch(q, in.Entries); err != nil {
 		return nil, err
 	}
 	out := sendMessageBatchOutput{Successful: []sendBatchResultEntry{}, Failed: []batchErrorEntry{}}
@@ -336,10 +377,11 @@ func newAttributeSelection(system, msgAttrs []string) attributeSelection {
 	}
 	for _, n := range msgAttrs {
 		switch {
-		case n == "All" || n == ".*":
+		case n == "All" || n == ".*" || n == "*":
 			sel.allMessages = true
 		case strings.HasSuffix(n, ".*"):
-			sel.prefixes = append(sel.prefixes, strings.TrimSuffix(n, "*"))
+			// SQS reads "Hel.*" as the prefix "Hel": it matches Hello and Help.Me.
+			sel.prefixes = append(sel.prefixes, strings.TrimSuffix(n, ".*"))
 		default:
 			sel.names[n] = true
 		}

@@ -20,6 +20,10 @@ func (s *Server) queueNameFromURL(raw string) (string, error) {
 	if raw == "" {
 		return "", sqserr.New(sqserr.MissingParameter, "The request must contain the parameter QueueUrl.")
 	}
+	if !strings.ContainsAny(raw, "/:") {
+		// SQS takes a bare queue name for the caller's queue of that name.
+		return raw, nil
+	}
 	path := raw
 	if strings.Contains(raw, "://") {
 		u, err := url.Parse(raw)

@@ -108,6 +108,9 @@ type call struct {
 	trace  *capabilities.Trace // capability decisions, made on first need
 	// longPoll: a ReceiveMessage that may wait (metrics time it apart).
 	longPoll bool
+	// traceHeader is the request's X-Amzn-Trace-Id, which SQS stores as a message's
+	// AWSTraceHeader system attribute when the sender sets none.
+	traceHeader string
 }
 
 // decode unmarshals the request body into in. A body of the wrong shape is the client's
@@ -372,7 +375,7 @@ var errClientGone = errors.New("client went away")
 
 // decodeRequest returns the action name and the request normalised to AWS JSON 1.0.
 func (s *Server) decodeRequest(w http.ResponseWriter, r *http.Request, proto protocol) (string, *call, error) {
-	c := &call{base: s.baseURL(r), policy: s.policy}
+	c := &call{base: s.baseURL(r), policy: s.policy, traceHeader: r.Header.Get("X-Amzn-Trace-Id")}
 	var body []byte
 	var err error
 	if r.Body != nil { // server requests always have one; hand-built ones may not

@@ -97,7 +97,7 @@ type sendFields struct {
 	MessageAttributes       map[string]messageAttributeValue `json:"MessageAttributes"`
 	MessageSystemAttributes map[string]messageAttributeValue `json:"MessageSystemAttributes"`
 	MessageDeduplicationId  string                           `json:"MessageDeduplicationId"`
-	MessageGroupId          string                           `json:"MessageGroupId"`
+	MessageGroupId          *string                          `json:"MessageGroupId"` // nil: absent; SQS rejects an empty one
 }
 
 type sendMessageOutput struct {

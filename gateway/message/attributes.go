@@ -4,6 +4,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/anysqs/anysqs/drivers"
 	"github.com/anysqs/anysqs/gateway/sqserr"
@@ -69,7 +70,8 @@ func validateAttributeName(name string) error {
 		return invalidParam("Message (user) attribute name %s is invalid. Reason: it must be at most %d characters long.", name, MaxAttributeNameLength)
 	}
 	for _, r := range name {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.') {
+		// SQS takes letters and digits of any script (attr.1øßä), not ASCII only.
+		if !(unicode.IsLetter(r) || unicode.IsDigit(r) || r == '-' || r == '_' || r == '.') {
 			// SQS's wording, "lower score" and trailing space included.
 			return invalidParam("Message (user) attributes name can only contain upper and lower score characters, digits, periods, hyphens and underscores. ")
 		}

@@ -81,7 +81,9 @@ func TestValidateAttributesNames(t *testing.T) {
 		{"a.", false},
 		{"a b", false},
 		{"a/b", false},
-		{"é", false},
+		{"é", true}, // SQS takes letters of any script
+		{"attr.1øßä", true},
+		{"a€b", false},
 		{"AWS.x", false},
 		{"aws.x", false},
 		{"Amazon.x", false},
@@ -102,7 +104,7 @@ func TestValidateAttributesNameMessages(t *testing.T) {
 	t.Parallel()
 	for name, want := range map[string]string{
 		"a^b":   "Message (user) attributes name can only contain upper and lower score characters, digits, periods, hyphens and underscores. ",
-		"ü":     "can only contain upper and lower score characters",
+		"a€b":   "can only contain upper and lower score characters",
 		".a":    "Additionally, they cannot start or end with '.'.",
 		"a.":    "Additionally, they cannot start or end with '.'.",
 		"Aws.x": "You can't use message attribute names beginning with 'AWS.' or 'Amazon.'.",
