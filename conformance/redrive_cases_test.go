@@ -1,6 +1,8 @@
 package conformance_test
 
 import (
+	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -101,6 +103,13 @@ func redriveCases() []tc {
 			h.Must(err, "StartMessageMoveTask")
 			if aws.ToString(out.TaskHandle) == "" {
 				h.T.Fatalf("no TaskHandle")
+			}
+			// SQS's handle is padded standard base64 of {"taskId":...,"sourceArn":...}.
+			var decoded struct{ TaskId, SourceArn string }
+			raw, err := base64.StdEncoding.DecodeString(aws.ToString(out.TaskHandle))
+			if err != nil || json.Unmarshal(raw, &decoded) != nil || decoded.TaskId == "" || decoded.SourceArn != h.Arn(dl) {
+				h.T.Fatalf("TaskHandle %s decodes to %q (%v), want base64 of {\"taskId\":...,\"sourceArn\":%q}",
+					aws.ToString(out.TaskHandle), raw, err, h.Arn(dl))
 			}
 			task := h.awaitMoveTask(dl, "COMPLETED")
 			if task.ApproximateNumberOfMessagesMoved != 3 {

@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"sync"
 	"time"
 
@@ -139,7 +140,7 @@ func (s *Server) startMessageMoveTask(ctx context.Context, c *call) (any, error)
 	}
 	now := s.clock.Now()
 	t := drivers.MoveTask{
-		Handle: base64.RawURLEncoding.EncodeToString([]byte(uuid.NewString() + ":" + s.arn(src.Name))),
+		Handle: moveTaskHandle(uuid.NewString(), s.arn(src.Name)),
 		Source: src.Name, Destination: dest, Rate: in.MaxNumberOfMessagesPerSecond,
 		Started: now, ToMove: st.Visible, Status: drivers.MoveTaskRunning,
 		Owner: s.instance, LeaseUntil: now.Add(moveLease),
@@ -424,4 +425,14 @@ func (s *Server) listMessageMoveTasks(ctx context.Context, c *call) (any, error)
 		out.Results = append(out.Results, e)
 	}
 	return out, nil
+}
+
+// moveTaskHandle encodes a task handle as SQS does, so tools that decode one find what
+// they expect: padded standard base64 of {"taskId": ..., "sourceArn": ...}.
+func moveTaskHandle(taskID, sourceArn string) string {
+	b, _ := json.Marshal(struct {
+		TaskID    string `json:"taskId"`
+		SourceArn string `json:"sourceArn"`
+	}{taskID, sourceArn})
+	return base64.StdEncoding.EncodeToString(b)
 }
