@@ -84,6 +84,34 @@ func TestWireForms(t *testing.T) {
 		t.Fatalf("JSON GetQueueUrl of a missing queue: %d %q\n%s", code, hdr.Get("x-amzn-query-error"), body)
 	}
 
+	// An empty receive is a self-closed result.
+	code, _, body = do(form(qurl, url.Values{"Action": {"ReceiveMessage"}, "Version": {"2012-11-05"}}))
+	if code != 200 || !strings.Contains(body, "<ReceiveMessageResult/>") {
+		t.Fatalf("empty Query ReceiveMessage: %d, want <ReceiveMessageResult/>\n%s", code, body)
+	}
+
+	// At a queue URL: no Action is 404 <UnknownOperationException/>, XML even when JSON is
+	// accepted; an action that addresses no queue is InvalidAction.
+	noAction := form(qurl, url.Values{"Version": {"2012-11-05"}})
+	noAction.Header.Set("Accept", "application/json")
+	if code, _, body = do(noAction); code != 404 || strings.TrimSpace(body) != "<UnknownOperationException/>" {
+		t.Fatalf("Query request to a queue URL without Action: %d\n%s", code, body)
+	}
+	for _, action := range []string{"CreateQueue", "ListQueues"} {
+		code, _, body = do(form(qurl, url.Values{"Action": {action}, "Version": {"2012-11-05"}, "QueueName": {h.Name("atqueue")}}))
+		if err := xml.Unmarshal([]byte(body), &qerr); err != nil || code != 400 || qerr.Error.Code != "InvalidAction" ||
+			qerr.Error.Message != "The action "+action+" is not valid for this endpoint." {
+			t.Fatalf("Query %s to a queue URL: %d %+v\n%s", action, code, qerr, body)
+		}
+	}
+
+	// A missing queue over Query, in SQS's Query wording.
+	code, _, body = do(form(h.URL+"/"+testAccount+"/"+h.Name("gone"), url.Values{"Action": {"SendMessage"}, "Version": {"2012-11-05"}, "MessageBody": {"x"}}))
+	if err := xml.Unmarshal([]byte(body), &qerr); err != nil || code != 400 ||
+		qerr.Error.Message != "The specified queue does not exist for this wsdl version." {
+		t.Fatalf("Query SendMessage to a missing queue: %d %+v\n%s", code, qerr, body)
+	}
+
 	// An unknown action is a client error, not a 5xx.
 	code, _, body = do(form(h.URL+"/", url.Values{"Action": {"NoSuchAction"}, "Version": {"2012-11-05"}}))
 	if code != 400 || !strings.Contains(body, "InvalidAction") {

@@ -412,11 +412,18 @@ func (s *Server) decodeRequest(w http.ResponseWriter, r *http.Request, proto pro
 		}
 	}
 	name := form.Get("Action")
+	toQueue := r.URL.Path != "/" && r.URL.Path != ""
 	if name == "" {
+		if toQueue {
+			return "", nil, errUnknownOperation
+		}
 		return "", nil, sqserr.New(sqserr.MissingParameter, "The request must contain the parameter Action.")
 	}
+	if toQueue && queuelessActions[name] {
+		return name, nil, sqserr.New(sqserr.InvalidAction, "The action %s is not valid for this endpoint.", name)
+	}
 	// A request sent to the queue URL names its queue by path.
-	if r.URL.Path != "/" && r.URL.Path != "" && form.Get("QueueUrl") == "" {
+	if toQueue && form.Get("QueueUrl") == "" {
 		form.Set("QueueUrl", r.URL.Path)
 	}
 	c.action = name
@@ -425,6 +432,14 @@ func (s *Server) decodeRequest(w http.ResponseWriter, r *http.Request, proto pro
 	}
 	return name, c, nil
 }
+
+// queuelessActions are the Query actions that address no queue, which SQS refuses at a
+// queue URL.
+var queuelessActions = map[string]bool{"CreateQueue": true, "ListQueues": true, "GetQueueUrl": true}
+
+// errUnknownOperation is SQS's answer to a Query request at a queue URL that names no
+// action: 404 with a bare <UnknownOperationException/>, in XML whatever the client accepts.
+var errUnknownOperation = errors.New("no Action in a Query request to a queue URL")
 
 // baseURL is scheme://host of the queue URLs returned to this request.
 func (s *Server) baseURL(r *http.Request) string {
@@ -461,9 +476,17 @@ func (s *Server) writeResult(w http.ResponseWriter, proto protocol, reqID, name 
 	b.WriteString(xml.Header)
 	b.WriteString(`<` + name + `Response xmlns="` + xmlNamespace + `">`)
 	if _, empty := out.(emptyOutput); !empty {
+		open := b.Len()
 		b.WriteString("<" + name + "Result>")
+		inner := b.Len()
 		renderXML(&b, reflect.Indirect(reflect.ValueOf(out)))
-		b.WriteString("</" + name + "Result>")
+		if b.Len() == inner {
+			// An empty result is self-closed, as SQS writes it: <ReceiveMessageResult/>.
+			b.Truncate(open)
+			b.WriteString("<" + name + "Result/>")
+		} else {
+			b.WriteString("</" + name + "Result>")
+		}
 	}
 	b.WriteString("<ResponseMetadata><RequestId>" + reqID + "</RequestId></ResponseMetadata>")
 	b.WriteString("</" + name + "Response>")
@@ -484,6 +507,13 @@ func encodeJSON(out any) ([]byte, error) {
 }
 
 func (s *Server) writeError(w http.ResponseWriter, proto protocol, reqID, name string, err error) {
+	if errors.Is(err, errUnknownOperation) {
+		w.Header().Set("x-amzn-RequestId", reqID)
+		w.Header().Set("Content-Type", "text/xml")
+		w.WriteHeader(http.StatusNotFound)
+		_, _ = w.Write([]byte("<UnknownOperationException/>"))
+		return
+	}
 	e := toSQSError(err)
 	spec := sqserr.SpecOf(e.Code)
 	if !spec.Sender {
@@ -509,6 +539,10 @@ func (s *Server) writeError(w http.ResponseWriter, proto protocol, reqID, name s
 	b.WriteString(`<ErrorResponse xmlns="` + xmlNamespace + `"><Error><Type>` + spec.Fault() + `</Type><Code>`)
 	escape(&b, spec.QueryCode)
 	b.WriteString("</Code><Message>")
+	if spec.Code == sqserr.QueueDoesNotExist {
+		// SQS's Query wording; the JSON protocol's message names the queue.
+		e.Message = "The specified queue does not exist for this wsdl version."
+	}
 	escape(&b, e.Message)
 	b.WriteString("</Message><Detail/></Error><RequestId>" + reqID + "</RequestId></ErrorResponse>")
 	w.Header().Set("Content-Type", "text/xml")
