@@ -169,15 +169,39 @@ func queueCases() []tc {
 			_, err := h.SQS.CreateQueue(h.Ctx, &sqs.CreateQueueInput{QueueName: aws.String(h.FifoName("noattr"))})
 			h.WantErr(err, "CreateQueue x.fifo without FifoQueue", "InvalidParameterValue", "InvalidAttributeValue")
 		}},
-		{caps: std, name: "add-permission-unsupported", run: func(h *H) {
+		{caps: []capabilities.ID{capabilities.AttrPolicy}, name: "add-and-remove-permission", run: func(h *H) {
 			url := h.Queue()
-			_, err := h.SQS.AddPermission(h.Ctx, &sqs.AddPermissionInput{QueueUrl: aws.String(url), Label: aws.String("l"),
-				AWSAccountIds: []string{h.Account}, Actions: []string{"SendMessage"}})
-			if err == nil {
-				h.T.Fatalf("AddPermission succeeded; anysqs documents it as unsupported")
+			arn := h.Arn(url)
+			const other = "111122223333"
+			_, err := h.SQS.AddPermission(h.Ctx, &sqs.AddPermissionInput{QueueUrl: aws.String(url), Label: aws.String("send-only"),
+				AWSAccountIds: []string{other}, Actions: []string{"SendMessage"}})
+			h.Must(err, "AddPermission send-only")
+			_, err = h.SQS.AddPermission(h.Ctx, &sqs.AddPermissionInput{QueueUrl: aws.String(url), Label: aws.String("readers"),
+				AWSAccountIds: []string{other, h.Account}, Actions: []string{"ReceiveMessage", "DeleteMessage"}})
+			h.Must(err, "AddPermission readers")
+			h.wantSameJSON(h.Attr(url, types.QueueAttributeNamePolicy), `{"Version":"2008-10-17","Id":"`+arn+`/SQSDefaultPolicy","Statement":[`+
+				`{"Sid":"send-only","Effect":"Allow","Principal":{"AWS":"arn:aws:iam::`+other+`:root"},"Action":"SQS:SendMessage","Resource":"`+arn+`"},`+
+				`{"Sid":"readers","Effect":"Allow","Principal":{"AWS":["arn:aws:iam::`+other+`:root","arn:aws:iam::`+h.Account+`:root"]},`+
+				`"Action":["SQS:ReceiveMessage","SQS:DeleteMessage"],"Resource":"`+arn+`"}]}`, "Policy after two AddPermission")
+
+			_, err = h.SQS.AddPermission(h.Ctx, &sqs.AddPermissionInput{QueueUrl: aws.String(url), Label: aws.String("send-only"),
+				AWSAccountIds: []string{other}, Actions: []string{"SendMessage"}})
+			h.WantErr(err, "AddPermission with a label in use", "InvalidParameterValue")
+			if !strings.Contains(err.Error(), "Value send-only for parameter Label is invalid. Reason: Already exists.") {
+				h.T.Errorf("duplicate label: %v, want SQS's message", err)
 			}
-			if c := codeOf(err); c == "" || c == "InternalError" {
-				h.T.Fatalf("AddPermission: error %v, want an explicit SQS error code", err)
+
+			_, err = h.SQS.RemovePermission(h.Ctx, &sqs.RemovePermissionInput{QueueUrl: aws.String(url), Label: aws.String("send-only")})
+			h.Must(err, "RemovePermission send-only")
+			if pol := h.Attr(url, types.QueueAttributeNamePolicy); strings.Contains(pol, "send-only") || !strings.Contains(pol, "readers") {
+				h.T.Fatalf("Policy after RemovePermission send-only = %s, want the readers statement only", pol)
+			}
+			_, err = h.SQS.RemovePermission(h.Ctx, &sqs.RemovePermissionInput{QueueUrl: aws.String(url), Label: aws.String("send-only")})
+			h.WantErr(err, "RemovePermission of a removed label", "InvalidParameterValue")
+			_, err = h.SQS.RemovePermission(h.Ctx, &sqs.RemovePermissionInput{QueueUrl: aws.String(url), Label: aws.String("readers")})
+			h.Must(err, "RemovePermission readers")
+			if pol := h.Attr(url, types.QueueAttributeNamePolicy); pol != "" {
+				h.T.Fatalf("Policy after removing every label = %s, want none", pol)
 			}
 		}},
 	}

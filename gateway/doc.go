@@ -80,5 +80,7 @@
 //
 // # Not enforced
 //
-// Queue policies: AddPermission and RemovePermission fail with UnsupportedOperation.
+// Queue policies: the Policy attribute, and AddPermission and RemovePermission, which edit
+// it as SQS does (a statement per label), are stored and returned but not evaluated; the
+// attribute.Policy declaration says so, and strict policy mode rejects them.
 package gateway

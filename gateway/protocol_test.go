@@ -52,9 +52,9 @@ func TestProtocolErrors(t *testing.T) {
 		{"body over the request limit", func() (int, http.Header, string) {
 			return e.jsonCall("SendMessage", `{"MessageBody":"`+strings.Repeat("x", 9<<20)+`"}`)
 		}, 400, `larger than`},
-		{"remove permission unsupported", func() (int, http.Header, string) {
+		{"remove permission of an unknown label", func() (int, http.Header, string) {
 			return e.jsonCall("RemovePermission", `{"QueueUrl":"/000000000000/p","Label":"l"}`)
-		}, 400, `UnsupportedOperation`},
+		}, 400, `Value l for parameter Label is invalid. Reason: can't find label on existing policy.`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -312,8 +312,8 @@ func (s *Server) actionTable() map[string]action {
 		"StartMessageMoveTask":         s.startMessageMoveTask,
 		"ListMessageMoveTasks":         s.listMessageMoveTasks,
 		"CancelMessageMoveTask":        s.cancelMessageMoveTask,
-		"AddPermission":                s.permissionsUnsupported,
-		"RemovePermission":             s.permissionsUnsupported,
+		"AddPermission":                s.addPermission,
+		"RemovePermission":             s.removePermission,
 	}
 }
 
@@ -548,13 +548,6 @@ func (s *Server) writeError(w http.ResponseWriter, proto protocol, reqID, name s
 	w.Header().Set("Content-Type", "text/xml")
 	w.WriteHeader(spec.Status)
 	_, _ = w.Write(b.Bytes())
-}
-
-func (s *Server) permissionsUnsupported(_ context.Context, c *call) (any, error) {
-	if err := c.decode(&struct{}{}); err != nil {
-		return nil, err
-	}
-	return nil, sqserr.New(sqserr.UnsupportedOperation, "%s is not supported by anysqs: queue policies are not enforced.", c.action)
 }
 
 // Ready reports whether the backend answers the driver's Ping. For readiness checks; it
