@@ -132,6 +132,20 @@ func purgeTagCases() []tc {
 			_, err := h.SQS.SetQueueAttributes(h.Ctx, &sqs.SetQueueAttributesInput{QueueUrl: aws.String(url), Attributes: map[string]string{"KmsDataKeyReusePeriodSeconds": "59"}})
 			h.WantErr(err, "KmsDataKeyReusePeriodSeconds=59 (validated even when degraded)", "InvalidAttributeValue")
 		}},
+		{caps: []capabilities.ID{capabilities.AttrSSE}, name: "sse-default-claims-only-what-the-backend-does", run: func(h *H) {
+			if got := h.Attr(h.Queue(), types.QueueAttributeNameSqsManagedSseEnabled); got != "true" {
+				h.T.Fatalf("SqsManagedSseEnabled of a new queue = %q, want true (the backend declares encryption at rest native)", got)
+			}
+		}, degraded: func(h *H, d capabilities.Declaration) {
+			url := h.Queue()
+			if got := h.Attr(url, types.QueueAttributeNameSqsManagedSseEnabled); got != "false" {
+				h.T.Fatalf("SqsManagedSseEnabled of a new queue = %q on a backend declaring %s degraded (%s), want false", got, d.ID, d.Note)
+			}
+			h.SetAttrs(url, "SqsManagedSseEnabled", "false")
+			if got := h.LastHeader("X-Anysqs-Degraded"); got != "" {
+				h.T.Fatalf("SqsManagedSseEnabled=false: X-Anysqs-Degraded = %q, want none (asking for no encryption claims nothing)", got)
+			}
+		}},
 		{caps: []capabilities.ID{capabilities.AttrSSE}, name: "sse-round-trip", run: func(h *H) {
 			h.attrRoundTrip("SqsManagedSseEnabled", "true", capabilities.AttrSSE, false)
 		}, degraded: func(h *H, d capabilities.Declaration) {

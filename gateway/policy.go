@@ -3,6 +3,7 @@ package gateway
 import (
 	"net/http"
 	"sort"
+	"strings"
 
 	"github.com/anysqs/anysqs/capabilities"
 	"github.com/anysqs/anysqs/gateway/sqserr"
@@ -34,6 +35,9 @@ func (c *call) need(queue string, id capabilities.ID) error {
 // deduplication), which a backend may declare apart from the attribute itself.
 func (c *call) needAttributes(queue string, attrs map[string]string) error {
 	for _, name := range sortedNames(attrs) {
+		if asksNoEncryption(name, attrs[name]) {
+			continue // turning encryption off claims nothing a backend could fail to do
+		}
 		if id, ok := capabilities.AttributeID(name); ok {
 			if err := c.need(queue, id); err != nil {
 				return err
@@ -49,6 +53,10 @@ func (c *call) needAttributes(queue string, attrs map[string]string) error {
 		return c.need(queue, capabilities.FIFODedupScopeGroup)
 	}
 	return nil
+}
+
+func asksNoEncryption(name, value string) bool {
+	return name == "SqsManagedSseEnabled" && strings.EqualFold(value, "false") || name == "KmsMasterKeyId" && value == ""
 }
 
 // policyHeaders writes the degrade and explain headers of c's decisions, and logs the

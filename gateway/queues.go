@@ -29,6 +29,10 @@ func (s *Server) createQueue(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if _, set := in.Attributes[queueattr.SqsManagedSseEnabled]; !set && !s.encryptsAtRest() {
+		// SQS turns SSE on by default; a backend that does not encrypt must not claim it.
+		attrs.SqsManagedSseEnabled = false
+	}
 	if err := s.needForCreate(c, in, attrs); err != nil {
 		return nil, err
 	}
@@ -58,6 +62,13 @@ func (s *Server) createQueue(ctx context.Context, c *call) (any, error) {
 		}
 	}
 	return queueURLOutput{QueueUrl: s.queueURL(c.base, in.QueueName)}, nil
+}
+
+// encryptsAtRest says whether the backend declares server-side encryption native, which
+// is what SqsManagedSseEnabled=true claims.
+func (s *Server) encryptsAtRest() bool {
+	d, ok := s.policy.Declaration(capabilities.AttrSSE)
+	return ok && d.Level == capabilities.Native
 }
 
 // needForCreate decides the capabilities a CreateQueue request needs.
