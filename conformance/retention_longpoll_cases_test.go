@@ -106,6 +106,36 @@ func longPollCases() []tc {
 				h.T.Fatalf("long poll returned %v, want the message whose visibility expired", Bodies(ms))
 			}
 		}},
+		{caps: []capabilities.ID{capabilities.LongPolling, capabilities.FIFOOrdering}, name: "woken-by-fifo-delete-releasing-the-group", run: func(h *H) {
+			url := h.FifoQueue("ContentBasedDeduplication", "true")
+			h.SendFifo(url, "g", "", "first")
+			h.SendFifo(url, "g", "", "second")
+			first := h.ReceiveOne(url, 60)
+			waiting := h.NextEmptyReceive()
+			got := h.longPoll(url, 20)
+			<-waiting // "second" waits behind "first", in flight
+			h.Delete(url, first)
+			ms := h.awaitPollBefore(got, 15*time.Second)
+			if len(ms) != 1 || aws.ToString(ms[0].Body) != "second" {
+				h.T.Fatalf("long poll returned %v, want the message the delete released", Bodies(ms))
+			}
+		}},
+		{caps: []capabilities.ID{capabilities.LongPolling, capabilities.VisibilityChange}, name: "woken-by-shortened-visibility", run: func(h *H) {
+			url := h.Queue()
+			h.Send(url, "sooner")
+			m := h.ReceiveOne(url, 60)
+			waiting := h.NextEmptyReceive()
+			got := h.longPoll(url, 20)
+			<-waiting
+			_, err := h.SQS.ChangeMessageVisibility(h.Ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(url),
+				ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: 2})
+			h.Must(err, "ChangeMessageVisibility 2")
+			h.Advance(3 * time.Second)
+			ms := h.awaitPollBefore(got, 15*time.Second)
+			if len(ms) != 1 || aws.ToString(ms[0].Body) != "sooner" {
+				h.T.Fatalf("long poll returned %v, want the message whose visibility was shortened", Bodies(ms))
+			}
+		}},
 		{caps: []capabilities.ID{capabilities.LongPolling, capabilities.DelayMessage}, name: "woken-by-delay-expiry", run: func(h *H) {
 			url := h.Queue()
 			_, err := h.SQS.SendMessage(h.Ctx, &sqs.SendMessageInput{QueueUrl: aws.String(url), MessageBody: aws.String("late"), DelaySeconds: 3})

@@ -198,16 +198,30 @@ func sendResult(e drivers.SendEntry, r drivers.SendEntryResult) sendMessageOutpu
 
 // sent wakes the long polls a send may satisfy: now, or when the delay ends.
 func (s *Server) sent(queue string, entries []drivers.SendEntry) {
-	var delays = map[int32]bool{}
+	delays := map[int32]bool{}
 	for _, e := range entries {
 		delays[e.DelaySeconds] = true
 	}
+	s.wakeAfter(queue, delays)
+}
+
+// wakeAfter wakes the queue's long polls after each of the delays, in seconds of gateway
+// clock: at once for 0.
+func (s *Server) wakeAfter(queue string, delays map[int32]bool) {
 	for d := range delays {
 		if d == 0 {
 			s.waiters.notify(queue)
 		} else {
 			s.clock.AfterFunc(time.Duration(d)*time.Second, func() { s.waiters.notify(queue) })
 		}
+	}
+}
+
+// deleted wakes long polls on a FIFO queue, where deleting a message may release the next
+// one of its group; on a standard queue a delete makes nothing receivable.
+func (s *Server) deleted(queue string) {
+	if strings.HasSuffix(queue, ".fifo") {
+		s.waiters.notify(queue)
 	}
 }
 
@@ -465,6 +479,7 @@ func (s *Server) deleteMessage(ctx context.Context, c *call) (any, error) {
 	if err := singleResult(res, err, name); err != nil {
 		return nil, err
 	}
+	s.deleted(name)
 	return emptyOutput{}, nil
 }
 
@@ -539,6 +554,7 @@ func (s *Server) deleteMessageBatch(ctx context.Context, c *call) (any, error) {
 		if err := addBatchResult(res, err, sent, name, &out.Successful, &out.Failed); err != nil {
 			return nil, err
 		}
+		s.deleted(name)
 	}
 	return out, nil
 }
@@ -597,14 +613,15 @@ func needForVisibility(c *call, queue string, e drivers.ChangeVisibilityEntry) e
 	return nil
 }
 
-// visibilityChanged wakes long polls when a message becomes visible again.
+// visibilityChanged wakes long polls when a changed message becomes visible again: at
+// once for a timeout of 0, else at its new deadline, which may come before the one a
+// waiting poll knew of.
 func (s *Server) visibilityChanged(queue string, entries []drivers.ChangeVisibilityEntry) {
+	timeouts := map[int32]bool{}
 	for _, e := range entries {
-		if e.VisibilityTimeout == 0 {
-			s.waiters.notify(queue)
-			return
-		}
+		timeouts[e.VisibilityTimeout] = true
 	}
+	s.wakeAfter(queue, timeouts)
 }
 
 func (s *Server) changeMessageVisibilityBatch(ctx context.Context, c *call) (any, error) {
