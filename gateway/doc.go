@@ -74,9 +74,10 @@
 // # Authentication
 //
 // With Config.Credentials set, every request must carry a valid AWS Signature Version 4
-// (Authorization header) by one of the configured keys, verified as SQS does; presigned
-// query-string authentication and session tokens are not supported. Without credentials
-// requests are not authenticated.
+// by one of the configured keys, verified as SQS does: in the Authorization header, or in
+// the query string of a presigned URL, valid until its X-Amz-Expires and for at most 15
+// minutes after its date. Session tokens are not supported. Without credentials requests
+// are not authenticated.
 //
 // # Not enforced
 //

@@ -18,14 +18,20 @@ import (
 // AWS Signature Version 4 verification, for gateways configured with credentials
 // (Config.Credentials). The gateway rebuilds the canonical request from what arrived,
 // using the headers the client says it signed, and compares signatures, as SQS does.
-// Only header-signed requests (the Authorization header every SDK sends) are accepted;
-// query-string (presigned) authentication and session tokens are not supported.
+// Requests may be signed in the Authorization header, as every SDK sends them, or in the
+// query string (presigned URLs: X-Amz-Algorithm, -Credential, -Date, -Expires,
+// -SignedHeaders, -Signature). A presigned request is valid from 15 minutes before its
+// X-Amz-Date until X-Amz-Expires seconds after it, and never more than 15 minutes after
+// it, which is as long as SQS honours one. Session tokens are not supported.
 
 const (
 	sigv4Algorithm = "AWS4-HMAC-SHA256"
 	amzDateFormat  = "20060102T150405Z"
 	// maxClockSkew is how far a request's date may be from the gateway's wall clock.
 	maxClockSkew = 15 * time.Minute
+	// maxPresignExpires is SigV4's longest X-Amz-Expires, a week.
+	maxPresignExpires = 7 * 24 * 60 * 60
+	unsignedPayload   = "UNSIGNED-PAYLOAD"
 )
 
 type verifier struct {
@@ -50,8 +56,8 @@ func (v *verifier) verify(r *http.Request, body []byte) error {
 	}
 	auth := r.Header.Get("Authorization")
 	if auth == "" {
-		if r.URL.Query().Has("X-Amz-Signature") {
-			return sqserr.New(sqserr.IncompleteSignature, "Query-string (presigned) authentication is not supported; sign requests with the Authorization header.")
+		if q := r.URL.Query(); q.Has("X-Amz-Signature") || q.Has("X-Amz-Credential") {
+			return v.verifyPresigned(r, q, body)
 		}
 		return sqserr.New(sqserr.MissingAuthenticationToken, "Request is missing Authentication Token.")
 	}
@@ -75,18 +81,13 @@ func (v *verifier) verify(r *http.Request, body []byte) error {
 	if len(scope) != 5 || signedHeaders == "" || signature == "" {
 		return sqserr.New(sqserr.IncompleteSignature, "Authorization header requires 'Credential' (key/date/region/service/aws4_request), 'SignedHeaders' and 'Signature'.")
 	}
-	keyID, day, region, service, term := scope[0], scope[1], scope[2], scope[3], scope[4]
-	if service != "sqs" || term != "aws4_request" {
-		return sqserr.New(sqserr.SignatureDoesNotMatch, "Credential should be scoped to service 'sqs' and terminated by 'aws4_request', not '%s/%s'.", service, term)
-	}
-	secret, known := v.secrets[keyID]
-	if !known {
-		return sqserr.New(sqserr.InvalidClientTokenID, "The security token included in the request is invalid.")
+	sc, err := v.credentialScope(scope)
+	if err != nil {
+		return err
 	}
 
 	amzDate := r.Header.Get("X-Amz-Date")
 	var at time.Time
-	var err error
 	if amzDate != "" {
 		at, err = time.Parse(amzDateFormat, amzDate)
 	} else if d := r.Header.Get("Date"); d != "" {
@@ -102,8 +103,8 @@ func (v *verifier) verify(r *http.Request, body []byte) error {
 		return sqserr.New(sqserr.RequestExpired, "Request has expired: its date %s is more than %v from the gateway's time %s.",
 			amzDate, maxClockSkew, now.UTC().Format(amzDateFormat))
 	}
-	if !strings.HasPrefix(amzDate, day) || len(day) != 8 {
-		return sqserr.New(sqserr.SignatureDoesNotMatch, "Date in Credential scope does not match YYYYMMDD from ISO-8601 version of date from HTTP: '%s' != '%s'.", day, amzDate[:min(8, len(amzDate))])
+	if err := sc.checkDay(amzDate); err != nil {
+		return err
 	}
 
 	sum := sha256.Sum256(body)
@@ -111,24 +112,122 @@ func (v *verifier) verify(r *http.Request, body []byte) error {
 	if claimed := r.Header.Get("X-Amz-Content-Sha256"); claimed != "" && claimed != payload {
 		return sqserr.New(sqserr.SignatureDoesNotMatch, "The provided 'x-amz-content-sha256' header does not match what was computed.")
 	}
+	return v.checkSignature(r, sc, amzDate, signedHeaders, signature, r.URL.RawQuery, payload)
+}
 
-	canon, err := canonicalRequest(r, signedHeaders, payload)
-	if err != nil {
-		return err
+// scope is a request's credential scope, with the secret of its key.
+type scope struct {
+	keyID, day, region, service, term string
+	secret                            string
+}
+
+// credentialScope checks the parts key/day/region/service/aws4_request of a Credential.
+func (v *verifier) credentialScope(parts []string) (scope, error) {
+	sc := scope{keyID: parts[0], day: parts[1], region: parts[2], service: parts[3], term: parts[4]}
+	if sc.service != "sqs" || sc.term != "aws4_request" {
+		return sc, sqserr.New(sqserr.SignatureDoesNotMatch, "Credential should be scoped to service 'sqs' and terminated by 'aws4_request', not '%s/%s'.", sc.service, sc.term)
 	}
-	credScope := day + "/" + region + "/" + service + "/" + term
-	hashed := sha256.Sum256([]byte(canon))
-	toSign := sigv4Algorithm + "\n" + amzDate + "\n" + credScope + "\n" + hex.EncodeToString(hashed[:])
-	want := hmacSHA256(v.signingKey(keyID, secret, day, region), toSign)
-	got, err := hex.DecodeString(signature)
-	if err != nil || !hmac.Equal(got, want) {
-		return sqserr.New(sqserr.SignatureDoesNotMatch, "The request signature we calculated does not match the signature you provided. Check your AWS Secret Access Key and signing method.")
+	secret, known := v.secrets[sc.keyID]
+	if !known {
+		return sc, sqserr.New(sqserr.InvalidClientTokenID, "The security token included in the request is invalid.")
+	}
+	sc.secret = secret
+	return sc, nil
+}
+
+func (sc scope) checkDay(amzDate string) error {
+	if !strings.HasPrefix(amzDate, sc.day) || len(sc.day) != 8 {
+		return sqserr.New(sqserr.SignatureDoesNotMatch, "Date in Credential scope does not match YYYYMMDD from ISO-8601 version of date from HTTP: '%s' != '%s'.", sc.day, amzDate[:min(8, len(amzDate))])
 	}
 	return nil
 }
 
-// canonicalRequest is the SigV4 canonical form of r, over the headers the client signed.
-func canonicalRequest(r *http.Request, signedHeaders, payload string) (string, error) {
+// checkSignature compares signature with the one computed over r, its query rawQuery (the
+// presigning parameters but the signature itself) and each of the payload hashes given.
+func (v *verifier) checkSignature(r *http.Request, sc scope, amzDate, signedHeaders, signature, rawQuery string, payloads ...string) error {
+	got, err := hex.DecodeString(signature)
+	key := v.signingKey(sc.keyID, sc.secret, sc.day, sc.region)
+	credScope := sc.day + "/" + sc.region + "/" + sc.service + "/" + sc.term
+	for _, payload := range payloads {
+		canon, cerr := canonicalRequest(r, rawQuery, signedHeaders, payload)
+		if cerr != nil {
+			return cerr
+		}
+		hashed := sha256.Sum256([]byte(canon))
+		toSign := sigv4Algorithm + "\n" + amzDate + "\n" + credScope + "\n" + hex.EncodeToString(hashed[:])
+		if err == nil && hmac.Equal(got, hmacSHA256(key, toSign)) {
+			return nil
+		}
+	}
+	return sqserr.New(sqserr.SignatureDoesNotMatch, "The request signature we calculated does not match the signature you provided. Check your AWS Secret Access Key and signing method.")
+}
+
+// verifyPresigned checks a request signed in its query string, as SDK presigners sign
+// URLs. The signed payload is the body's hash or UNSIGNED-PAYLOAD, as the presigner chose.
+func (v *verifier) verifyPresigned(r *http.Request, q url.Values, body []byte) error {
+	for _, p := range []string{"X-Amz-Algorithm", "X-Amz-Credential", "X-Amz-Date", "X-Amz-Expires", "X-Amz-SignedHeaders", "X-Amz-Signature"} {
+		if len(q[p]) != 1 || q.Get(p) == "" {
+			return sqserr.New(sqserr.IncompleteSignature, "A presigned request needs exactly one non-empty %s query parameter.", p)
+		}
+	}
+	if q.Has("X-Amz-Security-Token") {
+		return sqserr.New(sqserr.InvalidClientTokenID, "Session tokens are not supported by this gateway.")
+	}
+	if alg := q.Get("X-Amz-Algorithm"); alg != sigv4Algorithm {
+		return sqserr.New(sqserr.IncompleteSignature, "X-Amz-Algorithm %q is not supported; the gateway accepts %s only.", alg, sigv4Algorithm)
+	}
+	parts := strings.Split(q.Get("X-Amz-Credential"), "/")
+	if len(parts) != 5 {
+		return sqserr.New(sqserr.IncompleteSignature, "X-Amz-Credential must be key/date/region/service/aws4_request.")
+	}
+	sc, err := v.credentialScope(parts)
+	if err != nil {
+		return err
+	}
+	amzDate := q.Get("X-Amz-Date")
+	at, err := time.Parse(amzDateFormat, amzDate)
+	if err != nil {
+		return sqserr.New(sqserr.IncompleteSignature, "X-Amz-Date %q is not in ISO 8601 basic format (%s).", amzDate, amzDateFormat)
+	}
+	expires, err := strconv.Atoi(q.Get("X-Amz-Expires"))
+	if err != nil || expires < 1 || expires > maxPresignExpires {
+		return sqserr.New(sqserr.IncompleteSignature, "X-Amz-Expires %q must be a number of seconds from 1 to %d.", q.Get("X-Amz-Expires"), maxPresignExpires)
+	}
+	now := v.now()
+	until := at.Add(min(time.Duration(expires)*time.Second, maxClockSkew))
+	if at.After(now.Add(maxClockSkew)) || now.After(until) {
+		return sqserr.New(sqserr.RequestExpired, "Request has expired: signed at %s for %d s, and the gateway's time is %s.",
+			amzDate, expires, now.UTC().Format(amzDateFormat))
+	}
+	if err := sc.checkDay(amzDate); err != nil {
+		return err
+	}
+	sum := sha256.Sum256(body)
+	payloads := []string{hex.EncodeToString(sum[:]), unsignedPayload}
+	if claimed := q.Get("X-Amz-Content-Sha256"); claimed != "" {
+		payloads = []string{claimed}
+		if claimed != unsignedPayload && claimed != payloads[0] {
+			return sqserr.New(sqserr.SignatureDoesNotMatch, "The provided 'X-Amz-Content-Sha256' parameter does not match what was computed.")
+		}
+	}
+	return v.checkSignature(r, sc, amzDate, q.Get("X-Amz-SignedHeaders"), q.Get("X-Amz-Signature"), withoutSignature(r.URL.RawQuery), payloads...)
+}
+
+// withoutSignature is a raw query without its X-Amz-Signature parameter, which the
+// signature does not cover.
+func withoutSignature(raw string) string {
+	kept := make([]string, 0, 8)
+	for _, kv := range strings.Split(raw, "&") {
+		if !strings.HasPrefix(kv, "X-Amz-Signature=") {
+			kept = append(kept, kv)
+		}
+	}
+	return strings.Join(kept, "&")
+}
+
+// canonicalRequest is the SigV4 canonical form of r with query rawQuery, over the headers
+// the client signed.
+func canonicalRequest(r *http.Request, rawQuery, signedHeaders, payload string) (string, error) {
 	var b strings.Builder
 	b.Grow(512)
 	b.WriteString(r.Method)
@@ -140,7 +239,7 @@ func canonicalRequest(r *http.Request, signedHeaders, payload string) (string, e
 	// Services other than S3 encode the (already escaped) path once more.
 	b.WriteString(uriEncode(path, false))
 	b.WriteByte('\n')
-	b.WriteString(canonicalQuery(r.URL.RawQuery))
+	b.WriteString(canonicalQuery(rawQuery))
 	b.WriteByte('\n')
 	names := strings.Split(signedHeaders, ";")
 	hasHost := false

@@ -90,13 +90,69 @@ func TestVerifierEdges(t *testing.T) {
 	}
 }
 
-// FuzzVerify: whatever the Authorization header, date and path, verification answers
+// TestPresignedExpiry: a presigned URL works until X-Amz-Expires (at most 15 minutes)
+// after its date and is refused when replayed later; malformed presigning parameters are
+// IncompleteSignature.
+func TestPresignedExpiry(t *testing.T) {
+	signedAt := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	now := signedAt
+	v := newVerifier(map[string]string{"AKID": "secret"})
+	v.now = func() time.Time { return now }
+	emptySum := sha256.Sum256(nil)
+	presign := func(expires string, extra string) *http.Request {
+		r, _ := http.NewRequest(http.MethodGet, "http://gw/000000000000/q?Action=ReceiveMessage&X-Amz-Expires="+expires+extra, nil)
+		u, _, err := v4.NewSigner().PresignHTTP(context.Background(), aws.Credentials{AccessKeyID: "AKID", SecretAccessKey: "secret"},
+			r, hex.EncodeToString(emptySum[:]), "sqs", "us-east-1", signedAt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, _ := http.NewRequest(http.MethodGet, u, nil)
+		return out
+	}
+	check := func(what string, r *http.Request, want sqserr.Code) {
+		t.Helper()
+		var e *sqserr.Error
+		err := v.verify(r, nil)
+		if got := sqserr.Code(""); err != nil && errors.As(err, &e) {
+			got = e.Code
+			if got != want {
+				t.Errorf("%s: %v, want %q", what, err, want)
+			}
+		} else if err != nil || want != "" {
+			t.Errorf("%s: %v, want %q", what, err, want)
+		}
+	}
+	url := presign("60", "")
+	now = signedAt.Add(59 * time.Second)
+	check("used within its 60 s", url, "")
+	now = signedAt.Add(61 * time.Second)
+	check("replayed after its 60 s", url, sqserr.RequestExpired)
+	long := presign("3600", "")
+	now = signedAt.Add(14 * time.Minute)
+	check("an hour's URL after 14 minutes", long, "")
+	now = signedAt.Add(16 * time.Minute)
+	check("an hour's URL after 16 minutes", long, sqserr.RequestExpired)
+	now = signedAt
+	check("X-Amz-Expires=0", presign("0", ""), sqserr.IncompleteSignature)
+	check("X-Amz-Expires over a week", presign("604801", ""), sqserr.IncompleteSignature)
+	check("session token", presign("60", "&X-Amz-Security-Token=tok"), sqserr.InvalidClientTokenID)
+	dup := presign("60", "")
+	dup.URL.RawQuery += "&X-Amz-Signature=00"
+	check("two signatures", dup, sqserr.IncompleteSignature)
+}
+
+// FuzzVerify: whatever the Authorization header, date and path (and presigning
+// parameters in its query), verification answers
 // with an SQS error or accepts, and never panics.
 func FuzzVerify(f *testing.F) {
 	f.Add("AWS4-HMAC-SHA256 Credential=AKID/20261130/us-east-1/sqs/aws4_request, SignedHeaders=host;x-amz-date, Signature=00",
 		"20261130T120000Z", "/000000000000/q?a=b&c", "host;x-amz-date")
 	f.Add("AWS4-HMAC-SHA256 Credential=////, SignedHeaders=;;, Signature=zz", "2026", "/%zz", "")
 	f.Add("AWS4-HMAC-SHA256 ,,,=", "", "/", "HOST")
+	// An empty Authorization header sends a target with X-Amz-* parameters down the
+	// presigned path.
+	f.Add("", "", "/000000000000/q?Action=ReceiveMessage&X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKID%2F20261130%2Fus-east-1%2Fsqs%2Faws4_request&X-Amz-Date=20261130T120000Z&X-Amz-Expires=60&X-Amz-SignedHeaders=host&X-Amz-Signature=00", "")
+	f.Add("", "", "/?X-Amz-Credential=////&X-Amz-Expires=-1&X-Amz-Signature=", "")
 	v := newVerifier(map[string]string{"AKID": "secret"})
 	v.now = func() time.Time { return time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC) }
 	f.Fuzz(func(t *testing.T, auth, date, target, extra string) {

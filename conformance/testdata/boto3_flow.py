@@ -6,6 +6,8 @@ boto3 1.26, "json" for current releases). Exits non-zero at the first difference
 """
 import hashlib
 import sys
+import urllib.error
+import urllib.request
 
 import boto3
 
@@ -85,6 +87,20 @@ def main():
     except sqs.exceptions.QueueDoesNotExist as e:
         code = e.response["Error"]["Code"]
         assert code in ("AWS.SimpleQueueService.NonExistentQueue", "QueueDoesNotExist"), code
+
+    if protocol == "query":
+        # A presigned URL carries its Query request; JSON requests need headers no URL has.
+        presigned = sqs.generate_presigned_url(
+            "send_message", Params={"QueueUrl": url, "MessageBody": "presigned"}, ExpiresIn=300, HttpMethod="GET")
+        with urllib.request.urlopen(presigned) as resp:
+            assert resp.status == 200 and b"<MessageId>" in resp.read(), presigned
+        tampered = presigned.replace("MessageBody=presigned", "MessageBody=tampered")
+        assert tampered != presigned, presigned
+        try:
+            urllib.request.urlopen(tampered)
+            raise AssertionError("a tampered presigned URL was accepted")
+        except urllib.error.HTTPError as e:
+            assert e.code == 403 and b"SignatureDoesNotMatch" in e.read(), e
 
     sqs.delete_queue(QueueUrl=url)
     sqs.delete_queue(QueueUrl=fifo)
