@@ -18,7 +18,7 @@ func toSQSError(err error) *sqserr.Error {
 		return se
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return sqserr.New(sqserr.ServiceUnavailable, "the request was cancelled: %v", err)
+		return sqserr.New(sqserr.ServiceUnavailable, "the request was cancelled before the backend answered")
 	}
 	return driverError(err, "")
 }
@@ -27,16 +27,33 @@ func toSQSError(err error) *sqserr.Error {
 func driverError(err error, queue string) *sqserr.Error {
 	var de *drivers.Error
 	if !errors.As(err, &de) {
-		return sqserr.New(sqserr.InternalError, "internal error: %v", err)
+		return sqserr.New(sqserr.InternalError, "internal error")
 	}
 	return kindError(de, queue)
 }
 
 // kindError maps one driver error to its SQS error, keeping the backend's retry hint.
+// A client's mistake is explained with the driver's whole message; for the backend's own
+// failures the client gets the driver's summary only, never the native error under it
+// (SQL, addresses, credentials), which writeError logs with the request id.
 func kindError(de *drivers.Error, queue string) *sqserr.Error {
-	se := kindSQSError(de.Kind, de.Error(), queue)
+	msg := de.Error()
+	if serverFault(de.Kind) {
+		msg = de.Message
+	}
+	se := kindSQSError(de.Kind, msg, queue)
 	se.RetryAfter = de.RetryAfter
 	return se
+}
+
+// serverFault says the kind is the backend's failure, not the request's.
+func serverFault(k drivers.Kind) bool {
+	switch k {
+	case drivers.KindUnavailable, drivers.KindInternal, drivers.KindUnknown, drivers.KindThrottled,
+		drivers.KindAborted, drivers.KindOverLimit:
+		return true
+	}
+	return false
 }
 
 func kindSQSError(k drivers.Kind, msg, queue string) *sqserr.Error {

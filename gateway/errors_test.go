@@ -2,6 +2,7 @@ package gateway_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/url"
 	"strings"
@@ -59,5 +60,35 @@ func TestDriverErrorRendering(t *testing.T) {
 				t.Errorf("Query: Retry-After %q, want %q", got, tc.retryAfter)
 			}
 		})
+	}
+}
+
+// TestBackendErrorsDoNotLeak: what a backend's native error says (SQL, file paths,
+// credentials) stays out of the response, in both protocols; the client gets the
+// driver's summary and the request id under which the whole error is logged.
+func TestBackendErrorsDoNotLeak(t *testing.T) {
+	native := errors.New(`password authentication failed for user "admin" (password=hunter2) in SELECT * FROM anysqs.messages at /var/lib/anysqs/db`)
+	for _, err := range []error{
+		drivers.Wrap(drivers.KindUnavailable, native, "listing queues"),
+		drivers.Wrap(drivers.KindInternal, native, "listing queues"),
+		drivers.Wrap(drivers.KindAborted, native, "listing queues"),
+		drivers.Wrap(drivers.KindThrottled, native, "listing queues"),
+		native, // not a driver error at all
+	} {
+		e := newEnvOn(t, func(inner drivers.Driver) drivers.Driver { return failingList{inner, err} })
+		for proto, call := range map[string]func() (int, http.Header, string){
+			"JSON":  func() (int, http.Header, string) { return e.jsonCall("ListQueues", `{}`) },
+			"Query": func() (int, http.Header, string) { return e.queryCall("/", url.Values{"Action": {"ListQueues"}}) },
+		} {
+			status, h, body := call()
+			for _, secret := range []string{"hunter2", "SELECT", "/var/lib", "admin"} {
+				if strings.Contains(body, secret) {
+					t.Errorf("%s %v: the response carries %q: %d %s", proto, err, secret, status, body)
+				}
+			}
+			if id := h.Get("x-amzn-RequestId"); status >= 500 && (id == "" || !strings.Contains(body, id)) {
+				t.Errorf("%s %v: a server fault's message should quote the request id %q: %s", proto, err, id, body)
+			}
+		}
 	}
 }

@@ -517,7 +517,10 @@ func (s *Server) writeError(w http.ResponseWriter, proto protocol, reqID, name s
 	e := toSQSError(err)
 	spec := sqserr.SpecOf(e.Code)
 	if !spec.Sender {
+		// The whole error, native cause included, goes to the log only; the client gets
+		// the request id to quote.
 		s.log.Error("request failed", "action", name, "request_id", reqID, "err", err)
+		e = &sqserr.Error{Code: e.Code, Message: e.Message + " (request " + reqID + ")", RetryAfter: e.RetryAfter}
 	}
 	w.Header().Set("x-amzn-RequestId", reqID)
 	if e.RetryAfter > 0 {
