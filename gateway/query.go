@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/anysqs/anysqs/gateway/sqserr"
 )
@@ -56,8 +57,13 @@ var queryIgnored = map[string]bool{
 	"SecurityToken": true,
 }
 
-// maxQueryParams bounds the tree a single request may build.
-const maxQueryParams = 10000
+// maxQueryParams bounds the tree a single request may build, and maxQueryDepth its depth:
+// the deepest member, SendMessageBatchRequestEntry.N.MessageAttribute.N.Value.StringListValue.N,
+// has seven parts.
+const (
+	maxQueryParams = 10000
+	maxQueryDepth  = 10
+)
 
 type queryNode struct {
 	value  *string
@@ -86,6 +92,15 @@ func queryToJSON(action string, form url.Values) ([]byte, error) {
 	for key, vals := range form {
 		if queryIgnored[key] || strings.HasPrefix(key, "X-Amz-") || len(vals) == 0 {
 			continue
+		}
+		if len(vals) > 1 {
+			return nil, sqserr.New(sqserr.InvalidParameterValue, "The request repeats the parameter %s; send each parameter once.", key)
+		}
+		if !utf8.ValidString(key) || !utf8.ValidString(vals[0]) {
+			return nil, sqserr.New(sqserr.InvalidParameterValue, "The parameter %q is not valid UTF-8.", strings.ToValidUTF8(key, "?"))
+		}
+		if strings.Count(key, ".") >= maxQueryDepth {
+			return nil, sqserr.New(sqserr.InvalidParameterValue, "The parameter name %.80q has more than %d parts.", key, maxQueryDepth)
 		}
 		n := root
 		for _, part := range strings.Split(key, ".") {

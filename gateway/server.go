@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"github.com/prometheus/client_golang/prometheus"
@@ -124,7 +125,15 @@ func (c *call) decode(in any) error {
 	if len(bytes.TrimSpace(c.body)) == 0 {
 		return nil
 	}
-	return decodeError(c.action, json.Unmarshal(c.body, in))
+	if !utf8.Valid(c.body) {
+		// The decoder would replace each invalid byte with U+FFFD and store what the
+		// client never sent.
+		return sqserr.New(sqserr.InvalidParameterValue, "The request body is not valid UTF-8.")
+	}
+	if err := decodeError(c.action, json.Unmarshal(c.body, in)); err != nil {
+		return err
+	}
+	return checkJSONText(c.body)
 }
 
 // decodeError turns an unmarshalling error into the SQS error the client gets. The
