@@ -359,6 +359,13 @@ func (s *Server) receiveMessage(ctx context.Context, c *call) (any, error) {
 			return nil, err
 		}
 	}
+	if wait > 0 {
+		done, err := s.clients.startLongPoll(c.key)
+		if err != nil {
+			return nil, err
+		}
+		defer done()
+	}
 	msgs, err := s.longPoll(ctx, req, time.Duration(wait)*time.Second)
 	if err != nil {
 		s.forgetIfGone(q.Name, err)

@@ -54,6 +54,9 @@ type Config struct {
 	Credentials map[string]string
 	// Metrics, when set, receives the gateway's Prometheus series (anysqs_*).
 	Metrics prometheus.Registerer
+	// ClientLimits bound each access key's request rate and concurrent long polls; the
+	// zero value sets no limit.
+	ClientLimits ClientLimits
 }
 
 // Server is the SQS gateway: an http.Handler speaking both SQS wire protocols.
@@ -73,8 +76,9 @@ type Server struct {
 	cancel context.CancelFunc
 	bg     sync.WaitGroup
 
-	metrics *metrics  // nil: none
-	auth    *verifier // nil: requests are not authenticated
+	metrics *metrics       // nil: none
+	auth    *verifier      // nil: requests are not authenticated
+	clients *clientLimiter // nil: no per-key limits
 
 	// instance names this gateway among those sharing a backend (move task leases).
 	instance string
@@ -109,6 +113,8 @@ type call struct {
 	trace  *capabilities.Trace // capability decisions, made on first need
 	// longPoll: a ReceiveMessage that may wait (metrics time it apart).
 	longPoll bool
+	// key is the access key the request was signed with; "" without authentication.
+	key string
 	// traceHeader is the request's X-Amzn-Trace-Id, which SQS stores as a message's
 	// AWSTraceHeader system attribute when the sender sets none.
 	traceHeader string
@@ -267,6 +273,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.moves = newMoveTasks(s)
 	s.actions = s.actionTable()
 	s.auth = newVerifier(cfg.Credentials)
+	s.clients = newClientLimiter(cfg.ClientLimits, s.clock.Now)
 	if cfg.Metrics != nil {
 		m, err := newMetrics(cfg.Metrics, s)
 		if err != nil {
@@ -394,6 +401,12 @@ func (s *Server) decodeRequest(w http.ResponseWriter, r *http.Request, proto pro
 		return "", nil, sqserr.New(sqserr.InvalidParameterValue, "request body unreadable or larger than %d bytes: %v", maxRequestBytes, err)
 	}
 	if err := s.auth.verify(r, body); err != nil {
+		return "", nil, err
+	}
+	if s.auth != nil {
+		c.key = accessKeyOf(r)
+	}
+	if err := s.clients.admit(c.key); err != nil {
 		return "", nil, err
 	}
 	if proto == protoJSON {
