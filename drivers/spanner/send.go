@@ -98,7 +98,7 @@ func newMessage(queue string, now time.Time, e drivers.SendEntry) (msgRow, error
 	return msgRow{Queue: queue, Part: e.MessageID, Shard: shardOf(e.MessageID), MessageID: e.MessageID, Body: e.Body,
 		Attrs: attrs, SysAttrs: sys, SenderID: nullString(e.SenderID), SentAt: now, EnqueuedAt: now,
 		VisibleAt: now.Add(time.Duration(e.DelaySeconds) * time.Second),
-		GroupID: nullString(e.MessageGroupID), DedupID: nullString(e.MessageDeduplicationID)}, nil
+		GroupID:   nullString(e.MessageGroupID), DedupID: nullString(e.MessageDeduplicationID)}, nil
 }
 
 // SendMessages stores the entries in one read-write transaction: blind inserts for a
