@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"math/rand/v2"
+	"strconv"
 	"time"
 
 	"cloud.google.com/go/spanner"
@@ -17,6 +18,10 @@ import (
 // wanted: concurrent receivers each claim a random choice of them, so they rarely want
 // the same row and abort one another.
 const candidatesPerMessage = 4
+
+// fifoScan bounds the visible index entries a FIFO receive's scan reads to choose groups:
+// beyond that many visible messages, the oldest groups among them are served first.
+const fifoScan = 1000
 
 // queueInfo is what a claim needs to know of its queue and its dead-letter queue.
 type queueInfo struct {
@@ -189,8 +194,9 @@ func (d *Driver) ReceiveMessages(ctx context.Context, req drivers.ReceiveMessage
 	return res, nil
 }
 
-// candidates is the read-only scan: up to n visible, unexpired messages' keys (and
-// groups), by the sharded visibility index, in random order.
+// candidates is the read-only scan by the sharded visibility index: for a standard
+// queue up to n visible, unexpired messages' keys in random order, for a FIFO queue up
+// to n groups with such messages and nothing in flight, oldest head first.
 func (d *Driver) candidates(ctx context.Context, name string, now time.Time, n int) (queueInfo, []msgRow, error) {
 	tx, done := d.snapshot(ctx)
 	defer done()
@@ -200,12 +206,17 @@ func (d *Driver) candidates(ctx context.Context, name string, now time.Time, n i
 	}
 	sql := `SELECT Part, Seq, GroupId FROM Messages@{FORCE_INDEX=MessagesByVisible}
 		WHERE QueueName = @q AND Shard IN UNNEST(@shards) AND VisibleAt <= @now AND EnqueuedAt > @cutoff LIMIT @n`
-	if qi.q.Attributes.FifoQueue {
-		// Groups with a message in flight are left out here and checked again in the claim.
-		sql = `SELECT DISTINCT m.Part, 0 AS Seq, m.GroupId FROM Messages@{FORCE_INDEX=MessagesByVisible} m
-			JOIN FifoGroups g ON g.QueueName = m.QueueName AND g.GroupId = m.Part
-			WHERE m.QueueName = @q AND m.Shard IN UNNEST(@shards) AND m.VisibleAt <= @now AND m.EnqueuedAt > @cutoff
-				AND g.BusyUntil <= @now LIMIT @n`
+	fifo := qi.q.Attributes.FifoQueue
+	if fifo {
+		// Groups whose head is oldest first, as SQS serves them, among the first
+		// fifoScan visible index entries (which bounds the scan); groups with a message
+		// in flight are left out here and checked again in the claim.
+		sql = `SELECT c.Part, MIN(c.Seq), ANY_VALUE(c.GroupId) FROM (
+				SELECT m.Part, m.Seq, m.GroupId, m.Committed FROM Messages@{FORCE_INDEX=MessagesByVisible} m
+				WHERE m.QueueName = @q AND m.Shard IN UNNEST(@shards) AND m.VisibleAt <= @now AND m.EnqueuedAt > @cutoff
+				LIMIT ` + strconv.Itoa(fifoScan) + `) c
+			JOIN FifoGroups g ON g.QueueName = @q AND g.GroupId = c.Part
+			WHERE g.BusyUntil <= @now GROUP BY c.Part ORDER BY MIN(c.Committed), c.Part LIMIT @n`
 	}
 	sh := rand.Perm(shards)
 	s64 := make([]int64, len(sh))
@@ -222,7 +233,9 @@ func (d *Driver) candidates(ctx context.Context, name string, now time.Time, n i
 		out = append(out, m)
 		return nil
 	})
-	rand.Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
+	if !fifo {
+		rand.Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
+	}
 	return qi, out, err
 }
 

@@ -17,7 +17,7 @@ import (
 const dedupWindow = 5 * time.Minute
 
 var messageCols = []string{"QueueName", "Part", "Seq", "Shard", "MessageId", "Body", "Attrs", "SysAttrs", "SenderId",
-	"SentAt", "EnqueuedAt", "VisibleAt", "Token", "ReceivedAt", "ReceiveCount", "FirstReceivedAt", "GroupId", "DedupId", "DlqSource"}
+	"SentAt", "EnqueuedAt", "VisibleAt", "Token", "ReceivedAt", "ReceiveCount", "FirstReceivedAt", "GroupId", "DedupId", "DlqSource", "Committed"}
 
 // msgRow is a Messages row.
 type msgRow struct {
@@ -36,17 +36,19 @@ type msgRow struct {
 	GroupID         spanner.NullString
 	DedupID         spanner.NullString
 	DlqSource       spanner.NullString
+	Committed       time.Time
 }
 
 func (m *msgRow) values() []any {
 	return []any{m.Queue, m.Part, m.Seq, m.Shard, m.MessageID, m.Body, m.Attrs, m.SysAttrs, m.SenderID,
-		m.SentAt, m.EnqueuedAt, m.VisibleAt, m.Token, m.ReceivedAt, m.ReceiveCount, m.FirstReceivedAt, m.GroupID, m.DedupID, m.DlqSource}
+		m.SentAt, m.EnqueuedAt, m.VisibleAt, m.Token, m.ReceivedAt, m.ReceiveCount, m.FirstReceivedAt, m.GroupID, m.DedupID, m.DlqSource,
+		spanner.CommitTimestamp} // values are only inserted: a new row, or a moved one
 }
 
 func scanMsg(r *spanner.Row) (msgRow, error) {
 	var m msgRow
 	err := r.Columns(&m.Queue, &m.Part, &m.Seq, &m.Shard, &m.MessageID, &m.Body, &m.Attrs, &m.SysAttrs, &m.SenderID,
-		&m.SentAt, &m.EnqueuedAt, &m.VisibleAt, &m.Token, &m.ReceivedAt, &m.ReceiveCount, &m.FirstReceivedAt, &m.GroupID, &m.DedupID, &m.DlqSource)
+		&m.SentAt, &m.EnqueuedAt, &m.VisibleAt, &m.Token, &m.ReceivedAt, &m.ReceiveCount, &m.FirstReceivedAt, &m.GroupID, &m.DedupID, &m.DlqSource, &m.Committed)
 	return m, err
 }
 
