@@ -25,13 +25,12 @@ const fifoScan = 1000
 
 // queueInfo is what a claim needs to know of its queue and its dead-letter queue.
 type queueInfo struct {
-	q         drivers.Queue
-	cutoff    time.Time // messages enqueued at or before it have expired
-	dlq       string    // empty without a redrive policy whose queue exists
-	dlqFIFO   bool
-	dlqByGrp  bool
-	maxRecv   int64
-	dlqCutoff time.Time
+	q        drivers.Queue
+	cutoff   time.Time // messages enqueued at or before it have expired
+	dlq      string    // empty without a redrive policy whose queue exists
+	dlqFIFO  bool
+	dlqByGrp bool
+	maxRecv  int64
 }
 
 func (d *Driver) queueInfo(ctx context.Context, tx reader, name string, now time.Time) (queueInfo, error) {

@@ -100,7 +100,9 @@ func TestServeConfig(t *testing.T) {
 		var q struct{ QueueUrl string }
 		run(&q, "create-queue", "--queue-name", "cli")
 		run(nil, "send-message", "--queue-url", q.QueueUrl, "--message-body", "from the CLI")
-		var r struct{ Messages []struct{ Body, ReceiptHandle string } }
+		var r struct {
+			Messages []struct{ Body, ReceiptHandle string }
+		}
 		run(&r, "receive-message", "--queue-url", q.QueueUrl, "--wait-time-seconds", "5")
 		if len(r.Messages) != 1 || r.Messages[0].Body != "from the CLI" {
 			t.Fatalf("received %+v, want the message sent", r.Messages)

@@ -86,7 +86,7 @@ func Open(ctx context.Context, o Options) (*Driver, error) {
 	}
 	var opts []option.ClientOption
 	if o.CredentialsFile != "" {
-		opts = append(opts, option.WithCredentialsFile(o.CredentialsFile))
+		opts = append(opts, option.WithAuthCredentialsFile(option.ServiceAccount, o.CredentialsFile))
 	}
 	if err := d.ensureDatabase(ctx, o, opts); err != nil {
 		return nil, err
