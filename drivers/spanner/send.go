@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
+	"strings"
 	"time"
 
 	"cloud.google.com/go/spanner"
@@ -155,9 +156,10 @@ func (d *Driver) SendMessages(ctx context.Context, req drivers.SendMessagesReque
 }
 
 // isParentMissing says whether err is Spanner's refusal to insert a row interleaved in a
-// Queues row that does not exist.
+// Queues row that does not exist ("Parent row ... is missing" on Spanner, "key was not
+// found in parent table" on the emulator), not a missing database.
 func isParentMissing(err error) bool {
-	return err != nil && spanner.ErrCode(err) == codes.NotFound
+	return err != nil && spanner.ErrCode(err) == codes.NotFound && strings.Contains(strings.ToLower(err.Error()), "parent")
 }
 
 // group is a FifoGroups row.
