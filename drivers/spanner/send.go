@@ -134,25 +134,28 @@ func (d *Driver) SendMessages(ctx context.Context, req drivers.SendMessagesReque
 	if isParentMissing(err) {
 		return drivers.SendMessagesResult{}, notFound(req.Name)
 	}
-	if outcomeUnknown(ctx, err) {
-		// The rows are keyed by the message ids: if they are there, the send committed.
-		keys := spanner.KeySets()
-		for _, m := range rows {
-			keys = spanner.KeySets(keys, m.key())
-		}
-		n := 0
-		tx, done := d.snapshot(ctx)
-		rerr := tx.Read(ctx, "Messages", keys, []string{"Seq"}).Do(func(*spanner.Row) error { n++; return nil })
-		done()
-		if rerr == nil && n == len(rows) {
-			d.unknown.Add(1)
-			return res, nil
-		}
+	if outcomeUnknown(ctx, err) && d.committedStandard(ctx, rows) {
+		d.unknown.Add(1)
+		return res, nil
 	}
 	if err != nil {
 		return drivers.SendMessagesResult{}, err
 	}
 	return res, nil
+}
+
+// committedStandard decides a standard send whose commit outcome is unknown: the rows
+// are keyed by the message ids, so it committed if they are all there.
+func (d *Driver) committedStandard(ctx context.Context, rows []msgRow) bool {
+	keys := make([]spanner.KeySet, len(rows))
+	for i, m := range rows {
+		keys[i] = m.key()
+	}
+	n := 0
+	tx, done := d.snapshot(ctx)
+	defer done()
+	err := tx.Read(ctx, "Messages", spanner.KeySets(keys...), []string{"Seq"}).Do(func(*spanner.Row) error { n++; return nil })
+	return err == nil && n == len(rows)
 }
 
 // isParentMissing says whether err is Spanner's refusal to insert a row interleaved in a
@@ -282,10 +285,9 @@ func (d *Driver) sendFIFO(ctx context.Context, req drivers.SendMessagesRequest) 
 		}
 		return tx.BufferWrite(ms)
 	})
-	if outcomeUnknown(ctx, err) {
-		if resolved, ok := d.resolveFIFOSend(ctx, req, res); ok {
-			return resolved, nil
-		}
+	if outcomeUnknown(ctx, err) && d.committedFIFO(ctx, req, res) {
+		d.unknown.Add(1)
+		return res, nil
 	}
 	if err != nil {
 		return drivers.SendMessagesResult{}, err
@@ -293,17 +295,18 @@ func (d *Driver) sendFIFO(ctx context.Context, req drivers.SendMessagesRequest) 
 	return res, nil
 }
 
-// resolveFIFOSend decides a FIFO send whose commit outcome is unknown from the
-// deduplication records: it committed if each stored entry's record names its message.
-func (d *Driver) resolveFIFOSend(ctx context.Context, req drivers.SendMessagesRequest, res drivers.SendMessagesResult) (drivers.SendMessagesResult, bool) {
+// committedFIFO decides a FIFO send whose commit outcome is unknown from the
+// deduplication records: it committed if the record of each entry res says was stored
+// names that entry's message.
+func (d *Driver) committedFIFO(ctx context.Context, req drivers.SendMessagesRequest, res drivers.SendMessagesResult) bool {
 	if len(res.Entries) != len(req.Entries) {
-		return res, false
+		return false
 	}
 	tx, done := d.snapshot(ctx)
 	defer done()
 	qr, err := readQueue(ctx, tx, req.Name)
 	if err != nil {
-		return res, false
+		return false
 	}
 	for i, e := range req.Entries {
 		r := res.Entries[i]
@@ -317,9 +320,8 @@ func (d *Driver) resolveFIFOSend(ctx context.Context, req drivers.SendMessagesRe
 		row, err := tx.ReadRow(ctx, "Dedup", spanner.Key{req.Name, scope, e.MessageDeduplicationID}, []string{"MessageId"})
 		var id string
 		if err != nil || row.Columns(&id) != nil || id != e.MessageID {
-			return res, false
+			return false
 		}
 	}
-	d.unknown.Add(1)
-	return res, true
+	return true
 }

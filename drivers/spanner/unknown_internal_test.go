@@ -1,0 +1,103 @@
+package spanner
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/anysqs/anysqs/drivers"
+)
+
+// TestCommittedFromDurableState checks the reads that decide a send whose commit
+// outcome is unknown: committed when its rows (standard) or deduplication records (FIFO)
+// are there and name its messages, not committed otherwise.
+func TestCommittedFromDurableState(t *testing.T) {
+	if os.Getenv("SPANNER_EMULATOR_HOST") == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("SPANNER_EMULATOR_HOST is not set (CI=true: not skipping)")
+		}
+		t.Skip("service not available here: SPANNER_EMULATOR_HOST is not set")
+	}
+	ctx := context.Background()
+	b := make([]byte, 6)
+	rand.Read(b)
+	d, err := Open(ctx, Options{Project: "anysqs-test", Instance: "anysqs", Database: "u" + hex.EncodeToString(b)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	now := time.Now()
+	for _, name := range []string{"q", "q.fifo"} {
+		a := drivers.QueueAttributes{FifoQueue: name == "q.fifo", MessageRetentionPeriod: 345600}
+		if _, err := d.CreateQueue(ctx, drivers.CreateQueueRequest{Queue: drivers.Queue{Name: name, Attributes: a, CreatedAt: now}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	std := drivers.SendMessagesRequest{Name: "q", Now: now, Entries: []drivers.SendEntry{{EntryID: "0", MessageID: "m1", Body: "b"}}}
+	if _, err := d.SendMessages(ctx, std); err != nil {
+		t.Fatal(err)
+	}
+	sent, _ := newMessage("q", now, std.Entries[0])
+	other, _ := newMessage("q", now, drivers.SendEntry{MessageID: "m2", Body: "b"})
+	if !d.committedStandard(ctx, []msgRow{sent}) {
+		t.Error("a stored standard message is not recognised as committed")
+	}
+	if d.committedStandard(ctx, []msgRow{sent, other}) {
+		t.Error("a send with a message that is not stored is taken as committed")
+	}
+
+	fifo := drivers.SendMessagesRequest{Name: "q.fifo", Now: now, Entries: []drivers.SendEntry{
+		{EntryID: "0", MessageID: "f1", Body: "b", MessageGroupID: "g", MessageDeduplicationID: "d1"}}}
+	res, err := d.SendMessages(ctx, fifo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !d.committedFIFO(ctx, fifo, res) {
+		t.Error("a stored FIFO message is not recognised as committed from its dedup record")
+	}
+	// The same deduplication id under another MessageId is a different send, whose commit
+	// did not happen; retried, it is a duplicate of the stored one.
+	retry := fifo
+	retry.Entries = []drivers.SendEntry{fifo.Entries[0]}
+	retry.Entries[0].MessageID = "f2"
+	if d.committedFIFO(ctx, retry, res) {
+		t.Error("a dedup record naming another message is taken as this send's commit")
+	}
+	again, err := d.SendMessages(ctx, retry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := again.Entries[0]; !r.Duplicate || r.MessageID != "f1" || r.SequenceNumber != res.Entries[0].SequenceNumber {
+		t.Errorf("retried FIFO send answered %+v, want a duplicate of %+v", r, res.Entries[0])
+	}
+}
+
+func TestErrorKinds(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		err     error
+		kind    drivers.Kind
+		unknown bool
+	}{
+		{status.Error(codes.Aborted, "aborted"), drivers.KindAborted, false},
+		{status.Error(codes.FailedPrecondition, "Invalid transaction ID. Transaction ID must be >= 7"), drivers.KindAborted, false},
+		{status.Error(codes.FailedPrecondition, "something else"), drivers.KindInternal, false},
+		{status.Error(codes.Unavailable, "down"), drivers.KindUnavailable, true},
+		{status.Error(codes.DeadlineExceeded, "slow"), drivers.KindUnavailable, true},
+		{status.Error(codes.ResourceExhausted, "quota"), drivers.KindThrottled, false},
+	} {
+		if k := drivers.KindOf(mapErr(ctx, c.err, "x")); k != c.kind {
+			t.Errorf("%v: kind %v, want %v", c.err, k, c.kind)
+		}
+		if u := outcomeUnknown(ctx, mapErr(ctx, c.err, "x")); u != c.unknown {
+			t.Errorf("%v: outcome unknown %v, want %v", c.err, u, c.unknown)
+		}
+	}
+}
