@@ -56,6 +56,10 @@ type Driver struct {
 	transactions atomic.Int64
 	aborts       atomic.Int64
 	unknown      atomic.Int64 // commits with an unknown outcome resolved by reading
+
+	// groupCursor is where each FIFO queue's sweep of idle group rows resumes.
+	groupMu     sync.Mutex
+	groupCursor map[string]string
 }
 
 // Open connects to the database, creating the instance and database on an emulator when

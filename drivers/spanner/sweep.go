@@ -10,10 +10,31 @@ import (
 	"github.com/anysqs/anysqs/drivers"
 )
 
+// groupIdle is how long after its last send an empty FIFO group's row is kept. The row
+// holds the group's sequence counter; a group created again numbers from the time in
+// microseconds, so the hour covers any clock difference between gateways.
+const groupIdle = time.Hour
+
+func (d *Driver) cursor(queue string) string {
+	d.groupMu.Lock()
+	defer d.groupMu.Unlock()
+	return d.groupCursor[queue]
+}
+
+func (d *Driver) setCursor(queue, group string) {
+	d.groupMu.Lock()
+	defer d.groupMu.Unlock()
+	if d.groupCursor == nil {
+		d.groupCursor = map[string]string{}
+	}
+	d.groupCursor[queue] = group
+}
+
 // Sweep deletes, in one transaction of at most req.Limit rows per kind, expired messages
 // (found by the sharded visibility index: a message's deadline is never before its
 // enqueue time, so an expired one is found once its deadline has passed too), expired
-// deduplication and receive-attempt records, and old deletion records.
+// deduplication and receive-attempt records, old deletion records, and the rows of FIFO
+// groups without messages and without a send for groupIdle, a page of groups per pass.
 func (d *Driver) Sweep(ctx context.Context, req drivers.SweepRequest) (drivers.SweepResult, error) {
 	limit := req.Limit
 	if limit <= 0 {
@@ -22,6 +43,7 @@ func (d *Driver) Sweep(ctx context.Context, req drivers.SweepRequest) (drivers.S
 	type q struct {
 		name string
 		ret  time.Duration
+		fifo bool
 	}
 	var queues []q
 	tx, done := d.snapshot(ctx)
@@ -33,7 +55,7 @@ func (d *Driver) Sweep(ctx context.Context, req drivers.SweepRequest) (drivers.S
 			return err
 		}
 		full, err := scanQueueAttrs(qr.q.Name, attrs)
-		queues = append(queues, q{name: qr.q.Name, ret: retention(full)})
+		queues = append(queues, q{name: qr.q.Name, ret: retention(full), fifo: full.FifoQueue})
 		return err
 	})
 	if err != nil {
@@ -114,6 +136,30 @@ func (d *Driver) Sweep(ctx context.Context, req drivers.SweepRequest) (drivers.S
 		}); err != nil {
 		return drivers.SweepResult{}, mapErr(ctx, err, "retention sweep")
 	}
+	for _, qu := range queues {
+		if !qu.fifo || budget <= 0 {
+			continue
+		}
+		more := res.More
+		res.More = false
+		if err := scan(`SELECT g.GroupId, '' FROM FifoGroups g
+			WHERE g.QueueName = @q AND g.GroupId > @after AND g.NextSeq < @idle AND g.BusyUntil <= @now
+				AND NOT EXISTS (SELECT 1 FROM Messages m WHERE m.QueueName = @q AND m.Part = g.GroupId)
+			ORDER BY g.GroupId LIMIT @n`,
+			map[string]any{"q": qu.name, "after": d.cursor(qu.name), "idle": req.Now.Add(-groupIdle).UnixMicro(), "now": req.Now},
+			"FifoGroups", func(r *spanner.Row) (spanner.Key, error) {
+				var g, x string
+				err := r.Columns(&g, &x)
+				d.setCursor(qu.name, g)
+				return spanner.Key{qu.name, g}, err
+			}); err != nil {
+			return drivers.SweepResult{}, mapErr(ctx, err, "retention sweep")
+		}
+		if !res.More {
+			d.setCursor(qu.name, "") // the next pass starts again from the first group
+		}
+		res.More = res.More || more
+	}
 	done() // the read-write transaction below takes its own turn
 	if len(keys) == 0 {
 		return res, nil
@@ -125,6 +171,24 @@ func (d *Driver) Sweep(ctx context.Context, req drivers.SweepRequest) (drivers.S
 		ms := make([]*spanner.Mutation, 0, len(keys))
 		for i, k := range keys {
 			switch tables[i] {
+			case "FifoGroups":
+				// Deleted only if still idle and empty: a send meanwhile wrote the row or a message.
+				g, err := readGroup(ctx, tx, k[0].(string), k[1].(string))
+				if err != nil {
+					return err
+				}
+				if !g.exists || g.nextSeq >= req.Now.Add(-groupIdle).UnixMicro() {
+					continue
+				}
+				empty := true
+				err = tx.Query(ctx, spanner.Statement{SQL: `SELECT 1 FROM Messages WHERE QueueName = @q AND Part = @g LIMIT 1`,
+					Params: map[string]any{"q": k[0], "g": k[1]}}).Do(func(*spanner.Row) error { empty = false; return nil })
+				if err != nil {
+					return err
+				}
+				if !empty {
+					continue
+				}
 			case "Dedup", "ReceiveAttempts", "DeletedQueues":
 				col := map[string]string{"Dedup": "ExpiresAt", "ReceiveAttempts": "ExpiresAt", "DeletedQueues": "DeletedAt"}[tables[i]]
 				r, err := tx.ReadRow(ctx, tables[i], k, []string{col})

@@ -101,3 +101,67 @@ func TestErrorKinds(t *testing.T) {
 		}
 	}
 }
+
+// TestSweepIdleGroups checks that the sweep drops the row of a FIFO group left empty for
+// groupIdle, keeps a busy one, and that the group numbers upwards when it is used again.
+func TestSweepIdleGroups(t *testing.T) {
+	if os.Getenv("SPANNER_EMULATOR_HOST") == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("SPANNER_EMULATOR_HOST is not set (CI=true: not skipping)")
+		}
+		t.Skip("service not available here: SPANNER_EMULATOR_HOST is not set")
+	}
+	ctx := context.Background()
+	b := make([]byte, 6)
+	rand.Read(b)
+	d, err := Open(ctx, Options{Project: "anysqs-test", Instance: "anysqs", Database: "g" + hex.EncodeToString(b)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	now := time.Now()
+	a := drivers.QueueAttributes{FifoQueue: true, MessageRetentionPeriod: 1209600}
+	if _, err := d.CreateQueue(ctx, drivers.CreateQueueRequest{Queue: drivers.Queue{Name: "q.fifo", Attributes: a, CreatedAt: now}}); err != nil {
+		t.Fatal(err)
+	}
+	send := func(at time.Time, group, id string) string {
+		t.Helper()
+		res, err := d.SendMessages(ctx, drivers.SendMessagesRequest{Name: "q.fifo", Now: at, Entries: []drivers.SendEntry{
+			{EntryID: "0", MessageID: id, Body: id, MessageGroupID: group, MessageDeduplicationID: id}}})
+		if err != nil || res.Entries[0].Err != nil {
+			t.Fatal(err, res)
+		}
+		return res.Entries[0].SequenceNumber
+	}
+	first := send(now, "empty", "e1")
+	send(now, "full", "f1")
+	r, err := d.ReceiveMessages(ctx, drivers.ReceiveMessagesRequest{Name: "q.fifo", Now: now, MaxMessages: 10, VisibilityTimeout: 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range r.Messages {
+		if m.MessageGroupID == "empty" {
+			if _, err := d.DeleteMessages(ctx, drivers.DeleteMessagesRequest{Name: "q.fifo", Now: now,
+				Entries: []drivers.DeleteEntry{{EntryID: "0", ReceiptHandle: m.ReceiptHandle}}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	later := now.Add(groupIdle + time.Minute)
+	if _, err := d.Sweep(ctx, drivers.SweepRequest{Now: later, Limit: 100}); err != nil {
+		t.Fatal(err)
+	}
+	tx, done := d.snapshot(ctx)
+	empty, err1 := readGroup(ctx, tx, "q.fifo", "empty")
+	full, err2 := readGroup(ctx, tx, "q.fifo", "full")
+	done()
+	if err1 != nil || err2 != nil {
+		t.Fatal(err1, err2)
+	}
+	if empty.exists || !full.exists {
+		t.Fatalf("after the sweep the empty group's row exists %v, the one with a message %v; want false, true", empty.exists, full.exists)
+	}
+	if again := send(later, "empty", "e2"); again <= first {
+		t.Fatalf("the group used again numbered %s after %s", again, first)
+	}
+}
