@@ -2,7 +2,6 @@ package conformance_test
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http/httptest"
@@ -72,7 +71,8 @@ func TestSpannerContention(t *testing.T) {
 			t.Fatalf("send batch %d: %v %v", b, err, out)
 		}
 	}
-	before := abortsOf(t, drvs)
+	abortsBefore := metricOf(t, drvs, "anysqs_spanner_transaction_aborts_total")
+	txBefore := metricOf(t, drvs, "anysqs_spanner_transactions_total")
 
 	var mu sync.Mutex
 	seen := map[string]int{}
@@ -114,10 +114,11 @@ func TestSpannerContention(t *testing.T) {
 			doubles += c - 1
 		}
 	}
-	aborts := abortsOf(t, drvs) - before
+	aborts := metricOf(t, drvs, "anysqs_spanner_transaction_aborts_total") - abortsBefore
+	txs := metricOf(t, drvs, "anysqs_spanner_transactions_total") - txBefore
 	t.Logf("contention: %d receivers through %d gateways, %d messages: %d double deliveries, %d lost, "+
-		"%d aborted read-write transaction attempts (retried), %d client errors after SDK retries",
-		receivers, gateways, messages, doubles, lost, aborts, errs.Load())
+		"%d aborted read-write transaction attempts (retried) in %d transactions, %d client errors after SDK retries",
+		receivers, gateways, messages, doubles, lost, aborts, txs, errs.Load())
 	if doubles > 0 || lost > 0 {
 		t.Fatalf("%d double deliveries, %d lost messages", doubles, lost)
 	}
@@ -133,7 +134,8 @@ func TestSpannerContention(t *testing.T) {
 	}
 }
 
-func abortsOf(t *testing.T, ds []drivers.Driver) int64 {
+// metricOf sums the drivers' samples of the counter name.
+func metricOf(t *testing.T, ds []drivers.Driver, name string) int64 {
 	var n float64
 	for _, d := range ds {
 		ms, err := d.Metrics(context.Background())
@@ -142,13 +144,13 @@ func abortsOf(t *testing.T, ds []drivers.Driver) int64 {
 		}
 		found := false
 		for _, m := range ms {
-			if m.Name == "anysqs_spanner_transaction_aborts_total" {
+			if m.Name == name {
 				n += m.Value
 				found = true
 			}
 		}
 		if !found {
-			t.Fatal(fmt.Errorf("driver reports no anysqs_spanner_transaction_aborts_total"))
+			t.Fatalf("driver reports no %s", name)
 		}
 	}
 	return int64(n)
