@@ -18,7 +18,7 @@ func (d *Driver) MoveMessages(ctx context.Context, req drivers.MoveMessagesReque
 	if limit <= 0 {
 		limit = 10
 	}
-	_, cands, err := d.candidates(ctx, req.Source, req.Now, limit)
+	_, cands, _, err := d.candidates(ctx, req.Source, req.Now, limit)
 	if err != nil {
 		return drivers.MoveMessagesResult{}, mapErr(ctx, err, "move messages from "+req.Source)
 	}
@@ -137,7 +137,7 @@ func (d *Driver) MoveMessages(ctx context.Context, req drivers.MoveMessagesReque
 			return drivers.MoveMessagesResult{}, err
 		}
 	}
-	_, left, err := d.candidates(ctx, req.Source, req.Now, 1)
+	_, left, _, err := d.candidates(ctx, req.Source, req.Now, 1)
 	if err != nil {
 		return drivers.MoveMessagesResult{}, mapErr(ctx, err, "move messages from "+req.Source)
 	}

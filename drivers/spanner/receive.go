@@ -79,11 +79,15 @@ func (m *msgRow) message(queue string, fifo bool) (drivers.Message, error) {
 // claimState collects one claim transaction's writes and results; reset on every
 // attempt of the transaction.
 type claimState struct {
-	msgs    []drivers.Message
-	claimed []claimedKey
-	moved   int
-	ms      []*spanner.Mutation
-	dlqGrps map[string]*group
+	// next, when nextKnown, is the queue's next-visible time, read by a scan that found
+	// no candidates.
+	next      time.Time
+	nextKnown bool
+	msgs      []drivers.Message
+	claimed   []claimedKey
+	moved     int
+	ms        []*spanner.Mutation
+	dlqGrps   map[string]*group
 }
 
 type claimedKey struct {
@@ -162,6 +166,8 @@ func (d *Driver) ReceiveMessages(ctx context.Context, req drivers.ReceiveMessage
 	deadline := req.Now.Add(time.Duration(req.VisibilityTimeout) * time.Second)
 	var res drivers.ReceiveMessagesResult
 	var attempt []claimedKey
+	var next time.Time
+	nextKnown := false
 	for round := 0; round < 4 && len(res.Messages) < want; round++ {
 		var st claimState
 		var more bool
@@ -176,14 +182,17 @@ func (d *Driver) ReceiveMessages(ctx context.Context, req drivers.ReceiveMessage
 		}
 		res.Messages = append(res.Messages, st.msgs...)
 		attempt = append(attempt, st.claimed...)
+		next, nextKnown = st.next, st.nextKnown
 		if !more {
 			break
 		}
 	}
 	if len(res.Messages) < want {
-		next, err := d.nextVisible(ctx, req)
-		if err != nil {
-			return drivers.ReceiveMessagesResult{}, mapErr(ctx, err, "receive from "+req.Name)
+		if !nextKnown {
+			var err error
+			if next, err = d.nextVisible(ctx, req); err != nil {
+				return drivers.ReceiveMessagesResult{}, mapErr(ctx, err, "receive from "+req.Name)
+			}
 		}
 		if len(res.Messages) > 0 && (next.IsZero() || deadline.Before(next)) {
 			next = deadline
@@ -196,12 +205,12 @@ func (d *Driver) ReceiveMessages(ctx context.Context, req drivers.ReceiveMessage
 // candidates is the read-only scan by the sharded visibility index: for a standard
 // queue up to n visible, unexpired messages' keys in random order, for a FIFO queue up
 // to n groups with such messages and nothing in flight, oldest head first.
-func (d *Driver) candidates(ctx context.Context, name string, now time.Time, n int) (queueInfo, []msgRow, error) {
+func (d *Driver) candidates(ctx context.Context, name string, now time.Time, n int) (queueInfo, []msgRow, time.Time, error) {
 	tx, done := d.snapshot(ctx)
 	defer done()
 	qi, err := d.queueInfo(ctx, tx, name, now)
 	if err != nil {
-		return qi, nil, err
+		return qi, nil, time.Time{}, err
 	}
 	sql := `SELECT Part, Seq, GroupId FROM Messages@{FORCE_INDEX=MessagesByVisible}
 		WHERE QueueName = @q AND Shard IN UNNEST(@shards) AND VisibleAt <= @now AND EnqueuedAt > @cutoff LIMIT @n`
@@ -232,18 +241,26 @@ func (d *Driver) candidates(ctx context.Context, name string, now time.Time, n i
 		out = append(out, m)
 		return nil
 	})
+	if err != nil {
+		return qi, nil, time.Time{}, err
+	}
+	if len(out) == 0 {
+		// Nothing to claim: the long poll wants the next-visible time, from this snapshot.
+		next, err := nextVisibleIn(ctx, tx, name, now, qi.cutoff)
+		return qi, nil, next, err
+	}
 	if !fifo {
 		rand.Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
 	}
-	return qi, out, err
+	return qi, out, time.Time{}, nil
 }
 
 // claimStandard claims up to want of the scan's candidates. more says a further round
 // may find messages: candidates were lost to other receivers, or moved.
 func (d *Driver) claimStandard(ctx context.Context, req drivers.ReceiveMessagesRequest, want int, deadline time.Time) (claimState, bool, error) {
-	_, cands, err := d.candidates(ctx, req.Name, req.Now, want*candidatesPerMessage)
+	_, cands, next, err := d.candidates(ctx, req.Name, req.Now, want*candidatesPerMessage)
 	if err != nil || len(cands) == 0 {
-		return claimState{}, false, err
+		return claimState{next: next, nextKnown: err == nil}, false, err
 	}
 	pick := cands[:min(want, len(cands))]
 	keys := spanner.KeySets()
@@ -282,9 +299,9 @@ func (d *Driver) claimStandard(ctx context.Context, req drivers.ReceiveMessagesR
 // transaction, the group row must show nothing in flight; then the group's first
 // unexpired messages are claimed in order while they are visible.
 func (d *Driver) claimFIFO(ctx context.Context, req drivers.ReceiveMessagesRequest, want int, deadline time.Time, earlier []claimedKey) (claimState, bool, error) {
-	_, cands, err := d.candidates(ctx, req.Name, req.Now, want+candidatesPerMessage)
+	_, cands, next, err := d.candidates(ctx, req.Name, req.Now, want+candidatesPerMessage)
 	if err != nil || len(cands) == 0 {
-		return claimState{}, false, err
+		return claimState{next: next, nextKnown: err == nil}, false, err
 	}
 	var st claimState
 	var stale int
@@ -361,10 +378,14 @@ func (d *Driver) nextVisible(ctx context.Context, req drivers.ReceiveMessagesReq
 	if err != nil {
 		return time.Time{}, err
 	}
+	return nextVisibleIn(ctx, tx, req.Name, req.Now, qi.cutoff)
+}
+
+func nextVisibleIn(ctx context.Context, tx *spanner.ReadOnlyTransaction, name string, now, cutoff time.Time) (time.Time, error) {
 	var next spanner.NullTime
-	err = tx.Query(ctx, spanner.Statement{SQL: `SELECT MIN(VisibleAt) FROM Messages@{FORCE_INDEX=MessagesByVisible}
+	err := tx.Query(ctx, spanner.Statement{SQL: `SELECT MIN(VisibleAt) FROM Messages@{FORCE_INDEX=MessagesByVisible}
 		WHERE QueueName = @q AND VisibleAt > @now AND EnqueuedAt > @cutoff`,
-		Params: map[string]any{"q": req.Name, "now": req.Now, "cutoff": qi.cutoff}}).Do(func(r *spanner.Row) error {
+		Params: map[string]any{"q": name, "now": now, "cutoff": cutoff}}).Do(func(r *spanner.Row) error {
 		return r.Columns(&next)
 	})
 	return next.Time, err
