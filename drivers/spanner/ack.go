@@ -49,7 +49,7 @@ func rowID(part string, seq int64) string { return part + "\x00" + seqString(seq
 // becomes the latest deadline of the group's messages still in flight, which lie among
 // its first BusyTo sequence numbers. changed holds the new deadlines of rows this
 // transaction changes (zero: deleted), which its own reads do not see.
-func regroup(ctx context.Context, tx *spanner.ReadWriteTransaction, queue string, now time.Time, changed map[string]map[string]time.Time) ([]*spanner.Mutation, error) {
+func regroup(ctx context.Context, tx *spanner.ReadWriteTransaction, queue string, purged, now time.Time, changed map[string]map[string]time.Time) ([]*spanner.Mutation, error) {
 	var ms []*spanner.Mutation
 	for gid, rows := range changed {
 		g, err := readGroup(ctx, tx, queue, gid)
@@ -58,8 +58,8 @@ func regroup(ctx context.Context, tx *spanner.ReadWriteTransaction, queue string
 		}
 		busy := time.Time{}
 		err = tx.Query(ctx, spanner.Statement{SQL: `SELECT Part, Seq, VisibleAt FROM Messages
-			WHERE QueueName = @q AND Part = @g AND Seq <= @to AND Token IS NOT NULL AND VisibleAt > @now`,
-			Params: map[string]any{"q": queue, "g": gid, "to": g.busyTo, "now": now}}).Do(func(r *spanner.Row) error {
+			WHERE QueueName = @q AND Part = @g AND Seq <= @to AND Token IS NOT NULL AND VisibleAt > @now AND Committed > @purged`,
+			Params: map[string]any{"q": queue, "g": gid, "to": g.busyTo, "now": now, "purged": purged}}).Do(func(r *spanner.Row) error {
 			var part string
 			var seq int64
 			var vis time.Time
@@ -130,7 +130,7 @@ func (d *Driver) DeleteMessages(ctx context.Context, req drivers.DeleteMessagesR
 				changed[m.Part][id] = time.Time{}
 			}
 		}
-		gms, err := regroup(ctx, tx, req.Name, req.Now, changed)
+		gms, err := regroup(ctx, tx, req.Name, qr.purged, req.Now, changed)
 		if err != nil {
 			return err
 		}
@@ -207,7 +207,7 @@ func (d *Driver) ChangeVisibility(ctx context.Context, req drivers.ChangeVisibil
 				}
 			}
 		}
-		gms, err := regroup(ctx, tx, req.Name, req.Now, changed)
+		gms, err := regroup(ctx, tx, req.Name, qr.purged, req.Now, changed)
 		if err != nil {
 			return err
 		}

@@ -96,6 +96,9 @@ func (d *Driver) Metrics(context.Context) ([]drivers.Metric, error) {
 			Help: "Read-write transactions run.", Value: float64(d.transactions.Load())},
 		{Name: "anysqs_spanner_transaction_aborts_total", Type: drivers.Counter,
 			Help: "Read-write transaction attempts Spanner aborted and the client retried.", Value: float64(d.aborts.Load())},
+		{Name: "anysqs_spanner_purge_deletes_failed_total", Type: drivers.Counter,
+			Help:  "Purges whose partitioned delete failed: the purged rows stay, never returned, until the next purge or the queue's deletion.",
+			Value: float64(d.purgeLeft.Load())},
 		{Name: "anysqs_spanner_unknown_outcomes_resolved_total", Type: drivers.Counter,
 			Help: "Sends whose commit outcome was unknown and that a read showed committed.", Value: float64(d.unknown.Load())},
 	}, nil

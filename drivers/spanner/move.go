@@ -60,8 +60,10 @@ func (d *Driver) MoveMessages(ctx context.Context, req drivers.MoveMessagesReque
 				// The scan found groups: take their visible messages in order.
 				for _, c := range cands {
 					err := tx.Query(ctx, spanner.Statement{SQL: `SELECT ` + cols(messageCols) + ` FROM Messages
-						WHERE QueueName = @q AND Part = @g AND VisibleAt <= @now AND EnqueuedAt > @cutoff ORDER BY Seq LIMIT @n`,
-						Params: map[string]any{"q": req.Source, "g": c.Part, "now": req.Now, "cutoff": src.cutoff, "n": int64(limit - len(rows))}}).
+						WHERE QueueName = @q AND Part = @g AND VisibleAt <= @now AND EnqueuedAt > @cutoff AND Committed > @purged
+						ORDER BY Seq LIMIT @n`,
+						Params: map[string]any{"q": req.Source, "g": c.Part, "now": req.Now, "cutoff": src.cutoff,
+							"purged": src.purged, "n": int64(limit - len(rows))}}).
 						Do(func(r *spanner.Row) error {
 							m, err := scanMsg(r)
 							rows = append(rows, m)
@@ -80,7 +82,7 @@ func (d *Driver) MoveMessages(ctx context.Context, req drivers.MoveMessagesReque
 				}
 				err := tx.Read(ctx, "Messages", spanner.KeySets(keys...), messageCols).Do(func(r *spanner.Row) error {
 					m, err := scanMsg(r)
-					if err == nil && !m.VisibleAt.After(req.Now) && m.EnqueuedAt.After(src.cutoff) {
+					if err == nil && !m.VisibleAt.After(req.Now) && m.EnqueuedAt.After(src.cutoff) && m.Committed.After(src.purged) {
 						rows = append(rows, m)
 					}
 					return err

@@ -11,19 +11,26 @@ import (
 	"github.com/anysqs/anysqs/drivers"
 )
 
-var queueCols = []string{"QueueName", "Attributes", "Tags", "CreatedAt", "LastModified", "LastPurge"}
+var queueCols = []string{"QueueName", "Attributes", "Tags", "CreatedAt", "LastModified", "LastPurge", "PurgeCommitted"}
 
 // queueRow is a Queues row as the driver reads it.
 type queueRow struct {
 	q         drivers.Queue
 	lastPurge spanner.NullTime
+	// purged: messages committed at or before it were purged (the epoch if never).
+	purged time.Time
 }
 
 func scanQueue(r *spanner.Row) (queueRow, error) {
 	var qr queueRow
 	var attrs, tags string
-	if err := r.Columns(&qr.q.Name, &attrs, &tags, &qr.q.CreatedAt, &qr.q.LastModified, &qr.lastPurge); err != nil {
+	var purged spanner.NullTime
+	if err := r.Columns(&qr.q.Name, &attrs, &tags, &qr.q.CreatedAt, &qr.q.LastModified, &qr.lastPurge, &purged); err != nil {
 		return qr, drivers.Wrap(drivers.KindInternal, err, "read queue row")
+	}
+	qr.purged = epoch
+	if purged.Valid {
+		qr.purged = purged.Time
 	}
 	if err := json.Unmarshal([]byte(attrs), &qr.q.Attributes); err != nil {
 		return qr, drivers.Wrap(drivers.KindInternal, err, "stored attributes of "+qr.q.Name)
@@ -121,7 +128,7 @@ func (d *Driver) GetQueue(ctx context.Context, req drivers.GetQueueRequest) (dri
 
 // ListQueues pages through queues in byte order of their names.
 func (d *Driver) ListQueues(ctx context.Context, req drivers.ListQueuesRequest) (drivers.ListQueuesResult, error) {
-	sql := `SELECT QueueName, Attributes, Tags, CreatedAt, LastModified, LastPurge FROM Queues
+	sql := `SELECT QueueName, Attributes, Tags, CreatedAt, LastModified, LastPurge, PurgeCommitted FROM Queues
 		WHERE STARTS_WITH(QueueName, @prefix) AND QueueName > @after ORDER BY QueueName`
 	params := map[string]any{"prefix": req.Prefix, "after": req.After}
 	if req.Limit > 0 {
@@ -211,10 +218,12 @@ func (d *Driver) DeleteQueue(ctx context.Context, req drivers.DeleteQueueRequest
 	})
 }
 
-// PurgeQueue deletes the messages enqueued up to req.Now in one transaction, at most once
-// per 60 seconds.
+// PurgeQueue purges the queue at most once per 60 seconds. Its transaction records its
+// own commit timestamp in the queue row: from then on claims, counts, moves and replays
+// leave out every message committed before it, which is exactly what was in the queue.
+// A partitioned delete then removes those rows, in as many commits as Spanner needs.
 func (d *Driver) PurgeQueue(ctx context.Context, req drivers.PurgeQueueRequest) error {
-	return d.rw(ctx, "purge queue "+req.Name, func(ctx context.Context, tx *spanner.ReadWriteTransaction) error {
+	ts, err := d.rwAt(ctx, "purge queue "+req.Name, func(ctx context.Context, tx *spanner.ReadWriteTransaction) error {
 		qr, err := readQueue(ctx, tx, req.Name)
 		if err != nil {
 			return err
@@ -223,20 +232,33 @@ func (d *Driver) PurgeQueue(ctx context.Context, req drivers.PurgeQueueRequest) 
 			return drivers.Errorf(drivers.KindPurgeInProgress, "queue %s was purged at %s, less than 60 seconds ago",
 				req.Name, qr.lastPurge.Time.UTC().Format(time.RFC3339))
 		}
-		if _, err := tx.Update(ctx, spanner.Statement{SQL: `DELETE FROM Messages WHERE QueueName = @q AND EnqueuedAt <= @now`,
-			Params: map[string]any{"q": req.Name, "now": req.Now}}); err != nil {
-			return err
-		}
 		// Purged in-flight messages no longer hold their groups.
 		if qr.q.Attributes.FifoQueue {
 			if _, err := tx.Update(ctx, spanner.Statement{SQL: `UPDATE FifoGroups SET BusyUntil = @zero
 				WHERE QueueName = @q AND BusyUntil > @zero`,
-				Params: map[string]any{"q": req.Name, "zero": time.Unix(0, 0).UTC()}}); err != nil {
+				Params: map[string]any{"q": req.Name, "zero": epoch}}); err != nil {
 				return err
 			}
 		}
-		return tx.BufferWrite([]*spanner.Mutation{spanner.Update("Queues", []string{"QueueName", "LastPurge"}, []any{req.Name, req.Now})})
+		return tx.BufferWrite([]*spanner.Mutation{spanner.Update("Queues", []string{"QueueName", "LastPurge", "PurgeCommitted"},
+			[]any{req.Name, req.Now, spanner.CommitTimestamp})})
 	})
+	if err != nil {
+		return err
+	}
+	// The purge is done; the rows go now. Should the delete fail, they stay hidden, counted
+	// in Metrics, until the next purge's delete or the queue's deletion removes them.
+	release, err := d.take(ctx)
+	if err != nil {
+		d.purgeLeft.Add(1)
+		return nil
+	}
+	defer release()
+	if _, err := d.client.PartitionedUpdate(ctx, spanner.Statement{SQL: `DELETE FROM Messages WHERE QueueName = @q AND Committed <= @ts`,
+		Params: map[string]any{"q": req.Name, "ts": ts}}); err != nil {
+		d.purgeLeft.Add(1)
+	}
+	return nil
 }
 
 // QueueStats counts messages by state in one strong read, leaving out expired messages
@@ -252,12 +274,15 @@ func (d *Driver) QueueStats(ctx context.Context, req drivers.QueueStatsRequest) 
 	cutoff := req.Now.Add(-retention(qr.q.Attributes))
 	err = tx.Query(ctx, spanner.Statement{SQL: `SELECT COUNTIF(VisibleAt <= @now),
 			COUNTIF(VisibleAt > @now AND Token IS NOT NULL), COUNTIF(VisibleAt > @now AND Token IS NULL)
-		FROM Messages WHERE QueueName = @q AND EnqueuedAt > @cutoff`,
-		Params: map[string]any{"q": req.Name, "now": req.Now, "cutoff": cutoff}}).Do(func(r *spanner.Row) error {
+		FROM Messages WHERE QueueName = @q AND EnqueuedAt > @cutoff AND Committed > @purged`,
+		Params: map[string]any{"q": req.Name, "now": req.Now, "cutoff": cutoff, "purged": qr.purged}}).Do(func(r *spanner.Row) error {
 		return r.Columns(&s.Visible, &s.NotVisible, &s.Delayed)
 	})
 	return s, mapErr(ctx, err, "count messages of "+req.Name)
 }
+
+// epoch stands for "never" in timestamp comparisons.
+var epoch = time.Unix(0, 0).UTC()
 
 func scanQueueAttrs(name, attrs string) (drivers.QueueAttributes, error) {
 	var a drivers.QueueAttributes

@@ -27,6 +27,7 @@ const fifoScan = 1000
 type queueInfo struct {
 	q        drivers.Queue
 	cutoff   time.Time // messages enqueued at or before it have expired
+	purged   time.Time // messages committed at or before it were purged
 	dlq      string    // empty without a redrive policy whose queue exists
 	dlqFIFO  bool
 	dlqByGrp bool
@@ -38,7 +39,7 @@ func (d *Driver) queueInfo(ctx context.Context, tx reader, name string, now time
 	if err != nil {
 		return queueInfo{}, err
 	}
-	qi := queueInfo{q: qr.q, cutoff: now.Add(-retention(qr.q.Attributes))}
+	qi := queueInfo{q: qr.q, cutoff: now.Add(-retention(qr.q.Attributes)), purged: qr.purged}
 	if rp := qr.q.Attributes.RedrivePolicy; rp != nil && rp.DeadLetterQueue != "" && rp.MaxReceiveCount > 0 {
 		dq, err := readQueue(ctx, tx, rp.DeadLetterQueue)
 		switch {
@@ -213,7 +214,8 @@ func (d *Driver) candidates(ctx context.Context, name string, now time.Time, n i
 		return qi, nil, time.Time{}, err
 	}
 	sql := `SELECT Part, Seq, GroupId FROM Messages@{FORCE_INDEX=MessagesByVisible}
-		WHERE QueueName = @q AND Shard IN UNNEST(@shards) AND VisibleAt <= @now AND EnqueuedAt > @cutoff LIMIT @n`
+		WHERE QueueName = @q AND Shard IN UNNEST(@shards) AND VisibleAt <= @now AND EnqueuedAt > @cutoff
+			AND Committed > @purged LIMIT @n`
 	fifo := qi.q.Attributes.FifoQueue
 	if fifo {
 		// Groups whose head is oldest first, as SQS serves them, among the first
@@ -222,6 +224,7 @@ func (d *Driver) candidates(ctx context.Context, name string, now time.Time, n i
 		sql = `SELECT c.Part, MIN(c.Seq), ANY_VALUE(c.GroupId) FROM (
 				SELECT m.Part, m.Seq, m.GroupId, m.Committed FROM Messages@{FORCE_INDEX=MessagesByVisible} m
 				WHERE m.QueueName = @q AND m.Shard IN UNNEST(@shards) AND m.VisibleAt <= @now AND m.EnqueuedAt > @cutoff
+					AND m.Committed > @purged
 				LIMIT ` + strconv.Itoa(fifoScan) + `) c
 			JOIN FifoGroups g ON g.QueueName = @q AND g.GroupId = c.Part
 			WHERE g.BusyUntil <= @now GROUP BY c.Part ORDER BY MIN(c.Committed), c.Part LIMIT @n`
@@ -233,7 +236,7 @@ func (d *Driver) candidates(ctx context.Context, name string, now time.Time, n i
 	}
 	var out []msgRow
 	err = tx.Query(ctx, spanner.Statement{SQL: sql, Params: map[string]any{"q": name, "shards": s64, "now": now,
-		"cutoff": qi.cutoff, "n": int64(n)}}).Do(func(r *spanner.Row) error {
+		"cutoff": qi.cutoff, "purged": qi.purged, "n": int64(n)}}).Do(func(r *spanner.Row) error {
 		m := msgRow{Queue: name}
 		if err := r.Columns(&m.Part, &m.Seq, &m.GroupID); err != nil {
 			return err
@@ -246,7 +249,7 @@ func (d *Driver) candidates(ctx context.Context, name string, now time.Time, n i
 	}
 	if len(out) == 0 {
 		// Nothing to claim: the long poll wants the next-visible time, from this snapshot.
-		next, err := nextVisibleIn(ctx, tx, name, now, qi.cutoff)
+		next, err := nextVisibleIn(ctx, tx, name, now, qi)
 		return qi, nil, next, err
 	}
 	if !fifo {
@@ -279,7 +282,7 @@ func (d *Driver) claimStandard(ctx context.Context, req drivers.ReceiveMessagesR
 			if err != nil {
 				return err
 			}
-			if m.VisibleAt.After(req.Now) || !m.EnqueuedAt.After(qi.cutoff) {
+			if m.VisibleAt.After(req.Now) || !m.EnqueuedAt.After(qi.cutoff) || !m.Committed.After(qi.purged) {
 				return nil // claimed, or changed, since the scan
 			}
 			return d.claimOne(ctx, tx, qi, &st, m, req.Now, deadline)
@@ -327,8 +330,9 @@ func (d *Driver) claimFIFO(ctx context.Context, req drivers.ReceiveMessagesReque
 			var lastSeq int64
 			stop := false
 			err = tx.Query(ctx, spanner.Statement{SQL: `SELECT ` + cols(messageCols) + ` FROM Messages
-				WHERE QueueName = @q AND Part = @g AND EnqueuedAt > @cutoff ORDER BY Seq LIMIT @n`,
-				Params: map[string]any{"q": req.Name, "g": c.Part, "cutoff": qi.cutoff, "n": int64(want - len(st.msgs) + 10)}}).
+				WHERE QueueName = @q AND Part = @g AND EnqueuedAt > @cutoff AND Committed > @purged ORDER BY Seq LIMIT @n`,
+				Params: map[string]any{"q": req.Name, "g": c.Part, "cutoff": qi.cutoff, "purged": qi.purged,
+					"n": int64(want - len(st.msgs) + 10)}}).
 				Do(func(r *spanner.Row) error {
 					if stop || len(st.msgs) >= want {
 						return nil
@@ -378,14 +382,14 @@ func (d *Driver) nextVisible(ctx context.Context, req drivers.ReceiveMessagesReq
 	if err != nil {
 		return time.Time{}, err
 	}
-	return nextVisibleIn(ctx, tx, req.Name, req.Now, qi.cutoff)
+	return nextVisibleIn(ctx, tx, req.Name, req.Now, qi)
 }
 
-func nextVisibleIn(ctx context.Context, tx *spanner.ReadOnlyTransaction, name string, now, cutoff time.Time) (time.Time, error) {
+func nextVisibleIn(ctx context.Context, tx *spanner.ReadOnlyTransaction, name string, now time.Time, qi queueInfo) (time.Time, error) {
 	var next spanner.NullTime
 	err := tx.Query(ctx, spanner.Statement{SQL: `SELECT MIN(VisibleAt) FROM Messages@{FORCE_INDEX=MessagesByVisible}
-		WHERE QueueName = @q AND VisibleAt > @now AND EnqueuedAt > @cutoff`,
-		Params: map[string]any{"q": name, "now": now, "cutoff": cutoff}}).Do(func(r *spanner.Row) error {
+		WHERE QueueName = @q AND VisibleAt > @now AND EnqueuedAt > @cutoff AND Committed > @purged`,
+		Params: map[string]any{"q": name, "now": now, "cutoff": qi.cutoff, "purged": qi.purged}}).Do(func(r *spanner.Row) error {
 		return r.Columns(&next)
 	})
 	return next.Time, err
@@ -396,7 +400,8 @@ func nextVisibleIn(ctx context.Context, tx *spanner.ReadOnlyTransaction, name st
 func (d *Driver) replay(ctx context.Context, req drivers.ReceiveMessagesRequest) (drivers.ReceiveMessagesResult, bool, error) {
 	tx, done := d.snapshot(ctx)
 	defer done()
-	if _, err := readQueue(ctx, tx, req.Name); err != nil {
+	qr, err := readQueue(ctx, tx, req.Name)
+	if err != nil {
 		return drivers.ReceiveMessagesResult{}, false, mapErr(ctx, err, "receive from "+req.Name)
 	}
 	r, err := tx.ReadRow(ctx, "ReceiveAttempts", spanner.Key{req.Name, req.ReceiveRequestAttemptID}, []string{"Claimed", "ExpiresAt"})
@@ -428,7 +433,7 @@ func (d *Driver) replay(ctx context.Context, req drivers.ReceiveMessagesRequest)
 		if err != nil {
 			return drivers.ReceiveMessagesResult{}, false, mapErr(ctx, err, "receive from "+req.Name)
 		}
-		if m.Token.StringVal != k.Token || !m.VisibleAt.After(req.Now) {
+		if m.Token.StringVal != k.Token || !m.VisibleAt.After(req.Now) || !m.Committed.After(qr.purged) {
 			return drivers.ReceiveMessagesResult{}, false, nil
 		}
 		msg, err := m.message(req.Name, true)

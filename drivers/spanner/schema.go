@@ -21,6 +21,8 @@ const shards = 16
 
 // schema is the database's tables, one statement per table or index, each created when
 // missing. Everything a queue owns is interleaved in its Queues row and deleted with it.
+// Queues.PurgeCommitted is the commit timestamp of the last purge: messages committed
+// before it are purged, whether or not the purge's partitioned delete reached them yet.
 // See the backend guide (docs/backends/spanner.md) for the reasoning.
 var schema = []struct{ name, ddl string }{
 	{"Queues", `CREATE TABLE Queues (
@@ -31,6 +33,7 @@ var schema = []struct{ name, ddl string }{
 	CreatedAt    TIMESTAMP NOT NULL,
 	LastModified TIMESTAMP NOT NULL,
 	LastPurge    TIMESTAMP,
+	PurgeCommitted TIMESTAMP OPTIONS (allow_commit_timestamp = true),
 ) PRIMARY KEY (QueueName)`},
 	// Part is the message id for standard queues (random: sends spread over the key
 	// space) and the group id for FIFO queues, where Seq orders the group. Committed,

@@ -199,7 +199,7 @@ func (g *group) takeSeq(now time.Time) int64 {
 func (g *group) mutation(queue, id string) *spanner.Mutation {
 	bu := g.busyUntil
 	if bu.IsZero() {
-		bu = time.Unix(0, 0).UTC()
+		bu = epoch
 	}
 	return spanner.InsertOrUpdate("FifoGroups", groupCols, []any{queue, id, g.nextSeq, bu, g.busyTo})
 }

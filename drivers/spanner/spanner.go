@@ -56,6 +56,7 @@ type Driver struct {
 	transactions atomic.Int64
 	aborts       atomic.Int64
 	unknown      atomic.Int64 // commits with an unknown outcome resolved by reading
+	purgeLeft    atomic.Int64 // purges whose partitioned delete failed (rows stay, never returned)
 
 	// groupCursor is where each FIFO queue's sweep of idle group rows resumes.
 	groupMu     sync.Mutex
@@ -131,21 +132,27 @@ func (d *Driver) Ping(ctx context.Context) error {
 // which the client does not retry). Transactions of different clients are on different
 // sessions and the emulator aborts all but one of them, which the client retries.
 func (d *Driver) rw(ctx context.Context, what string, f func(ctx context.Context, tx *spanner.ReadWriteTransaction) error) error {
+	_, err := d.rwAt(ctx, what, f)
+	return err
+}
+
+// rwAt is rw that also returns the commit timestamp.
+func (d *Driver) rwAt(ctx context.Context, what string, f func(ctx context.Context, tx *spanner.ReadWriteTransaction) error) (time.Time, error) {
 	release, err := d.take(ctx)
 	if err != nil {
-		return err
+		return time.Time{}, err
 	}
 	defer release()
 	d.transactions.Add(1)
 	attempts := 0
-	_, err = d.client.ReadWriteTransaction(ctx, func(ctx context.Context, tx *spanner.ReadWriteTransaction) error {
+	ts, err := d.client.ReadWriteTransaction(ctx, func(ctx context.Context, tx *spanner.ReadWriteTransaction) error {
 		attempts++
 		if attempts > 1 {
 			d.aborts.Add(1)
 		}
 		return f(ctx, tx)
 	})
-	return mapErr(ctx, err, what)
+	return ts, mapErr(ctx, err, what)
 }
 
 // ro runs f in a strong read-only transaction, which takes no locks. Against the
