@@ -29,11 +29,13 @@
 // # Limits
 //
 // Counts and the next-visible time read a queue's messages; FIFO claims read a group's
-// leading messages. A purge hides the queue's messages in its transaction and deletes
-// them afterwards with partitioned DML; a FIFO purge resets the queue's group rows in its
-// transaction, within Spanner's mutation limit per commit. Against the emulator one client runs one read-write transaction at a time
-// (serialize_read_write auto), as the emulator runs one per session; transactions of
-// several clients abort one another and are retried, which Metrics counts. Awaiting and
+// leading messages, and choose groups among the first 1000 visible index entries. A purge
+// hides the queue's messages in its transaction and deletes them afterwards with
+// partitioned DML; a FIFO purge also resets the queue's group rows in its transaction,
+// within Spanner's mutation limit per commit. Against an emulator each driver runs one
+// transaction at a time (serialize_read_write auto), as the emulator allows one per
+// session; transactions of several drivers abort one another and are retried, which
+// Metrics counts. Awaiting and
 // watching activity return KindUnsupported.
 //
 // # Configuration
