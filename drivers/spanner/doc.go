@@ -35,8 +35,7 @@
 // within Spanner's mutation limit per commit. Against an emulator each driver runs one
 // transaction at a time (serialize_read_write auto), as the emulator allows one per
 // session; transactions of several drivers abort one another and are retried, which
-// Metrics counts. Awaiting and
-// watching activity return KindUnsupported.
+// Metrics counts. Awaiting and watching activity return KindUnsupported.
 //
 // # Configuration
 //
