@@ -25,6 +25,7 @@ import (
 	"github.com/anysqs/anysqs/capabilities"
 	"github.com/anysqs/anysqs/drivers"
 	_ "github.com/anysqs/anysqs/drivers/postgres" // registers "postgres"
+	_ "github.com/anysqs/anysqs/drivers/spanner"  // registers "spanner"
 	_ "github.com/anysqs/anysqs/drivers/sqlite"   // registers "sqlite"
 	"github.com/anysqs/anysqs/gateway"
 	"github.com/anysqs/anysqs/internal/config"

@@ -1,0 +1,89 @@
+package spanner_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"testing"
+
+	database "cloud.google.com/go/spanner/admin/database/apiv1"
+	"cloud.google.com/go/spanner/admin/database/apiv1/databasepb"
+
+	"github.com/anysqs/anysqs/drivers"
+	"github.com/anysqs/anysqs/drivers/drivertest"
+	"github.com/anysqs/anysqs/drivers/spanner"
+)
+
+const (
+	testProject  = "anysqs-test"
+	testInstance = "anysqs"
+)
+
+// newDatabase names a fresh database on the emulator (the driver creates it on first
+// Open) and drops it when t ends. Creating one takes a few milliseconds there.
+func newDatabase(t testing.TB) spanner.Options {
+	t.Helper()
+	if os.Getenv("SPANNER_EMULATOR_HOST") == "" {
+		msg := "service not available here: SPANNER_EMULATOR_HOST is not set (eval \"$(scripts/services/spanner.sh start)\")"
+		if os.Getenv("CI") == "true" {
+			t.Fatal(msg + " (CI=true: not skipping)")
+		}
+		t.Skip(msg)
+	}
+	b := make([]byte, 6)
+	rand.Read(b)
+	o := spanner.Options{Project: testProject, Instance: testInstance, Database: "t" + hex.EncodeToString(b)}
+	t.Cleanup(func() {
+		ctx := context.Background()
+		dc, err := database.NewDatabaseAdminClient(ctx)
+		if err != nil {
+			return
+		}
+		defer dc.Close()
+		dc.DropDatabase(ctx, &databasepb.DropDatabaseRequest{
+			Database: "projects/" + o.Project + "/instances/" + o.Instance + "/databases/" + o.Database})
+	})
+	return o
+}
+
+func open(t testing.TB, o spanner.Options) *spanner.Driver {
+	t.Helper()
+	d, err := spanner.Open(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// TestDriverContract runs the driver contract suite, each case on a database of its own.
+func TestDriverContract(t *testing.T) {
+	dbs := map[drivers.Driver]spanner.Options{}
+	var mu = make(chan struct{}, 1)
+	remember := func(d drivers.Driver, o spanner.Options) drivers.Driver {
+		mu <- struct{}{}
+		dbs[d] = o
+		<-mu
+		return d
+	}
+	optsOf := func(d drivers.Driver) spanner.Options {
+		mu <- struct{}{}
+		defer func() { <-mu }()
+		return dbs[d]
+	}
+	drivertest.RunConformance(t, drivertest.Harness{
+		NewDriver: func(t *testing.T) drivers.Driver {
+			o := newDatabase(t)
+			return remember(open(t, o), o)
+		},
+		Reopen: func(t *testing.T, d drivers.Driver) drivers.Driver {
+			o := optsOf(d)
+			d.Close()
+			return remember(open(t, o), o)
+		},
+		NewDriverOnSameStorage: func(t *testing.T, d drivers.Driver) drivers.Driver {
+			o := optsOf(d)
+			return remember(open(t, o), o)
+		},
+	})
+}

@@ -1,0 +1,105 @@
+package spanner
+
+import (
+	"context"
+	"strconv"
+
+	"github.com/anysqs/anysqs/capabilities"
+	"github.com/anysqs/anysqs/drivers"
+)
+
+// Describe reports the driver and the capability declarations. Spanner has no version
+// query; the service version says whether it is the emulator.
+func (d *Driver) Describe(ctx context.Context) (drivers.Description, error) {
+	if err := d.Ping(ctx); err != nil {
+		return drivers.Description{}, err
+	}
+	service := "Cloud Spanner"
+	if d.emulator != "" {
+		service = "Cloud Spanner emulator at " + d.emulator
+	}
+	desc := drivers.Description{Name: "spanner", Version: Version, ServiceVersion: service,
+		Clock: drivers.ClockGateway, ReceiptScope: drivers.ReceiptStorage, SharedStorage: true,
+		Activity: drivers.ActivityPoll, PollInterval: d.poll, MoveTaskStore: true,
+		Capabilities: declarations(d.poll.Milliseconds())}
+	if d.serial != nil && d.emulator == "" {
+		desc.Warnings = append(desc.Warnings, "serialize_read_write is always: this gateway runs one Spanner "+
+			"read-write transaction at a time, which caps its throughput; it is meant for the emulator only")
+	}
+	return desc, nil
+}
+
+func declarations(pollMS int64) []capabilities.Declaration {
+	native := func(id capabilities.ID, limits map[string]string, note string) capabilities.Declaration {
+		return capabilities.Declaration{ID: id, Level: capabilities.Native, Limits: limits, Note: note}
+	}
+	degraded := func(id capabilities.ID, limits map[string]string, note string) capabilities.Declaration {
+		return capabilities.Declaration{ID: id, Level: capabilities.Degraded, Limits: limits, Note: note}
+	}
+	window := map[string]string{"window_seconds": "300"}
+	return []capabilities.Declaration{
+		native(capabilities.QueueStandard, nil, ""),
+		native(capabilities.QueueFIFO, nil, ""),
+		native(capabilities.QueueCreate, nil, "a queue is a row; its messages are interleaved in it and deleted with it"),
+		native(capabilities.QueuePurge, nil, "one transaction deletes every message sent up to the purge"),
+		native(capabilities.QueueTags, map[string]string{"max_tags": "50"}, ""),
+		native(capabilities.FIFOOrdering, nil, "a group's messages are keyed by group and sequence number; a claim re-reads the group's row and head in its read-write transaction"),
+		native(capabilities.FIFOGroupBatch, map[string]string{"max_messages": "10"}, ""),
+		native(capabilities.FIFODedupExplicit, window, "the dedup record is written in the send's transaction"),
+		native(capabilities.FIFODedupContent, window, ""),
+		native(capabilities.FIFODedupEcho, nil, ""),
+		native(capabilities.FIFODedupScopeGroup, nil, ""),
+		native(capabilities.FIFOSequenceNumber, nil, "64-bit, increasing within a message group (not across groups)"),
+		native(capabilities.FIFOReceiveAttempt, window, ""),
+		native(capabilities.VisibilityTimeout, nil, ""),
+		native(capabilities.VisibilityMax, map[string]string{"max_seconds": "43200"}, ""),
+		native(capabilities.VisibilityChange, nil, ""),
+		native(capabilities.VisibilityRelease, nil, ""),
+		native(capabilities.ReceiptDurable, nil, "handles name a row and a token stored in it; any gateway accepts them"),
+		native(capabilities.ReceiptStale, nil, ""),
+		native(capabilities.DelayQueue, map[string]string{"max_seconds": "900"}, ""),
+		native(capabilities.DelayMessage, map[string]string{"max_seconds": "900"}, ""),
+		native(capabilities.RedriveDLQ, map[string]string{"max_receive_count": "1000", "move": "atomic"}, "moved in the claim's read-write transaction"),
+		native(capabilities.RedriveAllow, nil, ""),
+		native(capabilities.RedriveMoveTasks, map[string]string{"max_messages_per_second": "500", "move": "atomic"},
+			"tasks are kept in the database: every gateway lists and cancels them, and another gateway adopts a task whose gateway stopped"),
+		native(capabilities.RetentionPeriod, map[string]string{"min_seconds": "60", "max_seconds": "1209600", "sweep": "driver"},
+			"expired messages are never received; the sweep deletes them in bounded batches later"),
+		native(capabilities.MessageMaxSize, map[string]string{"max_bytes": "1048576"}, ""),
+		native(capabilities.MessageAttrs, map[string]string{"max_count": "10"}, ""),
+		native(capabilities.MessageSystem, nil, ""),
+		degraded(capabilities.LongPolling, map[string]string{"mode": "polled", "max_overrun_ms": strconv.FormatInt(pollMS, 10)},
+			"waiting receives re-check at most poll_interval apart: a message sent through another gateway is picked up up to that late"),
+		native(capabilities.CountsApprox, map[string]string{"accuracy": "exact"}, "counted in one strong read"),
+		native(capabilities.AttrVisibilityTimeout, nil, ""),
+		native(capabilities.AttrDelaySeconds, nil, ""),
+		native(capabilities.AttrRetention, nil, ""),
+		native(capabilities.AttrMaxMessageSize, nil, ""),
+		native(capabilities.AttrReceiveWait, nil, ""),
+		native(capabilities.AttrRedrivePolicy, nil, ""),
+		native(capabilities.AttrRedriveAllow, nil, ""),
+		degraded(capabilities.AttrPolicy, nil, "the document is stored and returned but not enforced"),
+		native(capabilities.AttrContentDedup, nil, ""),
+		native(capabilities.AttrDedupScope, nil, ""),
+		degraded(capabilities.AttrThroughputLimit, nil, "stored and returned; throughput is Spanner's own"),
+		degraded(capabilities.AttrKMS, nil, "stored and returned; encryption at rest is Spanner's own"),
+		degraded(capabilities.AttrKMSReuse, nil, "stored and returned without effect"),
+		degraded(capabilities.AttrSSE, nil, "stored and returned; encryption at rest is Spanner's own"),
+	}
+}
+
+// Metrics reports the driver's read-write transactions and how many attempts Spanner
+// aborted (each retried by the client), the measure of contention between claims.
+func (d *Driver) Metrics(context.Context) ([]drivers.Metric, error) {
+	return []drivers.Metric{
+		{Name: "anysqs_spanner_transactions_total", Type: drivers.Counter,
+			Help: "Read-write transactions run.", Value: float64(d.transactions.Load())},
+		{Name: "anysqs_spanner_transaction_aborts_total", Type: drivers.Counter,
+			Help: "Read-write transaction attempts Spanner aborted and the client retried.", Value: float64(d.aborts.Load())},
+		{Name: "anysqs_spanner_purge_deletes_failed_total", Type: drivers.Counter,
+			Help:  "Purges whose partitioned delete failed: the purged rows stay, never returned, until the next purge or the queue's deletion.",
+			Value: float64(d.purgeLeft.Load())},
+		{Name: "anysqs_spanner_unknown_outcomes_resolved_total", Type: drivers.Counter,
+			Help: "Sends whose commit outcome was unknown and that a read showed committed.", Value: float64(d.unknown.Load())},
+	}, nil
+}
