@@ -70,6 +70,7 @@ type Driver struct {
 	contention time.Duration
 	emulator   string
 	secret     []byte
+	reserved   reservations
 
 	aborts    atomic.Int64 // transaction attempts Firestore aborted
 	retries   atomic.Int64 // of those, retried within the request's deadline

@@ -31,6 +31,9 @@ type taskDoc struct {
 	// Order sorts a source's tasks, latest started first: the start time, then the wall
 	// clock at the start, for tasks started within one gateway-clock tick.
 	Order string `firestore:"ord"`
+	// QID is the source queue's storage id: a queue created again under the name does
+	// not list the tasks of the deleted one.
+	QID string `firestore:"qid"`
 }
 
 func taskToDoc(t drivers.MoveTask) taskDoc {
@@ -64,10 +67,11 @@ func (d *Driver) taskRef(handle string) *fs.DocumentRef { return d.tasks().Doc(h
 // are read in the transaction, so two gateways cannot both start one.
 func (d *Driver) StartMoveTask(ctx context.Context, t drivers.MoveTask) error {
 	return d.runTx(ctx, "start move task on "+t.Source, func(ctx context.Context, tx *fs.Transaction) error {
-		if _, err := d.loadQueue(ctx, tx, t.Source); err != nil {
+		q, err := d.loadQueue(ctx, tx, t.Source)
+		if err != nil {
 			return err
 		}
-		snaps, err := tx.Documents(d.tasks().Where("src", "==", t.Source).OrderBy("ord", fs.Desc)).GetAll()
+		snaps, err := tx.Documents(d.tasks().Where("qid", "==", q.doc.QID).OrderBy("ord", fs.Desc)).GetAll()
 		if err != nil {
 			return err
 		}
@@ -86,6 +90,7 @@ func (d *Driver) StartMoveTask(ctx context.Context, t drivers.MoveTask) error {
 			}
 		}
 		doc := taskToDoc(t)
+		doc.QID = q.doc.QID
 		doc.Order = fmt.Sprintf("%020d.%020d", doc.Started, time.Now().UnixNano())
 		w.create(d.taskRef(t.Handle), doc)
 		return w.apply(tx)
@@ -93,7 +98,7 @@ func (d *Driver) StartMoveTask(ctx context.Context, t drivers.MoveTask) error {
 }
 
 // updateTask changes one task in a transaction; f returns false to leave it as is.
-func (d *Driver) updateTask(ctx context.Context, handle, notFound string, f func(*taskDoc) (bool, error)) (drivers.MoveTask, error) {
+func (d *Driver) updateTask(ctx context.Context, handle, notFound string, f func(*fs.Transaction, *taskDoc) (bool, error)) (drivers.MoveTask, error) {
 	var out drivers.MoveTask
 	err := d.runTx(ctx, "move task "+handle, func(ctx context.Context, tx *fs.Transaction) error {
 		ref := d.taskRef(handle)
@@ -108,7 +113,7 @@ func (d *Driver) updateTask(ctx context.Context, handle, notFound string, f func
 		if err := s.DataTo(&doc); err != nil {
 			return err
 		}
-		write, err := f(&doc)
+		write, err := f(tx, &doc)
 		if err != nil {
 			return err
 		}
@@ -123,7 +128,7 @@ func (d *Driver) updateTask(ctx context.Context, handle, notFound string, f func
 
 // ReportMoveTask records a step of a running task; see drivers.MoveTaskStore.
 func (d *Driver) ReportMoveTask(ctx context.Context, req drivers.ReportMoveTaskRequest) (drivers.MoveTask, error) {
-	return d.updateTask(ctx, req.Handle, "no move task "+req.Handle, func(t *taskDoc) (bool, error) {
+	return d.updateTask(ctx, req.Handle, "no move task "+req.Handle, func(tx *fs.Transaction, t *taskDoc) (bool, error) {
 		t.Moved += req.Moved
 		if t.Owner == req.Owner {
 			switch t.Status {
@@ -140,9 +145,15 @@ func (d *Driver) ReportMoveTask(ctx context.Context, req drivers.ReportMoveTaskR
 // CancelMoveTask marks a running task cancelling; see drivers.MoveTaskStore.
 func (d *Driver) CancelMoveTask(ctx context.Context, handle string) (drivers.MoveTask, error) {
 	notFound := "no running move task " + handle
-	return d.updateTask(ctx, handle, notFound, func(t *taskDoc) (bool, error) {
+	return d.updateTask(ctx, handle, notFound, func(tx *fs.Transaction, t *taskDoc) (bool, error) {
 		if t.Status != drivers.MoveTaskRunning {
 			return false, drivers.Errorf(drivers.KindNotFound, "%s", notFound)
+		}
+		// A task of a deleted queue is gone with it.
+		if q, err := d.loadQueue(ctx, tx, t.Source); drivers.KindOf(err) == drivers.KindNotFound || err == nil && q.doc.QID != t.QID {
+			return false, drivers.Errorf(drivers.KindNotFound, "%s", notFound)
+		} else if err != nil {
+			return false, err
 		}
 		t.Status = drivers.MoveTaskCancelling
 		return true, nil
@@ -151,7 +162,14 @@ func (d *Driver) CancelMoveTask(ctx context.Context, handle string) (drivers.Mov
 
 // ListMoveTasks returns a queue's latest tasks; see drivers.MoveTaskStore.
 func (d *Driver) ListMoveTasks(ctx context.Context, source string, limit int) ([]drivers.MoveTask, error) {
-	q := d.tasks().Where("src", "==", source).OrderBy("ord", fs.Desc)
+	src, err := d.loadQueue(ctx, nil, source)
+	if drivers.KindOf(err) == drivers.KindNotFound {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, classify(ctx, err, "list move tasks of "+source)
+	}
+	q := d.tasks().Where("qid", "==", src.doc.QID).OrderBy("ord", fs.Desc)
 	if limit > 0 {
 		q = q.Limit(limit)
 	}
@@ -185,7 +203,7 @@ func (d *Driver) AdoptMoveTasks(ctx context.Context, owner string, now, leaseUnt
 				return nil, drivers.Wrap(drivers.KindInternal, err, "firestore: move task "+s.Ref.ID)
 			}
 			adopted := false
-			t, err := d.updateTask(ctx, doc.Handle, "no move task "+doc.Handle, func(t *taskDoc) (bool, error) {
+			t, err := d.updateTask(ctx, doc.Handle, "no move task "+doc.Handle, func(tx *fs.Transaction, t *taskDoc) (bool, error) {
 				if t.Lease >= toNanos(now) || t.Status != st {
 					return false, nil // another gateway was quicker
 				}

@@ -110,19 +110,19 @@ func (d *Driver) nextVisible(ctx context.Context, name string, now int64) time.T
 	return fromNanos(m.Vis)
 }
 
-// findCandidates queries shard after shard, from a random one, for up to n documents;
-// spread is set after contention, so that receivers of one shard take different ones.
-func findCandidates(ctx context.Context, shards int64, n int, spread bool, query func(shard int64) fs.Query) ([]*fs.DocumentRef, error) {
+// findCandidates queries shard after shard, from a random one, for up to n documents
+// that no other receive of this instance is claiming, and reserves them (the caller
+// releases them); spread is set after contention, so that receivers of other gateways
+// take different ones too.
+func (d *Driver) findCandidates(ctx context.Context, shards int64, n int, spread bool, key func(*fs.DocumentRef) string,
+	query func(shard int64) fs.Query) ([]*fs.DocumentRef, []string, bool, error) {
 	start := int64(randInt(int(shards)))
-	limit := n
-	if spread {
-		limit = min(3*n, 30)
-	}
+	limit := min(3*n, 30)
 	var refs []*fs.DocumentRef
 	for i := int64(0); i < shards && len(refs) < limit; i++ {
 		snaps, err := query((start+i)%shards).Limit(limit - len(refs)).Documents(ctx).GetAll()
 		if err != nil {
-			return nil, err
+			return nil, nil, false, err
 		}
 		for _, s := range snaps {
 			refs = append(refs, s.Ref)
@@ -130,10 +130,33 @@ func findCandidates(ctx context.Context, shards int64, n int, spread bool, query
 	}
 	if spread && len(refs) > n {
 		off := randInt(len(refs) - n + 1)
-		refs = refs[off : off+n]
+		refs = append(refs[off:], refs[:off]...)
 	}
-	sortRefs(refs)
-	return refs, nil
+	keys := make([]string, len(refs))
+	for i, r := range refs {
+		keys[i] = key(r)
+	}
+	got := d.reserved.try(keys)
+	mine := map[string]bool{}
+	for _, k := range got {
+		mine[k] = true
+	}
+	var out []*fs.DocumentRef
+	var kept []string
+	for _, r := range refs {
+		if k := key(r); mine[k] && len(out) < n {
+			out = append(out, r)
+			kept = append(kept, k)
+			delete(mine, k)
+		}
+	}
+	var extra []string
+	for k := range mine {
+		extra = append(extra, k)
+	}
+	d.reserved.release(extra)
+	sortRefs(out)
+	return out, kept, len(refs) > 0, nil
 }
 
 // claimStandard claims up to n messages of a standard queue; again says the caller
@@ -141,14 +164,15 @@ func findCandidates(ctx context.Context, shards int64, n int, spread bool, query
 func (d *Driver) claimStandard(ctx context.Context, q *queue, req drivers.ReceiveMessagesRequest, now int64, n int, spread bool) ([]drivers.Message, bool, error) {
 	cutoff := q.retentionCutoff(now)
 	msgs := d.messages(&q.doc)
-	refs, err := findCandidates(ctx, q.doc.Shards, n, spread, func(s int64) fs.Query {
+	refs, keys, found, err := d.findCandidates(ctx, q.doc.Shards, n, spread, func(r *fs.DocumentRef) string { return r.Path }, func(s int64) fs.Query {
 		return msgs.Where("sh", "==", s).Where("vis", "<=", now).Where("enq", ">", cutoff).OrderBy("vis", fs.Asc)
 	})
 	if err != nil {
 		return nil, false, classify(ctx, err, "receive from "+req.Name)
 	}
+	defer d.reserved.release(keys)
 	if len(refs) == 0 {
-		return nil, false, nil
+		return nil, found, nil // found: all taken by this instance's other receives
 	}
 	var out []drivers.Message
 	var again bool
@@ -205,6 +229,9 @@ func (d *Driver) claimStandard(ctx context.Context, q *queue, req drivers.Receiv
 	return out, again, nil
 }
 
+// groupKey is the reservation key of a FIFO group, the same for sends and claims.
+func groupKey(queue, groupDocID string) string { return "group:" + queue + "/" + groupDocID }
+
 // claim writes a new delivery of m: a new generation (so older handles go stale), the
 // visibility deadline, the receive count and the first-receive time.
 func claim(w *writes, ref *fs.DocumentRef, m *msgDoc, now, deadline int64) {
@@ -225,14 +252,15 @@ func claim(w *writes, ref *fs.DocumentRef, m *msgDoc, now, deadline int64) {
 // the first one not visible, and writes the group's claim and exact ready time.
 func (d *Driver) claimFIFO(ctx context.Context, q *queue, req drivers.ReceiveMessagesRequest, now int64, n int, spread bool) ([]drivers.Message, bool, error) {
 	groups := d.groups(&q.doc)
-	refs, err := findCandidates(ctx, q.doc.Shards, n+2, spread, func(s int64) fs.Query {
+	refs, keys, found, err := d.findCandidates(ctx, q.doc.Shards, n+2, spread, func(r *fs.DocumentRef) string { return groupKey(req.Name, r.ID) }, func(s int64) fs.Query {
 		return groups.Where("sh", "==", s).Where("rd", "<=", now).OrderBy("rd", fs.Asc)
 	})
 	if err != nil {
 		return nil, false, classify(ctx, err, "receive from "+req.Name)
 	}
+	defer d.reserved.release(keys)
 	if len(refs) == 0 {
-		return nil, false, nil
+		return nil, found, nil // found: all taken by this instance's other receives
 	}
 	cutoff := q.retentionCutoff(now)
 	deadline := now + int64(req.VisibilityTimeout)*int64(time.Second)

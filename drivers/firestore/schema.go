@@ -176,7 +176,7 @@ var Indexes = []Index{
 	{"messages", []string{"sh ASC", "enq ASC"}, "retention sweep per shard"},
 	{"messages", []string{"grp ASC", "seq ASC"}, "FIFO: a group's messages in sequence order"},
 	{"groups", []string{"sh ASC", "rd ASC"}, "FIFO receive: groups ready per shard"},
-	{"tasks", []string{"src ASC", "ord DESC"}, "ListMessageMoveTasks"},
+	{"tasks", []string{"qid ASC", "ord DESC"}, "ListMessageMoveTasks"},
 	{"tasks", []string{"status ASC", "lease ASC"}, "adopting move tasks whose gateway stopped"},
 }
 
@@ -204,7 +204,7 @@ func (d *Driver) checkIndexes(ctx context.Context) error {
 		{2, docs(msgs.Where("sh", "==", int64(0)).Where("enq", "<=", int64(1)))},
 		{3, docs(msgs.Where("grp", "==", "g").OrderBy("seq", fs.Asc))},
 		{4, docs(groups.Where("sh", "==", int64(0)).Where("rd", "<=", int64(1)).OrderBy("rd", fs.Asc))},
-		{5, docs(d.tasks().Where("src", "==", "q").OrderBy("ord", fs.Desc))},
+		{5, docs(d.tasks().Where("qid", "==", "q").OrderBy("ord", fs.Desc))},
 		{6, docs(d.tasks().Where("status", "==", drivers.MoveTaskRunning).Where("lease", "<", int64(1)))},
 	}
 	for _, c := range checks {

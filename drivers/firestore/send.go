@@ -81,6 +81,19 @@ func messageDocID(mid string) string {
 func (d *Driver) SendMessages(ctx context.Context, req drivers.SendMessagesRequest) (drivers.SendMessagesResult, error) {
 	var res drivers.SendMessagesResult
 	now := toNanos(req.Now)
+	var keys []string
+	for _, e := range req.Entries {
+		if e.MessageGroupID != "" {
+			keys = append(keys, groupKey(req.Name, hashID(e.MessageGroupID)))
+		}
+	}
+	if len(keys) > 0 {
+		held, err := d.reserved.wait(ctx, keys)
+		if err != nil {
+			return drivers.SendMessagesResult{}, err
+		}
+		defer d.reserved.release(held)
+	}
 	err := d.runTx(ctx, "send to "+req.Name, func(ctx context.Context, tx *fs.Transaction) error {
 		res = drivers.SendMessagesResult{Entries: make([]drivers.SendEntryResult, len(req.Entries))}
 		q, err := d.loadQueue(ctx, tx, req.Name)
