@@ -3,6 +3,7 @@ package firestore
 import (
 	"context"
 	"sort"
+	"time"
 
 	fs "cloud.google.com/go/firestore"
 	"github.com/google/uuid"
@@ -65,6 +66,9 @@ func (mv *mover) add(tx *fs.Transaction, ref *fs.DocumentRef, m *msgDoc) error {
 		g.Last++
 		n.Seq = g.Last
 		n.Shard = g.Shard
+		if g.Ready == noReady {
+			g.Order = time.Now().UnixNano()
+		}
 		g.Ready = min(g.Ready, n.Vis)
 	} else {
 		n.Shard = int64(randInt(int(mv.dst.doc.Shards)))
@@ -188,4 +192,3 @@ func (d *Driver) MoveMessages(ctx context.Context, req drivers.MoveMessagesReque
 	}
 	return res, nil
 }
-

@@ -110,17 +110,29 @@ func (d *Driver) nextVisible(ctx context.Context, name string, now int64) time.T
 	return fromNanos(m.Vis)
 }
 
-// findCandidates queries shard after shard, from a random one, for up to n documents
+// findCandidates queries for up to n documents
 // that no other receive of this instance is claiming, and reserves them (the caller
 // releases them); spread is set after contention, so that receivers of other gateways
 // take different ones too.
 func (d *Driver) findCandidates(ctx context.Context, shards int64, n int, spread bool, key func(*fs.DocumentRef) string,
-	query func(shard int64) fs.Query) ([]*fs.DocumentRef, []string, bool, error) {
-	start := int64(randInt(int(shards)))
+	query func(shards []int64) fs.Query) ([]*fs.DocumentRef, []string, bool, error) {
 	limit := min(3*n, 30)
 	var refs []*fs.DocumentRef
-	for i := int64(0); i < shards && len(refs) < limit; i++ {
-		snaps, err := query((start+i)%shards).Limit(limit - len(refs)).Documents(ctx).GetAll()
+	// First in order over every shard (oldest first, as SQS tends to deliver); after
+	// contention, shard by shard from a random one, so gateways spread out.
+	passes := [][]int64{allShards(shards)}
+	if spread {
+		passes = nil
+		start := int64(randInt(int(shards)))
+		for i := int64(0); i < shards; i++ {
+			passes = append(passes, []int64{(start + i) % shards})
+		}
+	}
+	for _, p := range passes {
+		if len(refs) >= limit {
+			break
+		}
+		snaps, err := query(p).Limit(limit - len(refs)).Documents(ctx).GetAll()
 		if err != nil {
 			return nil, nil, false, err
 		}
@@ -164,8 +176,8 @@ func (d *Driver) findCandidates(ctx context.Context, shards int64, n int, spread
 func (d *Driver) claimStandard(ctx context.Context, q *queue, req drivers.ReceiveMessagesRequest, now int64, n int, spread bool) ([]drivers.Message, bool, error) {
 	cutoff := q.retentionCutoff(now)
 	msgs := d.messages(&q.doc)
-	refs, keys, found, err := d.findCandidates(ctx, q.doc.Shards, n, spread, func(r *fs.DocumentRef) string { return r.Path }, func(s int64) fs.Query {
-		return msgs.Where("sh", "==", s).Where("vis", "<=", now).Where("enq", ">", cutoff).OrderBy("vis", fs.Asc)
+	refs, keys, found, err := d.findCandidates(ctx, q.doc.Shards, n, spread, func(r *fs.DocumentRef) string { return r.Path }, func(s []int64) fs.Query {
+		return msgs.Where("sh", "in", s).Where("vis", "<=", now).Where("enq", ">", cutoff).OrderBy("vis", fs.Asc)
 	})
 	if err != nil {
 		return nil, false, classify(ctx, err, "receive from "+req.Name)
@@ -252,8 +264,8 @@ func claim(w *writes, ref *fs.DocumentRef, m *msgDoc, now, deadline int64) {
 // the first one not visible, and writes the group's claim and exact ready time.
 func (d *Driver) claimFIFO(ctx context.Context, q *queue, req drivers.ReceiveMessagesRequest, now int64, n int, spread bool) ([]drivers.Message, bool, error) {
 	groups := d.groups(&q.doc)
-	refs, keys, found, err := d.findCandidates(ctx, q.doc.Shards, n+2, spread, func(r *fs.DocumentRef) string { return groupKey(req.Name, r.ID) }, func(s int64) fs.Query {
-		return groups.Where("sh", "==", s).Where("rd", "<=", now).OrderBy("rd", fs.Asc)
+	refs, keys, found, err := d.findCandidates(ctx, q.doc.Shards, n+2, spread, func(r *fs.DocumentRef) string { return groupKey(req.Name, r.ID) }, func(s []int64) fs.Query {
+		return groups.Where("sh", "in", s).Where("rd", "<=", now).OrderBy("rd", fs.Asc).OrderBy("ord", fs.Asc)
 	})
 	if err != nil {
 		return nil, false, classify(ctx, err, "receive from "+req.Name)

@@ -82,6 +82,9 @@ type groupDoc struct {
 	Last     int64            `firestore:"n"`  // last sequence number issued
 	Ready    int64            `firestore:"rd"` // noReady when the group has no message
 	InFlight map[string]int64 `firestore:"fl"` // message doc id -> claim generation of the last claim
+	// Order breaks ties of Ready between groups: the wall clock when the group last
+	// became non-empty, so groups sent to at one gateway-clock instant keep send order.
+	Order int64 `firestore:"ord"`
 }
 
 type dedupDoc struct {
@@ -175,7 +178,7 @@ var Indexes = []Index{
 	{"messages", []string{"cl ASC", "sh ASC", "vis ASC", "enq ASC"}, "in-flight and delayed counts"},
 	{"messages", []string{"sh ASC", "enq ASC"}, "retention sweep per shard"},
 	{"messages", []string{"grp ASC", "seq ASC"}, "FIFO: a group's messages in sequence order"},
-	{"groups", []string{"sh ASC", "rd ASC"}, "FIFO receive: groups ready per shard"},
+	{"groups", []string{"sh ASC", "rd ASC", "ord ASC"}, "FIFO receive: groups ready, oldest first"},
 	{"tasks", []string{"qid ASC", "ord DESC"}, "ListMessageMoveTasks"},
 	{"tasks", []string{"status ASC", "lease ASC"}, "adopting move tasks whose gateway stopped"},
 }
@@ -198,12 +201,12 @@ func (d *Driver) checkIndexes(ctx context.Context) error {
 		return func() error { _, err := q.NewAggregationQuery().WithCount("n").Get(ctx); return err }
 	}
 	checks := []check{
-		{0, docs(msgs.Where("sh", "==", int64(0)).Where("vis", "<=", int64(1)).Where("enq", ">", int64(0)).OrderBy("vis", fs.Asc))},
+		{0, docs(msgs.Where("sh", "in", all).Where("vis", "<=", int64(1)).Where("enq", ">", int64(0)).OrderBy("vis", fs.Asc))},
 		{0, count(msgs.Where("sh", "in", all).Where("vis", "<=", int64(1)).Where("enq", ">", int64(0)))},
 		{1, count(msgs.Where("cl", "==", true).Where("sh", "in", all).Where("vis", ">", int64(1)).Where("enq", ">", int64(0)))},
 		{2, docs(msgs.Where("sh", "==", int64(0)).Where("enq", "<=", int64(1)))},
 		{3, docs(msgs.Where("grp", "==", "g").OrderBy("seq", fs.Asc))},
-		{4, docs(groups.Where("sh", "==", int64(0)).Where("rd", "<=", int64(1)).OrderBy("rd", fs.Asc))},
+		{4, docs(groups.Where("sh", "in", all).Where("rd", "<=", int64(1)).OrderBy("rd", fs.Asc).OrderBy("ord", fs.Asc))},
 		{5, docs(d.tasks().Where("qid", "==", "q").OrderBy("ord", fs.Desc))},
 		{6, docs(d.tasks().Where("status", "==", drivers.MoveTaskRunning).Where("lease", "<", int64(1)))},
 	}

@@ -186,6 +186,9 @@ func (d *Driver) sendFIFO(ctx context.Context, tx *fs.Transaction, q *queue, now
 			g.Last--
 			continue
 		}
+		if g.Ready == noReady {
+			g.Order = time.Now().UnixNano()
+		}
 		g.Ready = min(g.Ready, m.Vis)
 		touched[e.MessageGroupID] = true
 		seen[key] = out[i]
