@@ -2,7 +2,6 @@ package firestore
 
 import (
 	"context"
-	"sort"
 	"time"
 
 	fs "cloud.google.com/go/firestore"
@@ -84,13 +83,6 @@ func (d *Driver) ReceiveMessages(ctx context.Context, req drivers.ReceiveMessage
 	return res, nil
 }
 
-// sortRefs orders documents by path. Transactions read in that order, so two of them
-// never wait for each other's locks in opposite orders (the emulator, whose locks are
-// exclusive, then times one out).
-func sortRefs(refs []*fs.DocumentRef) {
-	sort.Slice(refs, func(i, j int) bool { return refs[i].Path < refs[j].Path })
-}
-
 // nextVisible is the earliest visibility deadline after now (a hint for the long poll;
 // zero when unknown).
 func (d *Driver) nextVisible(ctx context.Context, name string, now int64) time.Time {
@@ -167,8 +159,7 @@ func (d *Driver) findCandidates(ctx context.Context, shards int64, n int, spread
 		extra = append(extra, k)
 	}
 	d.reserved.release(extra)
-	sortRefs(out)
-	return out, kept, len(refs) > 0, nil
+	return out, kept, len(refs) > 0, nil // in query order; getAll reads them in path order
 }
 
 // claimStandard claims up to n messages of a standard queue; again says the caller
@@ -390,7 +381,6 @@ func (d *Driver) inFlightUntil(tx *fs.Transaction, msgs *fs.CollectionRef, g *gr
 	for id := range g.InFlight {
 		refs = append(refs, msgs.Doc(id))
 	}
-	sortRefs(refs)
 	snaps, err := getAll(tx, refs)
 	if err != nil {
 		return 0, err
