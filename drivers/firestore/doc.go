@@ -65,7 +65,7 @@
 //	    project: my-project          # default: from the environment (GOOGLE_CLOUD_PROJECT, credentials)
 //	    database: "(default)"        # Firestore database id
 //	    collection_prefix: anysqs    # root collections are <prefix>_queues, <prefix>_store, ...
-//	    shards: 4                    # index shards of new queues (1-64)
+//	    shards: 4                    # index shards of new queues (1-30)
 //	    poll_interval_ms: 1000       # long-poll re-check interval: worst-case cross-gateway delay
 //	    contention_retry_ms: 10000   # retry aborted transactions this long at most
 //	    check_indexes: true          # run each indexed query at start-up

@@ -28,7 +28,7 @@ const (
 	DefaultShards        = 4
 	DefaultPollInterval  = time.Second
 	DefaultContentionMax = 10 * time.Second
-	maxShards            = 64
+	maxShards            = 30 // queries name every shard in one "in" filter, which takes at most 30 values
 )
 
 // Options configure the driver. They are decoded from the backend section of the
@@ -42,7 +42,7 @@ type Options struct {
 	// Prefix starts the name of every root collection the driver uses, so several
 	// installations (or test cases) share one database without seeing each other.
 	Prefix string `json:"collection_prefix"`
-	// Shards is how many index shards new queues spread their messages over (1-64); see
+	// Shards is how many index shards new queues spread their messages over (1-30); see
 	// the package doc. A queue keeps the count it was created with.
 	Shards int `json:"shards"`
 	// PollIntervalMS is the longest a waiting receive goes without re-checking the queue,
