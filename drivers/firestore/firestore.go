@@ -54,7 +54,7 @@ type Options struct {
 	// CheckIndexes runs each indexed query once at Open, so a missing composite index
 	// fails the start with its definition rather than the first receive (default true).
 	CheckIndexes *bool `json:"check_indexes"`
-	// CredentialsFile is a service account key file; empty uses Application Default
+	// CredentialsFile is a service account key file (that type only); empty uses Application Default
 	// Credentials. Ignored when FIRESTORE_EMULATOR_HOST is set.
 	CredentialsFile string `json:"credentials_file"`
 	// EmulatorHost, if set, is used as FIRESTORE_EMULATOR_HOST (host:port).
@@ -125,7 +125,7 @@ func Open(ctx context.Context, o Options) (*Driver, error) {
 	}
 	var opts []option.ClientOption
 	if o.CredentialsFile != "" && emulator == "" {
-		opts = append(opts, option.WithCredentialsFile(o.CredentialsFile))
+		opts = append(opts, option.WithAuthCredentialsFile(option.ServiceAccount, o.CredentialsFile))
 	}
 	database := o.Database
 	if database == "" {

@@ -15,9 +15,6 @@ import (
 // receivers took the ones it found, or redrive moved them away.
 const maxClaimRounds = 6
 
-// candidate is a message or group found by a query outside the claim's transaction.
-type candidate struct{ ref *fs.DocumentRef }
-
 func (d *Driver) toMessage(q *queue, ref *fs.DocumentRef, m *msgDoc) drivers.Message {
 	out := drivers.Message{MessageID: m.MID, Body: m.Body, Attributes: fromAttrDocs(m.Attrs), SystemAttributes: fromAttrDocs(m.Sys),
 		SenderID: m.Sender, SentAt: fromNanos(m.Sent), FirstReceivedAt: fromNanos(m.First), ReceiveCount: int32(m.RC),
