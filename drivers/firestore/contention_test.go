@@ -3,6 +3,7 @@ package firestore_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -17,10 +18,18 @@ import (
 // gateways) sharing one storage, against one queue: every message is delivered exactly
 // once (all receives share one Now and a long visibility timeout, so nothing can come
 // back), none is lost, and the aborts Firestore answered are counted in Metrics.
+//
+// The FIFO variant contends on 20 group documents across the two instances; the
+// emulator resolves each such conflict only by a lock timeout of about a second, so it
+// takes minutes there (4 min measured) and runs with the soak tests (ANYSQS_SOAK set).
 func TestContentionTwoInstances(t *testing.T) {
-	for _, fifo := range []bool{false, true} {
-		t.Run(map[bool]string{false: "standard", true: "fifo"}[fifo], func(t *testing.T) { contention(t, fifo) })
-	}
+	t.Run("standard", func(t *testing.T) { contention(t, false) })
+	t.Run("fifo", func(t *testing.T) {
+		if os.Getenv("ANYSQS_SOAK") == "" {
+			t.Skip("not run: minutes on the emulator's lock timeouts; set ANYSQS_SOAK=1 (make soak) to run it")
+		}
+		contention(t, true)
+	})
 }
 
 func contention(t *testing.T, fifo bool) {
