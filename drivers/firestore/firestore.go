@@ -212,6 +212,24 @@ func jitter(d time.Duration) time.Duration {
 	return d/2 + time.Duration(n.Int64())/2
 }
 
+// runClaimTx runs a claim's transaction once. A claim's candidates were chosen before
+// it, so rather than run the same claim again after an abort, the receive chooses
+// candidates anew (contended reports it); the round limit of the receive bounds that.
+func (d *Driver) runClaimTx(ctx context.Context, what string, f func(ctx context.Context, tx *fs.Transaction) error) (contended bool, err error) {
+	err = d.client.RunTransaction(ctx, f, fs.MaxAttempts(1))
+	switch {
+	case err == nil:
+		d.txs.Add(1)
+		return false, nil
+	case status.Code(err) == codes.Aborted:
+		d.aborts.Add(1)
+		return true, nil
+	case errors.Is(err, errRetryTx):
+		return true, nil
+	}
+	return false, classify(ctx, err, what)
+}
+
 // randInt returns a uniform int in [0, n).
 func randInt(n int) int {
 	if n <= 1 {

@@ -72,6 +72,15 @@ func (d *Driver) ReceiveMessages(ctx context.Context, req drivers.ReceiveMessage
 		if !again {
 			break
 		}
+		if len(got) == 0 {
+			d.retries.Add(1)
+			// Others hold these candidates: let them commit before looking again.
+			select {
+			case <-ctx.Done():
+				return drivers.ReceiveMessagesResult{}, ctx.Err()
+			case <-time.After(jitter(time.Duration(5<<round) * time.Millisecond)):
+			}
+		}
 	}
 	res := drivers.ReceiveMessagesResult{Messages: out}
 	if len(out) < want {
@@ -101,12 +110,14 @@ func (d *Driver) nextVisible(ctx context.Context, name string, now int64) time.T
 
 // findCandidates queries for up to n documents
 // that no other receive of this instance is claiming, and reserves them (the caller
-// releases them); spread is set after contention, so that receivers of other gateways
-// take different ones too.
-func (d *Driver) findCandidates(ctx context.Context, shards int64, n int, spread bool, key func(*fs.DocumentRef) string,
-	query func(shards []int64) fs.Query) ([]*fs.DocumentRef, []string, bool, error) {
+// releases them). spread, set after contention, queries shard by shard from a random
+// one and starts at a random place among the documents found, so that receivers of other
+// gateways take different ones; rotate does the latter only (FIFO groups, between which
+// SQS promises no order).
+func (d *Driver) findCandidates(ctx context.Context, shards int64, n int, spread, rotate bool, key func(*fs.DocumentRef) string,
+	query func(shards []int64) fs.Query) ([]*fs.DocumentSnapshot, []string, bool, error) {
 	limit := min(3*n, 30)
-	var refs []*fs.DocumentRef
+	var refs []*fs.DocumentSnapshot
 	// First in order over every shard (oldest first, as SQS tends to deliver); after
 	// contention, shard by shard from a random one, so gateways spread out.
 	passes := [][]int64{allShards(shards)}
@@ -125,27 +136,25 @@ func (d *Driver) findCandidates(ctx context.Context, shards int64, n int, spread
 		if err != nil {
 			return nil, nil, false, err
 		}
-		for _, s := range snaps {
-			refs = append(refs, s.Ref)
-		}
+		refs = append(refs, snaps...)
 	}
-	if spread && len(refs) > n {
+	if (spread || rotate) && len(refs) > n {
 		off := randInt(len(refs) - n + 1)
 		refs = append(refs[off:], refs[:off]...)
 	}
 	keys := make([]string, len(refs))
 	for i, r := range refs {
-		keys[i] = key(r)
+		keys[i] = key(r.Ref)
 	}
 	got := d.reserved.try(keys)
 	mine := map[string]bool{}
 	for _, k := range got {
 		mine[k] = true
 	}
-	var out []*fs.DocumentRef
+	var out []*fs.DocumentSnapshot
 	var kept []string
 	for _, r := range refs {
-		if k := key(r); mine[k] && len(out) < n {
+		if k := key(r.Ref); mine[k] && len(out) < n {
 			out = append(out, r)
 			kept = append(kept, k)
 			delete(mine, k)
@@ -164,20 +173,24 @@ func (d *Driver) findCandidates(ctx context.Context, shards int64, n int, spread
 func (d *Driver) claimStandard(ctx context.Context, q *queue, req drivers.ReceiveMessagesRequest, now int64, n int, spread bool) ([]drivers.Message, bool, error) {
 	cutoff := q.retentionCutoff(now)
 	msgs := d.messages(&q.doc)
-	refs, keys, found, err := d.findCandidates(ctx, q.doc.Shards, n, spread, func(r *fs.DocumentRef) string { return r.Path }, func(s []int64) fs.Query {
+	found1, keys, found, err := d.findCandidates(ctx, q.doc.Shards, n, spread, false, func(r *fs.DocumentRef) string { return r.Path }, func(s []int64) fs.Query {
 		return msgs.Where("sh", "in", s).Where("vis", "<=", now).Where("enq", ">", cutoff).OrderBy("vis", fs.Asc)
 	})
 	if err != nil {
 		return nil, false, classify(ctx, err, "receive from "+req.Name)
 	}
 	defer d.reserved.release(keys)
-	if len(refs) == 0 {
+	if len(found1) == 0 {
 		return nil, found, nil // found: all taken by this instance's other receives
+	}
+	refs := make([]*fs.DocumentRef, len(found1))
+	for i, s := range found1 {
+		refs[i] = s.Ref
 	}
 	var out []drivers.Message
 	var again bool
 	deadline := now + int64(req.VisibilityTimeout)*int64(time.Second)
-	err = d.runTx(ctx, "receive from "+req.Name, func(ctx context.Context, tx *fs.Transaction) error {
+	contended, err := d.runClaimTx(ctx, "receive from "+req.Name, func(ctx context.Context, tx *fs.Transaction) error {
 		out, again = nil, false
 		cur, err := d.loadQueue(ctx, tx, req.Name)
 		if err != nil {
@@ -223,8 +236,8 @@ func (d *Driver) claimStandard(ctx context.Context, q *queue, req drivers.Receiv
 		}
 		return w.apply(tx)
 	})
-	if err != nil {
-		return nil, false, err
+	if err != nil || contended {
+		return nil, contended, err
 	}
 	return out, again, nil
 }
@@ -252,21 +265,43 @@ func claim(w *writes, ref *fs.DocumentRef, m *msgDoc, now, deadline int64) {
 // the first one not visible, and writes the group's claim and exact ready time.
 func (d *Driver) claimFIFO(ctx context.Context, q *queue, req drivers.ReceiveMessagesRequest, now int64, n int, spread bool) ([]drivers.Message, bool, error) {
 	groups := d.groups(&q.doc)
-	refs, keys, found, err := d.findCandidates(ctx, q.doc.Shards, n+2, spread, func(r *fs.DocumentRef) string { return groupKey(req.Name, r.ID) }, func(s []int64) fs.Query {
+	cands, keys, found, err := d.findCandidates(ctx, q.doc.Shards, n+2, spread, true, func(r *fs.DocumentRef) string { return groupKey(req.Name, r.ID) }, func(s []int64) fs.Query {
 		return groups.Where("sh", "in", s).Where("rd", "<=", now).OrderBy("rd", fs.Asc).OrderBy("ord", fs.Asc)
 	})
 	if err != nil {
 		return nil, false, classify(ctx, err, "receive from "+req.Name)
 	}
 	defer d.reserved.release(keys)
-	if len(refs) == 0 {
+	if len(cands) == 0 {
 		return nil, found, nil // found: all taken by this instance's other receives
+	}
+	// Each group's messages in sequence order, queried outside the transaction (a query
+	// inside one would lock more than the documents it returns); the transaction reads
+	// them again. A message sent meanwhile comes after all of them, so the prefix the
+	// claim walks is still the group's head.
+	refs := make([]*fs.DocumentRef, len(cands))
+	heads := map[string][]*fs.DocumentRef{}
+	seen := map[string]int64{} // the highest sequence number each query saw
+	for i, c := range cands {
+		refs[i] = c.Ref
+		g, _ := c.DataAt("g")
+		id, _ := g.(string)
+		snaps, err := d.messages(&q.doc).Where("grp", "==", id).OrderBy("seq", fs.Asc).Limit(n + 5).Documents(ctx).GetAll()
+		if err != nil {
+			return nil, false, classify(ctx, err, "receive from "+req.Name)
+		}
+		for _, s := range snaps {
+			heads[c.Ref.ID] = append(heads[c.Ref.ID], s.Ref)
+			if v, err := s.DataAt("seq"); err == nil {
+				seen[c.Ref.ID], _ = v.(int64)
+			}
+		}
 	}
 	cutoff := q.retentionCutoff(now)
 	deadline := now + int64(req.VisibilityTimeout)*int64(time.Second)
 	var out []drivers.Message
 	var again bool
-	err = d.runTx(ctx, "receive from "+req.Name, func(ctx context.Context, tx *fs.Transaction) error {
+	contended, err := d.runClaimTx(ctx, "receive from "+req.Name, func(ctx context.Context, tx *fs.Transaction) error {
 		out, again = nil, false
 		cur, err := d.loadQueue(ctx, tx, req.Name)
 		if err != nil {
@@ -311,13 +346,16 @@ func (d *Driver) claimFIFO(ctx context.Context, q *queue, req drivers.ReceiveMes
 				continue
 			}
 			left := n - len(out)
-			snaps, err := tx.Documents(msgs.Where("grp", "==", g.Group).OrderBy("seq", fs.Asc).Limit(left + 5)).GetAll()
+			snaps, err := getAll(tx, heads[gs.Ref.ID])
 			if err != nil {
 				return err
 			}
 			claimed := map[string]int64{}
 			ready := noReady
 			for _, s := range snaps {
+				if !s.Exists() {
+					continue // deleted or moved since the query
+				}
 				m, err := readMsg(s)
 				if err != nil {
 					return err
@@ -344,8 +382,8 @@ func (d *Driver) claimFIFO(ctx context.Context, q *queue, req drivers.ReceiveMes
 				out = append(out, d.toMessage(cur, s.Ref, m))
 				attempt.Docs, attempt.Gens = append(attempt.Docs, s.Ref.ID), append(attempt.Gens, m.Gen)
 			}
-			if len(snaps) == left+5 && ready == noReady {
-				ready = now // more messages than this walk read
+			if ready == noReady && (len(snaps) == n+5 || g.Last > seen[gs.Ref.ID]) {
+				ready = now // more messages than this walk read, or sent since the query
 			}
 			if len(claimed) > 0 {
 				ready = deadline
@@ -362,8 +400,8 @@ func (d *Driver) claimFIFO(ctx context.Context, q *queue, req drivers.ReceiveMes
 		}
 		return w.apply(tx)
 	})
-	if err != nil {
-		return nil, false, err
+	if err != nil || contended {
+		return nil, contended, err
 	}
 	return out, again, nil
 }
