@@ -126,7 +126,9 @@ func TestServeFirestoreConfig(t *testing.T) {
 	if sent.MessageId == "" || len(sent.SequenceNumber) != 20 {
 		t.Fatalf("send-message answered %+v", sent)
 	}
-	var recv struct{ Messages []struct{ Body, ReceiptHandle string } }
+	var recv struct {
+		Messages []struct{ Body, ReceiptHandle string }
+	}
 	cliRun(&recv, "receive-message", "--queue-url", created.QueueUrl, "--wait-time-seconds", "1")
 	if len(recv.Messages) != 1 || recv.Messages[0].Body != "from the cli" {
 		t.Fatalf("receive-message: %+v", recv)
