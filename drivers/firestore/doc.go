@@ -25,7 +25,9 @@
 // the sequence number and writes the deduplication record in its own transaction, so a
 // duplicate echoes the original MessageId and SequenceNumber. A claim reads the group
 // document and the documents of its last claim (any still in flight blocks the group),
-// then the group's messages in sequence order up to the first that is not visible.
+// then the group's messages in sequence order up to the first that is not visible
+// (queried before the transaction and read again in it: a query inside a transaction
+// would lock more than the documents it returns).
 //
 // Times are gateway-clock times taken from each request's Now (drivers.ClockGateway).
 // Expired messages are never delivered or counted; Sweep deletes them, expired
