@@ -69,6 +69,7 @@ type Driver struct {
 	poll       time.Duration
 	contention time.Duration
 	emulator   string
+	unchecked  bool // check_indexes was off
 	secret     []byte
 	reserved   reservations
 
@@ -147,7 +148,8 @@ func Open(ctx context.Context, o Options) (*Driver, error) {
 		client.Close()
 		return nil, err
 	}
-	if o.CheckIndexes == nil || *o.CheckIndexes {
+	d.unchecked = o.CheckIndexes != nil && !*o.CheckIndexes
+	if !d.unchecked {
 		if err := d.checkIndexes(ctx); err != nil {
 			client.Close()
 			return nil, err
