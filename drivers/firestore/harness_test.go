@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"net"
+	"net/http"
 	"os"
 	"sync"
 	"testing"
@@ -14,7 +15,7 @@ import (
 	"github.com/anysqs/anysqs/drivers/firestore"
 )
 
-// testProject is the emulator project of the tests; cases keep apart by collection prefix.
+// testProject starts the emulator project of each test case.
 const testProject = "anysqs-test"
 
 // emulator returns the emulator's address, or skips the test (fails it under CI=true)
@@ -59,9 +60,27 @@ func openDriver(t testing.TB, o firestore.Options) *firestore.Driver {
 }
 
 func testOptions(t testing.TB) firestore.Options {
-	emulator(t)
+	addr := emulator(t)
+	// A project per case: the emulator's transaction locks are per database, and cases
+	// sharing one would wait for each other's lock timeouts.
 	p := newPrefix()
-	return firestore.Options{Project: testProject + "-" + p, Prefix: p}
+	project := testProject + "-" + p
+	t.Cleanup(func() { dropProject(t, addr, project) })
+	return firestore.Options{Project: project, Prefix: p}
+}
+
+// dropProject empties an emulator project through the emulator's reset endpoint.
+func dropProject(t testing.TB, addr, project string) {
+	req, err := http.NewRequest(http.MethodDelete, "http://"+addr+"/emulator/v1/projects/"+project+"/databases/(default)/documents", nil)
+	if err == nil {
+		var resp *http.Response
+		if resp, err = http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}
+	if err != nil {
+		t.Logf("empty emulator project %s: %v", project, err)
+	}
 }
 
 func sameStorage(t testing.TB, d drivers.Driver) firestore.Options {
