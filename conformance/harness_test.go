@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -278,29 +277,6 @@ func (h *H) Level(id capabilities.ID) capabilities.Level {
 		h.T.Fatalf("backend %s declares no level for capability %s", h.backend, id)
 	}
 	return d.Level
-}
-
-// maxMessageBytes is the largest message the backend stores: SQS's 1 MiB, or the
-// smaller max_bytes its message.max-size declaration states.
-func (h *H) maxMessageBytes() int {
-	const sqsMax = 1048576
-	d, _ := h.declaration(capabilities.MessageMaxSize)
-	if v, err := strconv.Atoi(d.Limits["max_bytes"]); err == nil && v > 0 && v < sqsMax {
-		return v
-	}
-	return sqsMax
-}
-
-// wantMaxSizeRejectedAbove checks, for a backend that declares a message size limit
-// below SQS's, that a MaximumMessageSize above it is refused, never accepted and cut.
-func (h *H) wantMaxSizeRejectedAbove(max int) {
-	h.T.Helper()
-	if max >= 1048576 {
-		return
-	}
-	_, err := h.SQS.CreateQueue(h.Ctx, &sqs.CreateQueueInput{QueueName: aws.String(h.prefix + "over-max-size"),
-		Attributes: map[string]string{"MaximumMessageSize": "1048576"}})
-	h.WantErr(err, "CreateQueue with MaximumMessageSize above the backend's declared max_bytes", "InvalidAttributeValue")
 }
 
 func (h *H) declaration(id capabilities.ID) (capabilities.Declaration, bool) {
