@@ -131,6 +131,9 @@ func (d *Driver) DeleteMessages(ctx context.Context, req drivers.DeleteMessagesR
 				res.Entries[i].Err = invalidHandle("not issued for this queue")
 			case l.state == handleInFlight, l.state == handleExpired && !q.doc.FIFO:
 				w.delete(l.ref)
+				for _, c := range d.chunkRefs(&q.doc, l.ref.ID, l.msg.Chunks) {
+					w.delete(c)
+				}
 				gone[l.ref.ID] = true
 				deleted = append(deleted, l.msg)
 			case q.doc.FIFO:

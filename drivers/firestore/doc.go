@@ -45,8 +45,10 @@
 //
 // # Limits
 //
-// A message (body and attributes) is at most MaxMessageBytes (1,000,000 bytes): it is
-// one document, and a document holds at most 1 MiB including field names and its path.
+// A Firestore document holds at most 1 MiB including field names and its path, so a
+// message whose document would pass 1,000,000 bytes keeps its body and attributes in
+// chunk documents of 700,000 bytes, written, moved and deleted in the message's own
+// transactions: messages up to SQS's 1 MiB cost one or two more reads and writes.
 // Messages are spread over the queue's index shards (option shards), and the driver's
 // composite indexes lead with the shard, so the index entries of a busy queue's
 // time-ordered fields are written to several ranges rather than one. A FIFO group's

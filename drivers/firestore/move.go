@@ -22,7 +22,11 @@ type mover struct {
 	maxCount int32
 	groups   map[string]*groupDoc
 	w        writes
+	bytes    int // chunk bytes moved so far
 }
+
+// full says the transaction moved as many chunk bytes as one commit should carry.
+func (mv *mover) full() bool { return mv.bytes >= moveBudget }
 
 // redriveMover returns the mover to q's dead-letter queue, or nil when q has none (or
 // it no longer exists, in which case messages are delivered as usual).
@@ -73,8 +77,18 @@ func (mv *mover) add(tx *fs.Transaction, ref *fs.DocumentRef, m *msgDoc) error {
 	} else {
 		n.Shard = int64(randInt(int(mv.dst.doc.Shards)))
 	}
-	mv.w.create(mv.d.messages(&mv.dst.doc).Doc(messageDocID(n.MID)), &n)
+	chunks, err := mv.d.readChunks(txGet(tx), &mv.src.doc, ref.ID, m)
+	if err != nil {
+		return err
+	}
+	dst := mv.d.messages(&mv.dst.doc).Doc(messageDocID(n.MID))
+	mv.w.create(dst, &n)
+	mv.d.writeChunks(&mv.w, &mv.dst.doc, dst.ID, chunks)
 	mv.w.delete(ref)
+	for _, c := range mv.d.chunkRefs(&mv.src.doc, ref.ID, m.Chunks) {
+		mv.w.delete(c)
+	}
+	mv.bytes += chunkedBytes(chunks)
 	return nil
 }
 
@@ -167,7 +181,7 @@ func (d *Driver) MoveMessages(ctx context.Context, req drivers.MoveMessagesReque
 			} else {
 				continue
 			}
-			if res.Moved == limit {
+			if res.Moved == limit || movedBytes(movers) >= moveBudget {
 				res.More = true
 				break
 			}
@@ -191,4 +205,12 @@ func (d *Driver) MoveMessages(ctx context.Context, req drivers.MoveMessagesReque
 		return drivers.MoveMessagesResult{}, err
 	}
 	return res, nil
+}
+
+func movedBytes(movers map[string]*mover) int {
+	n := 0
+	for _, mv := range movers {
+		n += mv.bytes
+	}
+	return n
 }

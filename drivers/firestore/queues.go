@@ -231,7 +231,7 @@ func (d *Driver) DeleteQueue(ctx context.Context, req drivers.DeleteQueueRequest
 		if err := tx.Set(delRef, deletedDoc{Name: req.Name, At: at}); err != nil {
 			return err
 		}
-		if err := tx.Create(d.cleanup().Doc(newID()), cleanupDoc{Store: q.doc.QID + "." + q.doc.MI, Colls: []string{"messages"}, At: now}); err != nil {
+		if err := tx.Create(d.cleanup().Doc(newID()), cleanupDoc{Store: q.doc.QID + "." + q.doc.MI, Colls: []string{"messages", "chunks"}, At: now}); err != nil {
 			return err
 		}
 		return tx.Create(d.cleanup().Doc(newID()), cleanupDoc{Store: q.doc.QID, Colls: []string{"groups", "dedup", "attempts"}, At: now})
@@ -257,7 +257,7 @@ func (d *Driver) PurgeQueue(ctx context.Context, req drivers.PurgeQueueRequest) 
 		if err := tx.Update(d.queueRef(req.Name), []fs.Update{{Path: "mi", Value: newID()}, {Path: "purged", Value: now}}); err != nil {
 			return err
 		}
-		return tx.Create(d.cleanup().Doc(newID()), cleanupDoc{Store: q.doc.QID + "." + q.doc.MI, Colls: []string{"messages"}, At: now})
+		return tx.Create(d.cleanup().Doc(newID()), cleanupDoc{Store: q.doc.QID + "." + q.doc.MI, Colls: []string{"messages", "chunks"}, At: now})
 	})
 }
 

@@ -222,13 +222,18 @@ func (d *Driver) claimStandard(ctx context.Context, q *queue, req drivers.Receiv
 				continue
 			}
 			if mv != nil && m.RC >= int64(mv.maxCount) {
-				if err := mv.add(tx, s.Ref, m); err != nil {
-					return err
+				if !mv.full() {
+					if err := mv.add(tx, s.Ref, m); err != nil {
+						return err
+					}
 				}
 				again = true
 				continue
 			}
 			claim(&w, s.Ref, m, now, deadline)
+			if err := d.fill(txGet(tx), &cur.doc, s.Ref.ID, m); err != nil {
+				return err
+			}
 			out = append(out, d.toMessage(cur, s.Ref, m))
 		}
 		if mv != nil {
@@ -240,6 +245,11 @@ func (d *Driver) claimStandard(ctx context.Context, q *queue, req drivers.Receiv
 		return nil, contended, err
 	}
 	return out, again, nil
+}
+
+// txGet reads documents in tx, in path order.
+func txGet(tx *fs.Transaction) func([]*fs.DocumentRef) ([]*fs.DocumentSnapshot, error) {
+	return func(refs []*fs.DocumentRef) ([]*fs.DocumentSnapshot, error) { return getAll(tx, refs) }
 }
 
 // groupKey is the reservation key of a FIFO group, the same for sends and claims.
@@ -371,6 +381,10 @@ func (d *Driver) claimFIFO(ctx context.Context, q *queue, req drivers.ReceiveMes
 					break
 				}
 				if mv != nil && m.RC >= int64(mv.maxCount) {
+					if mv.full() {
+						ready = now // moved by a later receive; nothing after it may go first
+						break
+					}
 					if err := mv.add(tx, s.Ref, m); err != nil {
 						return err
 					}
@@ -378,6 +392,9 @@ func (d *Driver) claimFIFO(ctx context.Context, q *queue, req drivers.ReceiveMes
 					continue
 				}
 				claim(&w, s.Ref, m, now, deadline)
+				if err := d.fill(txGet(tx), &cur.doc, s.Ref.ID, m); err != nil {
+					return err
+				}
 				claimed[s.Ref.ID] = m.Gen
 				out = append(out, d.toMessage(cur, s.Ref, m))
 				attempt.Docs, attempt.Gens = append(attempt.Docs, s.Ref.ID), append(attempt.Gens, m.Gen)
@@ -470,6 +487,10 @@ func (d *Driver) replayAttempt(ctx context.Context, q *queue, id string, now int
 		}
 		if m.Gen != a.Gens[i] || m.Vis <= now {
 			return nil, false, nil
+		}
+		get := func(refs []*fs.DocumentRef) ([]*fs.DocumentSnapshot, error) { return d.client.GetAll(ctx, refs) }
+		if err := d.fill(get, &q.doc, s.Ref.ID, m); err != nil {
+			return nil, false, err
 		}
 		out = append(out, d.toMessage(q, s.Ref, m))
 	}

@@ -23,6 +23,7 @@ import (
 //	<p>_store/<qid>/dedup/<hash>         FIFO deduplication record (five minutes)
 //	<p>_store/<qid>/attempts/<hash>      FIFO receive attempt (five minutes)
 //	<p>_store/<qid>.<mi>/messages/<id>   one document per message
+//	<p>_store/<qid>.<mi>/chunks/<id>.<i> body and attributes of a message over 1,000,000 bytes
 //	<p>_deleted/q_<name>                 when a queue was deleted (name reuse delay)
 //	<p>_cleanup/<id>                     storage of a deleted or purged queue, for Sweep
 //	<p>_tasks/<handle>                   message move tasks
@@ -72,6 +73,7 @@ type msgDoc struct {
 	Seq      int64              `firestore:"seq"`
 	DLS      string             `firestore:"dls"`
 	Shard    int64              `firestore:"sh"`
+	Chunks   int64              `firestore:"ck"` // body and attributes in this many chunk documents
 }
 
 // groupDoc is one FIFO message group. Ready is never later than the first moment the

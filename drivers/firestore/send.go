@@ -15,15 +15,6 @@ import (
 // dedupWindow is how long SQS remembers a deduplication id or a receive attempt id.
 const dedupWindow = 5 * time.Minute
 
-// MaxMessageBytes is the largest message (body plus attributes, as SQS counts it) the
-// driver stores: a message is one document, and a Firestore document holds at most
-// 1 MiB (1,048,576 bytes) including field names and the document's path. The margin
-// covers those and the delivery fields.
-const MaxMessageBytes = 1_000_000
-
-// maxDocBytes is Firestore's document size limit.
-const maxDocBytes = 1_048_576
-
 // formatSeq renders a sequence number as SQS does: 20 decimal digits.
 func formatSeq(n int64) string {
 	if n == 0 {
@@ -126,17 +117,18 @@ func newMessage(e drivers.SendEntry, now, shard int64) *msgDoc {
 		Group: e.MessageGroupID, Dedup: e.MessageDeduplicationID, Shard: shard}
 }
 
-// stage queues the creation of m, or fails the entry when the document would be too big.
+// stage queues the creation of m (and its chunks, when it is too big for one document).
 func (d *Driver) stage(q *queue, e drivers.SendEntry, m *msgDoc, w *writes) drivers.SendEntryResult {
 	r := drivers.SendEntryResult{EntryID: e.EntryID, MessageID: e.MessageID, SequenceNumber: formatSeq(m.Seq)}
 	ref := d.messages(&q.doc).Doc(messageDocID(m.MID))
-	if docSize(ref.Path, m) > maxDocBytes {
-		r.Err = drivers.Errorf(drivers.KindInvalidArgument, "message of %d bytes does not fit a Firestore document (at most %d bytes of body and attributes)",
-			len(m.Body), MaxMessageBytes)
+	chunks, err := split(ref.Path, m)
+	if err != nil {
+		r.Err = drivers.Errorf(drivers.KindInvalidArgument, "%v", err)
 		r.SequenceNumber = ""
 		return r
 	}
 	w.create(ref, m)
+	d.writeChunks(w, &q.doc, ref.ID, chunks)
 	return r
 }
 

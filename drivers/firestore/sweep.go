@@ -18,6 +18,8 @@ type sweeper struct {
 	left  int
 	res   drivers.SweepResult
 	count bool // deletions of this kind count towards res.Deleted
+	// chunks, when set, names the chunk documents of a message being deleted.
+	chunks func(*fs.DocumentSnapshot) []*fs.DocumentRef
 }
 
 // query deletes up to the remaining budget of q's documents; it reports whether the
@@ -37,12 +39,18 @@ func (s *sweeper) query(q fs.Query) (bool, error) {
 	bw := s.d.client.BulkWriter(s.ctx)
 	jobs := make([]*fs.BulkWriterJob, 0, len(snaps))
 	for _, snap := range snaps {
-		j, err := bw.Delete(snap.Ref)
-		if err != nil {
-			bw.End()
-			return false, err
+		refs := []*fs.DocumentRef{snap.Ref}
+		if s.chunks != nil {
+			refs = append(refs, s.chunks(snap)...)
 		}
-		jobs = append(jobs, j)
+		for _, ref := range refs {
+			j, err := bw.Delete(ref)
+			if err != nil {
+				bw.End()
+				return false, err
+			}
+			jobs = append(jobs, j)
+		}
 	}
 	bw.End()
 	for _, j := range jobs {
@@ -89,11 +97,17 @@ func (d *Driver) sweep(s *sweeper, now int64) error {
 			return err
 		}
 		cutoff := q.retentionCutoff(now)
+		s.chunks = func(snap *fs.DocumentSnapshot) []*fs.DocumentRef {
+			v, _ := snap.DataAt("ck")
+			n, _ := v.(int64)
+			return d.chunkRefs(&q.doc, snap.Ref.ID, n)
+		}
 		for sh := int64(0); sh < q.doc.Shards; sh++ {
 			if done, err := s.query(d.messages(&q.doc).Where("sh", "==", sh).Where("enq", "<=", cutoff)); done || err != nil {
 				return err
 			}
 		}
+		s.chunks = nil
 		if !q.doc.FIFO {
 			continue
 		}
