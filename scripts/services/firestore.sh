@@ -5,8 +5,9 @@
 #   scripts/services/firestore.sh env     print the env lines of a running emulator only
 #   scripts/services/firestore.sh stop    stop the emulator `start` started, if any
 #
-# Env lines are `export FIRESTORE_EMULATOR_HOST=...`, `export GOOGLE_CLOUD_PROJECT=...` and
-# the emulator's version (ANYSQS_FIRESTORE_EMULATOR_VERSION) on stdout, for eval. The emulator comes with the Google Cloud CLI (its component
+# Env lines are `export FIRESTORE_EMULATOR_HOST=...` and the emulator's version
+# (ANYSQS_FIRESTORE_EMULATOR_VERSION, which names the report's target) on stdout, for eval.
+# Tests and configs/firestore.yaml name their project themselves. The emulator comes with the Google Cloud CLI (its component
 # cloud-firestore-emulator, Java 11 or later); when it is missing, start says how to
 # install it on stderr and exits 1.
 set -uo pipefail
@@ -27,7 +28,6 @@ env_lines() {
 	else
 		return 1
 	fi
-	echo "export GOOGLE_CLOUD_PROJECT='${GOOGLE_CLOUD_PROJECT:-anysqs-local}'"
 	# The version names the target in the compatibility report.
 	if emu=$(find_emulator) && v=$("$emu" --version 2>/dev/null | head -n1 | awk '{print $NF}') && [ -n "$v" ]; then
 		echo "export ANYSQS_FIRESTORE_EMULATOR_VERSION='$v'"
