@@ -15,8 +15,8 @@ set -uo pipefail
 say() { echo "firestore.sh: $*" >&2; }
 host=127.0.0.1
 port=${ANYSQS_FIRESTORE_EMULATOR_PORT:-8687}
-state=/tmp/anysqs-firestore-emulator.pid
-log=/tmp/anysqs-firestore-emulator.log
+state=/tmp/anysqs-firestore-emulator-$port.pid # per port: two emulators never share one
+log=/tmp/anysqs-firestore-emulator-$port.log
 
 ready() { (exec 3<>"/dev/tcp/$host/$port") 2>/dev/null; }
 
