@@ -96,8 +96,9 @@ func (d *Driver) nextVisible(ctx context.Context, name string, now int64) time.T
 	if err != nil {
 		return time.Time{}
 	}
+	// The same shape as the receive's query, so the same index serves it.
 	snaps, err := d.messages(&q.doc).Where("sh", "in", allShards(q.doc.Shards)).Where("vis", ">", now).
-		OrderBy("vis", fs.Asc).Limit(1).Documents(ctx).GetAll()
+		Where("enq", ">", q.retentionCutoff(now)).OrderBy("vis", fs.Asc).Limit(1).Documents(ctx).GetAll()
 	if err != nil || len(snaps) == 0 {
 		return time.Time{}
 	}
