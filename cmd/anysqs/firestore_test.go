@@ -1,0 +1,158 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+)
+
+// TestServeFirestoreConfig runs `anysqs serve` with configs/firestore.yaml, as shipped
+// but on a fresh emulator project and free ports, and talks to it with aws-sdk-go-v2
+// (AWS JSON protocol) and the AWS CLI (Query protocol): queues, send, receive, delete.
+func TestServeFirestoreConfig(t *testing.T) {
+	emu := os.Getenv("FIRESTORE_EMULATOR_HOST")
+	cli := os.Getenv("ANYSQS_TEST_AWSCLI")
+	if cli == "" {
+		cli = "/usr/bin/aws"
+	}
+	missing := ""
+	if c, err := net.DialTimeout("tcp", emu, 2*time.Second); emu == "" || err != nil {
+		missing = "the Firestore emulator (scripts/services/firestore.sh start)"
+	} else {
+		c.Close()
+	}
+	if _, err := os.Stat(cli); err != nil {
+		missing = "the AWS CLI at " + cli
+	}
+	if missing != "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("service not available here: " + missing + " (CI=true: not skipping)")
+		}
+		t.Skip("service not available here: " + missing)
+	}
+	raw, err := os.ReadFile("../../configs/firestore.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := make([]byte, 5)
+	_, _ = rand.Read(b)
+	project := "anysqs-serve-" + hex.EncodeToString(b)
+	cfgText := regexp.MustCompile(`(?m)^listen: .*$`).ReplaceAllString(string(raw), "listen: 127.0.0.1:0\nadmin_listen: 127.0.0.1:0")
+	cfgText = regexp.MustCompile(`(?m)^(\s+project:) \S+`).ReplaceAllString(cfgText, "$1 "+project)
+	cfgText = regexp.MustCompile(`(?m)^(\s+emulator_host:) \S+`).ReplaceAllString(cfgText, "$1 "+emu)
+	cfg := filepath.Join(t.TempDir(), "firestore.yaml")
+	if err := os.WriteFile(cfg, []byte(cfgText), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	logs, logw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"serve", "--config", cfg}, io.Discard, logw)
+		logw.Close()
+	}()
+	addrs := map[string]string{}
+	sc := bufio.NewScanner(logs)
+	for len(addrs) < 2 && sc.Scan() {
+		for _, what := range []string{"anysqs listening", "admin listening"} {
+			if strings.Contains(sc.Text(), what) {
+				_, addr, _ := strings.Cut(sc.Text(), " addr=")
+				addrs[what], _, _ = strings.Cut(addr, " ")
+			}
+		}
+	}
+	go func() { _, _ = io.Copy(io.Discard, logs) }()
+	if len(addrs) < 2 {
+		t.Fatalf("serve stopped before listening: %v", <-done)
+	}
+	url := "http://" + addrs["anysqs listening"]
+
+	// aws-sdk-go-v2, JSON protocol.
+	c := sqs.New(sqs.Options{Region: "us-east-1", BaseEndpoint: aws.String(url),
+		Credentials: credentials.NewStaticCredentialsProvider("AKIDSERVE", "secret", "")})
+	q, err := c.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("sdk-check")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: q.QueueUrl, MessageBody: aws.String("from the sdk")}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := c.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: q.QueueUrl, WaitTimeSeconds: 1})
+	if err != nil || len(got.Messages) != 1 || aws.ToString(got.Messages[0].Body) != "from the sdk" {
+		t.Fatalf("ReceiveMessage: %+v, %v", got, err)
+	}
+	if _, err := c.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: q.QueueUrl, ReceiptHandle: got.Messages[0].ReceiptHandle}); err != nil {
+		t.Fatal(err)
+	}
+
+	// The AWS CLI, Query protocol, on a FIFO queue.
+	cliRun := func(out any, args ...string) {
+		t.Helper()
+		cmd := exec.CommandContext(ctx, cli, append([]string{"--endpoint-url", url, "--output", "json", "sqs"}, args...)...)
+		cmd.Env = append(os.Environ(), "AWS_ACCESS_KEY_ID=AKIDSERVE", "AWS_SECRET_ACCESS_KEY=secret", "AWS_DEFAULT_REGION=us-east-1",
+			"AWS_CONFIG_FILE=/dev/null", "AWS_SHARED_CREDENTIALS_FILE=/dev/null")
+		b, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("aws sqs %s: %v", strings.Join(args, " "), err)
+		}
+		if out != nil {
+			if err := json.Unmarshal(b, out); err != nil {
+				t.Fatalf("aws sqs %s: %q: %v", strings.Join(args, " "), b, err)
+			}
+		}
+	}
+	var created struct{ QueueUrl string }
+	cliRun(&created, "create-queue", "--queue-name", "cli-check.fifo", "--attributes", "FifoQueue=true,ContentBasedDeduplication=true")
+	var sent struct{ MessageId, SequenceNumber string }
+	cliRun(&sent, "send-message", "--queue-url", created.QueueUrl, "--message-body", "from the cli", "--message-group-id", "g")
+	if sent.MessageId == "" || len(sent.SequenceNumber) != 20 {
+		t.Fatalf("send-message answered %+v", sent)
+	}
+	var recv struct {
+		Messages []struct{ Body, ReceiptHandle string }
+	}
+	cliRun(&recv, "receive-message", "--queue-url", created.QueueUrl, "--wait-time-seconds", "1")
+	if len(recv.Messages) != 1 || recv.Messages[0].Body != "from the cli" {
+		t.Fatalf("receive-message: %+v", recv)
+	}
+	cliRun(nil, "delete-message", "--queue-url", created.QueueUrl, "--receipt-handle", recv.Messages[0].ReceiptHandle)
+	attrs, err := c.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: aws.String(created.QueueUrl), AttributeNames: []types.QueueAttributeName{"All"}})
+	if err != nil || attrs.Attributes["ApproximateNumberOfMessages"] != "0" || attrs.Attributes["ApproximateNumberOfMessagesNotVisible"] != "0" || attrs.Attributes["FifoQueue"] != "true" {
+		t.Fatalf("GetQueueAttributes after the CLI's delete: %v, %v", attrs, err)
+	}
+
+	// The driver's own series reach /metrics.
+	resp, err := http.Get("http://" + addrs["admin listening"] + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{"anysqs_firestore_transaction_aborts_total", `anysqs_build_info{backend="firestore"`} {
+		if !strings.Contains(string(metrics), want) {
+			t.Fatalf("/metrics lacks %s", want)
+		}
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("serve: %v", err)
+	}
+}

@@ -1,0 +1,250 @@
+package firestore
+
+import (
+	"context"
+	"time"
+
+	fs "cloud.google.com/go/firestore"
+
+	"github.com/anysqs/anysqs/drivers"
+)
+
+// maxInvisible is how long SQS lets a message stay invisible after one receive.
+const maxInvisible = 12 * time.Hour
+
+// handleState is what a receipt handle finds.
+type handleState int
+
+const (
+	handleForeign  handleState = iota // not issued by this storage for this queue
+	handleStale                       // issued, but the message is gone or was received again
+	handleExpired                     // current, but the visibility timeout has passed
+	handleInFlight                    // current and in flight
+)
+
+// looked is one batch entry's handle and the message it names, read in the transaction.
+type looked struct {
+	state handleState
+	ref   *fs.DocumentRef
+	msg   *msgDoc
+}
+
+// lookupHandles reads, inside tx, the messages the handles name. Entries naming the same
+// message share one read, and see each other's effect in order (seen).
+func (d *Driver) lookupHandles(tx *fs.Transaction, q *queue, handles []string, now int64) ([]*looked, error) {
+	out := make([]*looked, len(handles))
+	var refs []*fs.DocumentRef
+	idx := map[string]int{}
+	for i, h := range handles {
+		r, ok := d.decodeHandle(h)
+		out[i] = &looked{state: handleForeign}
+		if !ok || r.qid != q.doc.QID {
+			continue
+		}
+		if r.mi != q.doc.MI {
+			out[i].state = handleStale // the queue was purged since
+			continue
+		}
+		ref := d.messages(&q.doc).Doc(r.doc)
+		out[i].ref = ref
+		if _, ok := idx[ref.ID]; !ok {
+			idx[ref.ID] = len(refs)
+			refs = append(refs, ref)
+		}
+		out[i].msg = &msgDoc{Gen: r.gen} // the handle's generation until the read below
+	}
+	if len(refs) == 0 {
+		return out, nil
+	}
+	snaps, err := getAll(tx, refs)
+	if err != nil {
+		return nil, err
+	}
+	docs := make([]*msgDoc, len(snaps))
+	for i, s := range snaps {
+		if s.Exists() {
+			if docs[i], err = readMsg(s); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for _, l := range out {
+		if l.ref == nil {
+			continue
+		}
+		m := docs[idx[l.ref.ID]]
+		switch {
+		case m == nil || m.Gen != l.msg.Gen:
+			l.state = handleStale
+		case m.Vis <= now:
+			l.state = handleExpired
+		default:
+			l.state = handleInFlight
+		}
+		l.msg = m
+	}
+	return out, nil
+}
+
+// fifoGroups reads the group documents of the given messages.
+func (d *Driver) fifoGroups(tx *fs.Transaction, q *queue, msgs []*msgDoc) (map[string]*groupDoc, error) {
+	var entries []drivers.SendEntry
+	for _, m := range msgs {
+		entries = append(entries, drivers.SendEntry{MessageGroupID: m.Group})
+	}
+	if len(entries) == 0 {
+		return nil, nil
+	}
+	return d.readGroups(tx, q, entries)
+}
+
+// DeleteMessages deletes by receipt handle in one transaction; see drivers.Driver for
+// the stale-handle rules. For FIFO queues the group documents learn that the group may
+// be free.
+func (d *Driver) DeleteMessages(ctx context.Context, req drivers.DeleteMessagesRequest) (drivers.BatchResult, error) {
+	var res drivers.BatchResult
+	now := toNanos(req.Now)
+	handles := make([]string, len(req.Entries))
+	for i, e := range req.Entries {
+		handles[i] = e.ReceiptHandle
+	}
+	err := d.runTx(ctx, "delete from "+req.Name, func(ctx context.Context, tx *fs.Transaction) error {
+		res = drivers.BatchResult{Entries: make([]drivers.EntryResult, len(req.Entries))}
+		q, err := d.loadQueue(ctx, tx, req.Name)
+		if err != nil {
+			return err
+		}
+		found, err := d.lookupHandles(tx, q, handles, now)
+		if err != nil {
+			return err
+		}
+		var w writes
+		var deleted []*msgDoc
+		gone := map[string]bool{}
+		for i, l := range found {
+			res.Entries[i].EntryID = req.Entries[i].EntryID
+			if l.ref != nil && gone[l.ref.ID] {
+				l.state = handleStale
+			}
+			switch {
+			case l.state == handleForeign:
+				res.Entries[i].Err = invalidHandle("not issued for this queue")
+			case l.state == handleInFlight, l.state == handleExpired && !q.doc.FIFO:
+				w.delete(l.ref)
+				for _, c := range d.chunkRefs(&q.doc, l.ref.ID, l.msg.Chunks) {
+					w.delete(c)
+				}
+				gone[l.ref.ID] = true
+				deleted = append(deleted, l.msg)
+			case q.doc.FIFO:
+				res.Entries[i].Err = invalidHandle("the receipt handle has expired")
+			}
+		}
+		if q.doc.FIFO {
+			groups, err := d.fifoGroups(tx, q, deleted)
+			if err != nil {
+				return err
+			}
+			for id, g := range groups {
+				for doc := range gone {
+					delete(g.InFlight, doc)
+				}
+				g.Ready = min(g.Ready, now) // the group may be free: the next claim finds out
+				w.set(d.groups(&q.doc).Doc(hashID(id)), g)
+			}
+		}
+		return w.apply(tx)
+	})
+	if err != nil {
+		return drivers.BatchResult{}, err
+	}
+	return res, nil
+}
+
+// ChangeVisibility moves the visibility deadline of in-flight messages.
+func (d *Driver) ChangeVisibility(ctx context.Context, req drivers.ChangeVisibilityRequest) (drivers.BatchResult, error) {
+	var res drivers.BatchResult
+	now := toNanos(req.Now)
+	handles := make([]string, len(req.Entries))
+	for i, e := range req.Entries {
+		handles[i] = e.ReceiptHandle
+	}
+	err := d.runTx(ctx, "change visibility in "+req.Name, func(ctx context.Context, tx *fs.Transaction) error {
+		res = drivers.BatchResult{Entries: make([]drivers.EntryResult, len(req.Entries))}
+		q, err := d.loadQueue(ctx, tx, req.Name)
+		if err != nil {
+			return err
+		}
+		found, err := d.lookupHandles(tx, q, handles, now)
+		if err != nil {
+			return err
+		}
+		var w writes
+		var changed []*msgDoc
+		refs := map[string]*fs.DocumentRef{}
+		for i, l := range found {
+			e := req.Entries[i]
+			res.Entries[i].EntryID = e.EntryID
+			deadline := now + int64(e.VisibilityTimeout)*int64(time.Second)
+			switch l.state {
+			case handleForeign:
+				res.Entries[i].Err = invalidHandle("not issued for this queue")
+			case handleStale:
+				res.Entries[i].Err = invalidHandle("the message was deleted or received again")
+			case handleExpired:
+				res.Entries[i].Err = drivers.Errorf(drivers.KindMessageNotInflight, "the message is not in flight")
+			case handleInFlight:
+				if l.msg.Received != 0 && deadline > l.msg.Received+int64(maxInvisible) {
+					res.Entries[i].Err = drivers.Errorf(drivers.KindInvalidArgument,
+						"visibility timeout %d s would keep the message invisible past 12 hours from its receive at %s",
+						e.VisibilityTimeout, fromNanos(l.msg.Received).Format(time.RFC3339))
+					continue
+				}
+				l.msg.Vis = deadline
+				if _, ok := refs[l.ref.ID]; !ok {
+					changed = append(changed, l.msg)
+				}
+				refs[l.ref.ID] = l.ref
+			}
+		}
+		// Entries naming one message share its document, written once with the last value.
+		for id, ref := range refs {
+			vis := found[lastIndex(found, id)].msg.Vis
+			w = append(w, func(tx *fs.Transaction) error { return tx.Update(ref, []fs.Update{{Path: "vis", Value: vis}}) })
+		}
+		if q.doc.FIFO {
+			// Only an earlier deadline can free a group sooner; a later one is found by the
+			// claim that the old ready time lets in.
+			groups, err := d.fifoGroups(tx, q, changed)
+			if err != nil {
+				return err
+			}
+			lowered := map[string]bool{}
+			for _, m := range changed {
+				if g := groups[m.Group]; m.Vis < g.Ready {
+					g.Ready = m.Vis
+					lowered[m.Group] = true
+				}
+			}
+			for id := range lowered {
+				w.set(d.groups(&q.doc).Doc(hashID(id)), groups[id])
+			}
+		}
+		return w.apply(tx)
+	})
+	if err != nil {
+		return drivers.BatchResult{}, err
+	}
+	return res, nil
+}
+
+// lastIndex is the last entry of found that names document id.
+func lastIndex(found []*looked, id string) int {
+	last := -1
+	for i, l := range found {
+		if l.ref != nil && l.ref.ID == id && l.state == handleInFlight {
+			last = i
+		}
+	}
+	return last
+}

@@ -1,0 +1,92 @@
+package firestore_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"net"
+	"net/http"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/anysqs/anysqs/drivers"
+	"github.com/anysqs/anysqs/drivers/firestore"
+)
+
+// testProject starts the emulator project of each test case.
+const testProject = "anysqs-test"
+
+// emulator returns the emulator's address, or skips the test (fails it under CI=true)
+// when none answers.
+func emulator(t testing.TB) string {
+	t.Helper()
+	addr := os.Getenv("FIRESTORE_EMULATOR_HOST")
+	msg := "service not available here: the Firestore emulator (scripts/services/firestore.sh start; FIRESTORE_EMULATOR_HOST unset)"
+	if addr != "" {
+		c, err := net.DialTimeout("tcp", addr, 2*time.Second)
+		if err == nil {
+			c.Close()
+			return addr
+		}
+		msg = "service not available here: the Firestore emulator at " + addr + ": " + err.Error()
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal(msg + " (CI=true: not skipping)")
+	}
+	t.Skip(msg)
+	return ""
+}
+
+func newPrefix() string {
+	b := make([]byte, 5)
+	_, _ = rand.Read(b)
+	return "t" + hex.EncodeToString(b)
+}
+
+// storages remembers which prefix each test driver uses, so Reopen and a second
+// instance find the same storage.
+var storages sync.Map // *firestore.Driver -> firestore.Options
+
+func openDriver(t testing.TB, o firestore.Options) *firestore.Driver {
+	t.Helper()
+	d, err := firestore.Open(context.Background(), o)
+	if err != nil {
+		t.Fatalf("open: %v", err)
+	}
+	storages.Store(d, o)
+	return d
+}
+
+func testOptions(t testing.TB) firestore.Options {
+	addr := emulator(t)
+	// A project per case: the emulator's transaction locks are per database, and cases
+	// sharing one would wait for each other's lock timeouts.
+	p := newPrefix()
+	project := testProject + "-" + p
+	t.Cleanup(func() { dropProject(t, addr, project) })
+	return firestore.Options{Project: project, Prefix: p}
+}
+
+// dropProject empties an emulator project through the emulator's reset endpoint.
+func dropProject(t testing.TB, addr, project string) {
+	req, err := http.NewRequest(http.MethodDelete, "http://"+addr+"/emulator/v1/projects/"+project+"/databases/(default)/documents", nil)
+	if err == nil {
+		var resp *http.Response
+		if resp, err = http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}
+	if err != nil {
+		t.Logf("empty emulator project %s: %v", project, err)
+	}
+}
+
+func sameStorage(t testing.TB, d drivers.Driver) firestore.Options {
+	o, ok := storages.Load(d)
+	if !ok {
+		t.Fatalf("driver %p was not opened by openDriver", d)
+	}
+	return o.(firestore.Options)
+}
