@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
@@ -202,6 +203,20 @@ func (d *Driver) remove(ctx context.Context, op, pk, id string, etag azcore.ETag
 
 // query runs a single-partition query and returns at most max items (0: all).
 func (d *Driver) query(ctx context.Context, op, pk, q string, params []azcosmos.QueryParameter, max int) ([][]byte, error) {
+	// The partition is also a filter: some emulators run every query across partitions.
+	if i := strings.Index(q, " WHERE "); i >= 0 {
+		q = q[:i] + " WHERE c.pk = @pk AND (" + q[i+len(" WHERE "):]
+		if j := strings.Index(q, " ORDER BY "); j >= 0 {
+			q = q[:j] + ")" + q[j:]
+		} else {
+			q += ")"
+		}
+	} else if j := strings.Index(q, " ORDER BY "); j >= 0 {
+		q = q[:j] + " WHERE c.pk = @pk" + q[j:]
+	} else {
+		q += " WHERE c.pk = @pk"
+	}
+	params = append(append([]azcosmos.QueryParameter(nil), params...), azcosmos.QueryParameter{Name: "@pk", Value: pk})
 	o := &azcosmos.QueryOptions{QueryParameters: params}
 	if max > 0 {
 		o.PageSizeHint = int32(max)

@@ -44,6 +44,9 @@ type Options struct {
 	// QueryReads reads items that may be missing with a one-item query instead of a
 	// point read, for an emulator that answers a missing item with 500. Costs more RU.
 	QueryReads bool `json:"query_reads"`
+	// Transport replaces the HTTP transport (tests: an emulator's quirks); not
+	// configurable from YAML.
+	Transport policy.Transporter `json:"-"`
 }
 
 // Driver is the Cosmos DB driver.
@@ -95,7 +98,10 @@ func Open(ctx context.Context, o Options) (*Driver, error) {
 	// The driver retries 429s itself, within the request's deadline, and nothing else:
 	// a write whose outcome is unknown is the client's to retry.
 	copts := &azcosmos.ClientOptions{ClientOptions: azcore.ClientOptions{Retry: policy.RetryOptions{MaxRetries: -1}}}
-	if o.InsecureSkipVerify {
+	switch {
+	case o.Transport != nil:
+		copts.Transport = o.Transport
+	case o.InsecureSkipVerify:
 		copts.Transport = &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
 	}
 	if o.Key != "" {
@@ -250,7 +256,7 @@ func isFIFOName(name string) bool { return strings.HasSuffix(name, ".fifo") }
 // DropContainer deletes the container o names: for tests and tear-down tools.
 func DropContainer(ctx context.Context, o Options) error {
 	d, err := Open(ctx, Options{Endpoint: o.Endpoint, Key: o.Key, Database: o.Database, Container: o.Container,
-		InsecureSkipVerify: o.InsecureSkipVerify, QueryReads: o.QueryReads})
+		InsecureSkipVerify: o.InsecureSkipVerify, QueryReads: o.QueryReads, Transport: o.Transport})
 	if err != nil {
 		return err
 	}

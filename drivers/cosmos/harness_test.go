@@ -9,10 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
-
 	"github.com/anysqs/anysqs/drivers"
 	"github.com/anysqs/anysqs/drivers/cosmos"
+	"github.com/anysqs/anysqs/drivers/cosmos/cosmostest"
 )
 
 // emulatorKey is the Cosmos DB emulator's published well-known key; the local
@@ -38,7 +37,7 @@ func emulatorTarget(t *testing.T) target {
 		key = emulatorKey
 	}
 	o := cosmos.Options{Endpoint: ep, Key: key, InsecureSkipVerify: true, QueryReads: os.Getenv("ANYSQS_TEST_COSMOS_QUERY_READS") == "1",
-		CreateContainer: true, Database: "anysqs-test"}
+		CreateContainer: true, Database: "anysqs-test", Transport: cosmostest.EmulatorTransport()}
 	reachable(t, o)
 	return target{name: "emulator", opts: o}
 }
@@ -123,5 +122,4 @@ func dropContainer(t *testing.T, o cosmos.Options) {
 	}
 }
 
-var _ = azcosmos.NewPartitionKeyString
 var _ drivers.Driver = (*cosmos.Driver)(nil)

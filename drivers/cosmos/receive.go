@@ -181,9 +181,9 @@ func (d *Driver) standardCandidates(ctx context.Context, q queueDoc, now time.Ti
 }
 
 // fifoCandidates reads the queue's oldest live messages in sequence order. A group's
-// first message in that order is its head; a group whose head is not visible (in flight
-// or delayed) is skipped, so no message passes an earlier one of its group. Each
-// returned run is one group's visible prefix, claimed in order.
+// first message in that order is its head. A group with a message in flight is skipped,
+// and a group's run stops at its first message that is not visible, so no message passes
+// an earlier one of its group. Each run is one group's visible prefix, claimed in order.
 func (d *Driver) fifoCandidates(ctx context.Context, q queueDoc, now time.Time, want int) ([][]msgDoc, error) {
 	items, err := d.query(ctx, "ReceiveMessages", q.pk(),
 		"SELECT * FROM c WHERE c.kind = 'msg' AND c.gen >= @gen AND c.enq > @cutoff ORDER BY c.seq",
@@ -196,28 +196,27 @@ func (d *Driver) fifoCandidates(ctx context.Context, q queueDoc, now time.Time, 
 		return nil, err
 	}
 	nowMS := ms(now)
-	var runs [][]msgDoc
 	index := map[string]int{} // group -> run index; -1: blocked
+	for _, m := range msgs {
+		if m.Tok != "" && m.Vis > nowMS {
+			index[m.Group] = -1 // a message in flight blocks its whole group
+		}
+	}
+	var runs [][]msgDoc
 	total := 0
 	for _, m := range msgs {
 		i, seen := index[m.Group]
 		switch {
 		case seen && i < 0:
 			continue
-		case m.Vis > nowMS:
+		case m.Vis > nowMS || total >= want:
+			// Delayed, or enough taken: later messages of the group must wait too.
 			index[m.Group] = -1
 			continue
 		case !seen:
-			if total >= want {
-				index[m.Group] = -1
-				continue
-			}
 			index[m.Group] = len(runs)
 			runs = append(runs, []msgDoc{m})
 		default:
-			if total >= want {
-				continue
-			}
 			runs[i] = append(runs[i], m)
 		}
 		total++
