@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -72,7 +73,8 @@ func init() {
 }
 
 // Open connects to the account, checks (or creates) the container and loads the
-// receipt-handle key kept in it.
+// receipt-handle key kept in it. Without a key in o, the key is $ANYSQS_COSMOS_KEY, and
+// without that the credential is Entra ID's (azidentity.DefaultAzureCredential).
 func Open(ctx context.Context, o Options) (*Driver, error) {
 	if o.Endpoint == "" {
 		return nil, fmt.Errorf("cosmos: endpoint is required")
@@ -103,6 +105,9 @@ func Open(ctx context.Context, o Options) (*Driver, error) {
 		copts.Transport = o.Transport
 	case o.InsecureSkipVerify:
 		copts.Transport = &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	}
+	if o.Key == "" {
+		o.Key = os.Getenv("ANYSQS_COSMOS_KEY")
 	}
 	if o.Key != "" {
 		cred, err := azcosmos.NewKeyCredential(o.Key)
