@@ -9,8 +9,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
@@ -52,14 +50,13 @@ type Options struct {
 
 // Driver is the Cosmos DB driver.
 type Driver struct {
-	client    *azcosmos.Client
-	c         *azcosmos.ContainerClient
-	opts      Options
-	timeout   time.Duration
-	poll      time.Duration
-	secret    []byte
-	metrics   *ruMetrics
-	closeOnce sync.Once
+	client  *azcosmos.Client
+	c       *azcosmos.ContainerClient
+	opts    Options
+	timeout time.Duration
+	poll    time.Duration
+	secret  []byte
+	metrics *ruMetrics
 }
 
 func init() {
@@ -209,11 +206,8 @@ func (d *Driver) loadSecret(ctx context.Context) error {
 	return drivers.Errorf(drivers.KindInternal, "cosmos: could not read or create the receipt key")
 }
 
-// Close releases nothing the SDK holds open; it is idempotent.
-func (d *Driver) Close() error {
-	d.closeOnce.Do(func() {})
-	return nil
-}
+// Close returns nil: the SDK's client holds only idle HTTP connections.
+func (d *Driver) Close() error { return nil }
 
 // Ping reads the container's properties.
 func (d *Driver) Ping(ctx context.Context) error {
@@ -255,8 +249,6 @@ func mustJSON(v any) []byte {
 // queuePK is the logical partition of one incarnation of a queue: its messages,
 // sequence head, deduplication markers and receive attempts.
 func queuePK(name, inc string) string { return "q/" + name + "/" + inc }
-
-func isFIFOName(name string) bool { return strings.HasSuffix(name, ".fifo") }
 
 // DropContainer deletes the container o names: for tests and tear-down tools.
 func DropContainer(ctx context.Context, o Options) error {
