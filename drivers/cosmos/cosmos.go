@@ -133,6 +133,9 @@ func Open(ctx context.Context, o Options) (*Driver, error) {
 	if d.c, err = d.client.NewContainer(o.Database, o.Container); err != nil {
 		return nil, fmt.Errorf("cosmos: container: %w", err)
 	}
+	if err := d.checkContainer(ctx); err != nil {
+		return nil, err
+	}
 	if err := d.loadSecret(ctx); err != nil {
 		return nil, err
 	}
@@ -160,6 +163,26 @@ func (d *Driver) ensureContainer(ctx context.Context) error {
 	_, err = db.CreateContainer(ctx, props, co)
 	if err != nil && statusOf(err) != http.StatusConflict {
 		return mapErr(ctx, err, "create container "+d.opts.Container)
+	}
+	return nil
+}
+
+// checkContainer fails clearly when the container is missing or not partitioned on /pk.
+func (d *Driver) checkContainer(ctx context.Context) error {
+	var resp azcosmos.ContainerResponse
+	err := d.call(ctx, "open", func(ctx context.Context) (float32, error) {
+		var err error
+		resp, err = d.c.Read(ctx, nil)
+		return resp.RequestCharge, err
+	})
+	if statusOf(err) == http.StatusNotFound {
+		return fmt.Errorf("cosmos: container %s/%s does not exist: create it (partition key /pk) or set create_container", d.opts.Database, d.opts.Container)
+	}
+	if err != nil {
+		return mapErr(ctx, err, "open: read container "+d.opts.Container)
+	}
+	if p := resp.ContainerProperties; p != nil && (len(p.PartitionKeyDefinition.Paths) != 1 || p.PartitionKeyDefinition.Paths[0] != "/pk") {
+		return fmt.Errorf("cosmos: container %s/%s is partitioned on %v; the driver needs /pk", d.opts.Database, d.opts.Container, p.PartitionKeyDefinition.Paths)
 	}
 	return nil
 }

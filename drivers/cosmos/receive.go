@@ -2,6 +2,8 @@ package cosmos
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"math/rand/v2"
 	"net/http"
@@ -21,7 +23,7 @@ const fifoWindow = 500
 
 // attemptDoc records the claims of a FIFO receive for ReceiveRequestAttemptId replay.
 type attemptDoc struct {
-	ID     string     `json:"id"` // "a:" + attempt id
+	ID     string     `json:"id"` // attemptItemID
 	PK     string     `json:"pk"`
 	Kind   string     `json:"kind"` // "attempt"
 	Claims []claimRef `json:"claims"`
@@ -32,6 +34,13 @@ type attemptDoc struct {
 type claimRef struct {
 	MID string `json:"m"`
 	Tok string `json:"t"`
+}
+
+// attemptItemID names an attempt's record by a hash: attempt ids may hold characters
+// ('/', '#', '?', '\\') that Cosmos ids cannot.
+func attemptItemID(attempt string) string {
+	h := sha256.Sum256([]byte(attempt))
+	return "a:" + hex.EncodeToString(h[:20])
 }
 
 func (d *Driver) toMessage(q queueDoc, m msgDoc) drivers.Message {
@@ -108,7 +117,7 @@ func (d *Driver) ReceiveMessages(ctx context.Context, req drivers.ReceiveMessage
 		}
 	}
 	if q.Attrs.FifoQueue && req.ReceiveRequestAttemptID != "" && len(claims) > 0 {
-		a := attemptDoc{ID: "a:" + req.ReceiveRequestAttemptID, PK: q.pk(), Kind: "attempt", Claims: claims,
+		a := attemptDoc{ID: attemptItemID(req.ReceiveRequestAttemptID), PK: q.pk(), Kind: "attempt", Claims: claims,
 			Exp: ms(req.Now.Add(dedupWindow)), TTL: recordTTL}
 		if err := d.upsert(ctx, "ReceiveMessages", q.pk(), a); err != nil {
 			return drivers.ReceiveMessagesResult{}, mapErr(ctx, err, "record receive attempt")
@@ -245,7 +254,7 @@ func (d *Driver) nextVisible(ctx context.Context, q queueDoc, now time.Time) (ti
 // they are all still in flight under its claims.
 func (d *Driver) replayAttempt(ctx context.Context, q queueDoc, attempt string, now int64) ([]drivers.Message, bool, error) {
 	var a attemptDoc
-	_, found, err := d.readItem(ctx, "ReceiveMessages", q.pk(), "a:"+attempt, &a)
+	_, found, err := d.readItem(ctx, "ReceiveMessages", q.pk(), attemptItemID(attempt), &a)
 	if err != nil || !found || a.Exp <= now {
 		return nil, false, err
 	}

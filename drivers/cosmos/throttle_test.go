@@ -34,6 +34,8 @@ func (f *fakeAccount) RoundTrip(r *http.Request) (*http.Response, error) {
 	case p == "/" || p == "":
 		return reply(200, `{"id":"fake","writableLocations":[{"name":"local","databaseAccountEndpoint":"https://fake.local/"}],`+
 			`"readableLocations":[{"name":"local","databaseAccountEndpoint":"https://fake.local/"}],"enableMultipleWriteLocations":false}`)
+	case strings.HasSuffix(p, "/colls/queues"):
+		return reply(200, `{"id":"queues","partitionKey":{"paths":["/pk"],"kind":"Hash"}}`)
 	case strings.HasSuffix(p, "/docs/secret"):
 		return reply(200, `{"id":"secret","pk":"catalog","key":"00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"}`)
 	case strings.HasSuffix(p, "/docs/q:q1"):
