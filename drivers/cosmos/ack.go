@@ -53,7 +53,11 @@ func (d *Driver) DeleteMessages(ctx context.Context, req drivers.DeleteMessagesR
 	for _, e := range req.Entries {
 		out, err := d.deleteOne(ctx, q, e, now)
 		if err != nil {
-			return drivers.BatchResult{}, err
+			if ctx.Err() != nil {
+				return drivers.BatchResult{}, ctx.Err()
+			}
+			// Earlier entries may have been applied: this failure is this entry's.
+			out.Err = entryError(err)
 		}
 		res.Entries = append(res.Entries, out)
 	}
@@ -100,7 +104,12 @@ func (d *Driver) ChangeVisibility(ctx context.Context, req drivers.ChangeVisibil
 		out := drivers.EntryResult{EntryID: e.EntryID}
 		m, state, err := d.lookupHandle(ctx, "ChangeVisibility", q, e.ReceiptHandle, now)
 		if err != nil {
-			return drivers.BatchResult{}, err
+			if ctx.Err() != nil {
+				return drivers.BatchResult{}, ctx.Err()
+			}
+			out.Err = entryError(err)
+			res.Entries = append(res.Entries, out)
+			continue
 		}
 		deadline := now + int64(e.VisibilityTimeout)*1000
 		switch state {
