@@ -50,13 +50,14 @@ type Options struct {
 
 // Driver is the Cosmos DB driver.
 type Driver struct {
-	client  *azcosmos.Client
-	c       *azcosmos.ContainerClient
-	opts    Options
-	timeout time.Duration
-	poll    time.Duration
-	secret  []byte
-	metrics *ruMetrics
+	client   *azcosmos.Client
+	c        *azcosmos.ContainerClient
+	opts     Options
+	timeout  time.Duration
+	poll     time.Duration
+	secret   []byte
+	metrics  *ruMetrics
+	warnings []string // for Describe, found at open
 }
 
 func init() {
@@ -181,8 +182,14 @@ func (d *Driver) checkContainer(ctx context.Context) error {
 	if err != nil {
 		return mapErr(ctx, err, "open: read container "+d.opts.Container)
 	}
-	if p := resp.ContainerProperties; p != nil && (len(p.PartitionKeyDefinition.Paths) != 1 || p.PartitionKeyDefinition.Paths[0] != "/pk") {
-		return fmt.Errorf("cosmos: container %s/%s is partitioned on %v; the driver needs /pk", d.opts.Database, d.opts.Container, p.PartitionKeyDefinition.Paths)
+	if p := resp.ContainerProperties; p != nil {
+		if len(p.PartitionKeyDefinition.Paths) != 1 || p.PartitionKeyDefinition.Paths[0] != "/pk" {
+			return fmt.Errorf("cosmos: container %s/%s is partitioned on %v; the driver needs /pk", d.opts.Database, d.opts.Container, p.PartitionKeyDefinition.Paths)
+		}
+		if p.DefaultTimeToLive == nil {
+			d.warnings = append(d.warnings, "container "+d.opts.Container+" has TTL off: items the sweep never reaches "+
+				"(those of an interrupted delete, say) stay until removed by hand; set the container's default TTL to -1 (on, no default)")
+		}
 	}
 	return nil
 }
