@@ -15,7 +15,8 @@ import (
 // request shapes the cosmosdb-server runs cannot: point reads of missing items (a real
 // 404, so no query reads) and the SDK's transactional batch exactly as it sends it (no
 // test transport). It stops short of receives: cosmium v0.1.20 answers the driver's
-// queries wrongly, and it ignores If-Match, so it judges nothing about claims.
+// queries wrongly, and it ignores If-Match (a stale replace succeeds), so it judges
+// nothing about claims.
 func TestCosmiumWireFormat(t *testing.T) {
 	ep := os.Getenv("ANYSQS_TEST_COSMIUM_ENDPOINT")
 	if ep == "" {
