@@ -1,6 +1,7 @@
 package cosmos
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/tls"
@@ -268,12 +269,19 @@ func fromMS(v int64) time.Time {
 	return time.UnixMilli(v).UTC()
 }
 
+// mustJSON encodes an item. HTML escaping is off: it would store each '<', '>' and '&'
+// of a body as six bytes, against the 2 MB item limit.
 func mustJSON(v any) []byte {
-	b, err := json.Marshal(v)
-	if err != nil {
+	if m, ok := v.(msgDoc); ok {
+		v = m.packed()
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
 		panic("cosmos: encode: " + err.Error()) // only plain structs are encoded
 	}
-	return b
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 }
 
 // queuePK is the logical partition of one incarnation of a queue: its messages,

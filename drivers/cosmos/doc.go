@@ -52,8 +52,9 @@
 // # Limits
 //
 // A queue is one logical partition: at most 20 GB of messages and records, and the
-// partition's throughput (about 10,000 RU/s). A message is one item: 2 MB at most with
-// its attributes and bookkeeping; the driver declares 1 MiB bodies. A FIFO queue's
+// partition's throughput (about 10,000 RU/s). A message is one item, and an item holds
+// 2 MB: the driver declares 1 MiB messages, and stores a body (then its attributes)
+// base64-encoded when JSON escaping would make the item larger than 1.5 MiB. A FIFO queue's
 // writes are serialised on its head item, and a FIFO receive reads at most the 500
 // oldest messages, so deep FIFO backlogs cost RU on every receive. Waiting receives poll
 // (Cosmos has no notification), at most poll_interval apart. Move tasks are kept in the

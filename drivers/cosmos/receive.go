@@ -159,6 +159,10 @@ func decodeMsgs(items [][]byte) ([]msgDoc, error) {
 		if err := json.Unmarshal(it, &m); err != nil {
 			return nil, drivers.Wrap(drivers.KindInternal, err, "cosmos: decode message")
 		}
+		m, err := m.unpacked()
+		if err != nil {
+			return nil, err
+		}
 		out = append(out, m)
 	}
 	return out, nil
@@ -267,6 +271,9 @@ func (d *Driver) replayAttempt(ctx context.Context, q queueDoc, attempt string, 
 		}
 		if !there || m.Tok != c.Tok || m.Vis <= now || m.Gen < q.Gen {
 			return nil, false, nil
+		}
+		if m, err = m.unpacked(); err != nil {
+			return nil, false, err
 		}
 		out = append(out, d.toMessage(q, m))
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"time"
@@ -49,7 +50,51 @@ type msgDoc struct {
 	Gen    int64                               `json:"gen"`
 	TTL    int                                 `json:"ttl"`
 	ETag   azcore.ETag                         `json:"_etag,omitempty"`
+	// Body64 and Attrs64 hold the body and the attributes (as JSON) base64-encoded
+	// instead, when escaping would make the item too large (see packed).
+	Body64  []byte `json:"b64,omitempty"`
+	Attrs64 []byte `json:"a64,omitempty"`
 }
+
+// packedLimit is the encoded size above which a message item stores its body, and then
+// its attributes, base64-encoded: JSON escaping can double a body's size (quotes,
+// backslashes, control characters), base64 adds a third, and an item may hold 2 MB.
+const packedLimit = 3 << 19 // 1.5 MiB
+
+// packed returns m as it is stored: as is, or with the body and then the attributes
+// base64-encoded when their JSON form would be larger than packedLimit. A 1 MiB message
+// (body and attributes, as SQS counts it) then stays under 1.7 MB.
+func (m msgDoc) packed() msgDoc {
+	raw := len(m.Body)
+	for k, a := range m.Attrs {
+		raw += len(k) + len(a.DataType) + len(a.StringValue) + 2*len(a.BinaryValue)
+	}
+	// SQS bodies hold no control characters but tab, LF and CR: escaping at most doubles.
+	if m.Body64 != nil || m.Attrs64 != nil || 2*raw <= packedLimit || jsonLen(m.Body)+jsonLen(m.Attrs) <= packedLimit {
+		return m
+	}
+	m.Body64, m.Body = []byte(m.Body), ""
+	if jsonLen(m.Attrs) > packedLimit/4 {
+		m.Attrs64, m.Attrs = mustJSON(m.Attrs), nil
+	}
+	return m
+}
+
+// unpacked undoes packed after a read.
+func (m msgDoc) unpacked() (msgDoc, error) {
+	if m.Body64 != nil {
+		m.Body, m.Body64 = string(m.Body64), nil
+	}
+	if m.Attrs64 != nil {
+		if err := json.Unmarshal(m.Attrs64, &m.Attrs); err != nil {
+			return m, drivers.Wrap(drivers.KindInternal, err, "cosmos: decode attributes of "+m.MID)
+		}
+		m.Attrs64 = nil
+	}
+	return m, nil
+}
+
+func jsonLen(v any) int { return len(mustJSON(v)) }
 
 func msgItemID(mid string) string { return "m:" + mid }
 
