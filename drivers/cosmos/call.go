@@ -253,13 +253,15 @@ func (d *Driver) batch(ctx context.Context, op string, b azcosmos.TransactionalB
 	if err != nil {
 		return false, 0, err
 	}
-	if resp.Success {
-		return true, 0, nil
-	}
+	// Cosmos answers a failed batch with 207 (Success false). Every operation's own
+	// status is checked too: an emulator may answer 200 for a batch that failed.
 	for _, r := range resp.OperationResults {
 		if r.StatusCode != http.StatusFailedDependency && r.StatusCode >= 300 {
 			return false, int(r.StatusCode), nil
 		}
 	}
-	return false, 0, nil
+	if !resp.Success {
+		return false, 0, nil
+	}
+	return true, 0, nil
 }

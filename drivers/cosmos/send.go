@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"time"
 
@@ -243,6 +244,14 @@ func (d *Driver) sendFIFO(ctx context.Context, op string, q queueDoc, m msgDoc, 
 				return "", 0, false, err
 			} else if there {
 				return existing.MID, existing.Seq, true, nil
+			}
+			// Back off a little, at random, so that racing writers do not keep colliding.
+			t := time.NewTimer(time.Duration(rand.Int64N(int64(attempt+1) * int64(5*time.Millisecond))))
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return "", 0, false, ctx.Err()
+			case <-t.C:
 			}
 			continue
 		default:
