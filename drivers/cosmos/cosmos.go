@@ -59,6 +59,8 @@ type Driver struct {
 	secret   []byte
 	metrics  *ruMetrics
 	warnings []string // for Describe, found at open
+	// fifoWindow is how many of a FIFO queue's oldest messages one receive reads.
+	fifoWindow int
 }
 
 func init() {
@@ -84,7 +86,7 @@ func Open(ctx context.Context, o Options) (*Driver, error) {
 	if o.Container == "" {
 		o.Container = "queues"
 	}
-	d := &Driver{opts: o, timeout: 10 * time.Second, poll: time.Second, metrics: newRUMetrics()}
+	d := &Driver{opts: o, timeout: 10 * time.Second, poll: time.Second, metrics: newRUMetrics(), fifoWindow: fifoWindow}
 	var err error
 	if o.RequestTimeout != "" {
 		if d.timeout, err = time.ParseDuration(o.RequestTimeout); err != nil || d.timeout <= 0 {

@@ -21,6 +21,10 @@ const maxRedriveRounds = 5
 // fifoWindow is how many of a FIFO queue's oldest messages one receive looks at.
 const fifoWindow = 500
 
+// maxExcludedGroups bounds the groups a FIFO receive's read leaves out by name (query
+// size); beyond it, blocked groups are only skipped after the read.
+const maxExcludedGroups = 1000
+
 // attemptDoc records the claims of a FIFO receive for ReceiveRequestAttemptId replay.
 type attemptDoc struct {
 	ID     string     `json:"id"` // attemptItemID
@@ -197,10 +201,37 @@ func (d *Driver) standardCandidates(ctx context.Context, q queueDoc, now time.Ti
 // first message in that order is its head. A group with a message in flight is skipped,
 // and a group's run stops at its first message that is not visible, so no message passes
 // an earlier one of its group. Each run is one group's visible prefix, claimed in order.
+// Groups with a message in flight are found first and, when there are not too many, left
+// out of the read, so that a long blocked group does not fill the window.
 func (d *Driver) fifoCandidates(ctx context.Context, q queueDoc, now time.Time, want int) ([][]msgDoc, error) {
+	params := liveParams(q, now)
 	items, err := d.query(ctx, "ReceiveMessages", q.pk(),
-		"SELECT * FROM c WHERE c.kind = 'msg' AND c.gen >= @gen AND c.enq > @cutoff ORDER BY c.seq",
-		liveParams(q, now), fifoWindow)
+		"SELECT c.grp FROM c WHERE c.kind = 'msg' AND c.gen >= @gen AND c.enq > @cutoff AND c.tok != '' AND c.vis > @now", params, 0)
+	if err != nil {
+		return nil, err
+	}
+	blocked := map[string]bool{}
+	var list []string
+	for _, it := range items {
+		var v struct {
+			Group string `json:"grp"`
+		}
+		if err := json.Unmarshal(it, &v); err != nil {
+			return nil, drivers.Wrap(drivers.KindInternal, err, "cosmos: decode group")
+		}
+		if !blocked[v.Group] {
+			blocked[v.Group] = true
+			list = append(list, v.Group)
+		}
+	}
+	filter := ""
+	if len(list) > 0 && len(list) <= maxExcludedGroups {
+		filter = " AND NOT ARRAY_CONTAINS(@blocked, c.grp)"
+		params = append(params, azcosmos.QueryParameter{Name: "@blocked", Value: list})
+	}
+	items, err = d.query(ctx, "ReceiveMessages", q.pk(),
+		"SELECT * FROM c WHERE c.kind = 'msg' AND c.gen >= @gen AND c.enq > @cutoff"+filter+" ORDER BY c.seq",
+		params, d.fifoWindow)
 	if err != nil {
 		return nil, err
 	}
@@ -210,6 +241,9 @@ func (d *Driver) fifoCandidates(ctx context.Context, q queueDoc, now time.Time, 
 	}
 	nowMS := ms(now)
 	index := map[string]int{} // group -> run index; -1: blocked
+	for g := range blocked {
+		index[g] = -1
+	}
 	for _, m := range msgs {
 		if m.Tok != "" && m.Vis > nowMS {
 			index[m.Group] = -1 // a message in flight blocks its whole group
