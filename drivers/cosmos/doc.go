@@ -55,8 +55,9 @@
 // partition's throughput (about 10,000 RU/s). A message is one item, and an item holds
 // 2 MB: the driver declares 1 MiB messages, and stores a body (then its attributes)
 // base64-encoded when JSON escaping would make the item larger than 1.5 MiB. A FIFO queue's
-// writes are serialised on its head item, and a FIFO receive reads at most the 500
-// oldest messages, so deep FIFO backlogs cost RU on every receive. Waiting receives poll
+// writes are serialised on its head item, and a FIFO receive reads the 500 oldest
+// messages of the groups without a message in flight, so deep FIFO backlogs cost RU on
+// every receive. Waiting receives poll
 // (Cosmos has no notification), at most poll_interval apart. Every call reads its
 // queue's record in the one catalog partition, whose throughput bounds the calls per
 // second of all queues of a container together. Move tasks are kept in the gateway's
