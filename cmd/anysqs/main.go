@@ -24,6 +24,7 @@ import (
 
 	"github.com/anysqs/anysqs/capabilities"
 	"github.com/anysqs/anysqs/drivers"
+	_ "github.com/anysqs/anysqs/drivers/cosmos"    // registers "cosmos"
 	_ "github.com/anysqs/anysqs/drivers/firestore" // registers "firestore"
 	_ "github.com/anysqs/anysqs/drivers/postgres"  // registers "postgres"
 	_ "github.com/anysqs/anysqs/drivers/postgres"  // registers "postgres"

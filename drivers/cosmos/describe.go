@@ -1,0 +1,89 @@
+package cosmos
+
+import (
+	"context"
+	"net/url"
+	"strconv"
+
+	"github.com/anysqs/anysqs/capabilities"
+	"github.com/anysqs/anysqs/drivers"
+)
+
+// Describe names the driver and the account endpoint, and states the declarations.
+func (d *Driver) Describe(ctx context.Context) (drivers.Description, error) {
+	host := d.opts.Endpoint
+	if u, err := url.Parse(d.opts.Endpoint); err == nil && u.Host != "" {
+		host = u.Host
+	}
+	return drivers.Description{Name: "cosmos", Version: Version, ServiceVersion: host,
+		Clock: drivers.ClockGateway, ReceiptScope: drivers.ReceiptStorage, SharedStorage: true,
+		Activity: drivers.ActivityPoll, PollInterval: d.poll, Capabilities: declarations(d.poll.Milliseconds()),
+		Warnings: d.warnings}, nil
+}
+
+func declarations(pollMS int64) []capabilities.Declaration {
+	lim := func(kv ...string) map[string]string {
+		m := map[string]string{}
+		for i := 0; i+1 < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return m
+	}
+	native := func(id capabilities.ID, limits map[string]string, note string) capabilities.Declaration {
+		return capabilities.Declaration{ID: id, Level: capabilities.Native, Limits: limits, Note: note}
+	}
+	degraded := func(id capabilities.ID, limits map[string]string, note string) capabilities.Declaration {
+		return capabilities.Declaration{ID: id, Level: capabilities.Degraded, Limits: limits, Note: note}
+	}
+	window := lim("window_seconds", "300")
+	return []capabilities.Declaration{
+		native(capabilities.QueueStandard, nil, ""),
+		native(capabilities.QueueFIFO, nil, "a FIFO queue's writes go through one transactional batch each in the queue's logical partition"),
+		native(capabilities.QueueCreate, nil, "a queue is a record in the catalog partition and a logical partition of its own"),
+		native(capabilities.QueuePurge, nil, "a purge starts a new generation in one conditional write; Sweep deletes the old messages later, none is delivered"),
+		native(capabilities.QueueTags, lim("max_tags", "50"), ""),
+		native(capabilities.FIFOOrdering, nil, "a receive claims each group's visible prefix in sequence order, skipping groups whose head is in flight"),
+		native(capabilities.FIFOGroupBatch, lim("max_messages", "10"), ""),
+		native(capabilities.FIFODedupExplicit, window, "the marker, the sequence head and the message are written in one transactional batch"),
+		native(capabilities.FIFODedupContent, window, ""),
+		native(capabilities.FIFODedupEcho, nil, ""),
+		native(capabilities.FIFODedupScopeGroup, nil, "markers are keyed by group; the queue stays one logical partition, so queue-wide deduplication is never weakened"),
+		native(capabilities.FIFOSequenceNumber, nil, "64-bit, increasing within the queue, taken by a conditional replace of the queue's head item"),
+		native(capabilities.FIFOReceiveAttempt, window, ""),
+		native(capabilities.VisibilityTimeout, nil, "the deadline is stored in the message and compared with the gateway's clock"),
+		native(capabilities.VisibilityMax, lim("max_seconds", "43200"), "a stored deadline: no lock ceiling"),
+		native(capabilities.VisibilityChange, nil, ""),
+		native(capabilities.VisibilityRelease, nil, ""),
+		native(capabilities.ReceiptDurable, nil, "handles name the message and its claim token, MAC-signed with a key kept in the container; any gateway accepts them"),
+		native(capabilities.ReceiptStale, nil, "every claim, delete and visibility change is conditional on the message's ETag"),
+		native(capabilities.DelayQueue, lim("max_seconds", "900"), ""),
+		native(capabilities.DelayMessage, lim("max_seconds", "900"), ""),
+		degraded(capabilities.RedriveDLQ, lim("max_receive_count", "1000", "move", "at-least-once"),
+			"the dead-letter queue is another logical partition, so the move is not one transaction: the copy is written under the message's id first, then the source deleted; a message may reach the dead-letter queue twice, with the same MessageId"),
+		native(capabilities.RedriveAllow, nil, "stored; the gateway enforces it"),
+		degraded(capabilities.RedriveMoveTasks, lim("max_messages_per_second", "500", "move", "at-least-once"),
+			"copy then delete across partitions: a retried move may leave a duplicate with the same MessageId, and moved messages keep their MessageId; tasks are kept in the gateway's memory"),
+		native(capabilities.RetentionPeriod, lim("min_seconds", "60", "max_seconds", "1209600", "sweep", "driver"),
+			"expiry is decided from the stored enqueue time; Sweep deletes expired messages and a 15-day item TTL reclaims what it misses"),
+		native(capabilities.MessageMaxSize, lim("max_bytes", "1048576"), "a message is one item (Cosmos allows 2 MB)"),
+		native(capabilities.MessageAttrs, lim("max_count", "10"), ""),
+		native(capabilities.MessageSystem, nil, ""),
+		native(capabilities.LongPolling, lim("mode", "polled", "max_overrun_ms", strconv.FormatInt(pollMS, 10)),
+			"Cosmos has no notification: a waiting receive re-checks at most poll_interval apart"),
+		native(capabilities.CountsApprox, lim("accuracy", "approximate"), "three count queries in the queue's partition, not one snapshot"),
+		native(capabilities.AttrVisibilityTimeout, nil, ""),
+		native(capabilities.AttrDelaySeconds, nil, ""),
+		native(capabilities.AttrRetention, nil, ""),
+		native(capabilities.AttrMaxMessageSize, nil, ""),
+		native(capabilities.AttrReceiveWait, nil, ""),
+		native(capabilities.AttrRedrivePolicy, nil, ""),
+		native(capabilities.AttrRedriveAllow, nil, ""),
+		degraded(capabilities.AttrPolicy, nil, "the document is stored and returned but not enforced"),
+		native(capabilities.AttrContentDedup, nil, ""),
+		native(capabilities.AttrDedupScope, nil, ""),
+		degraded(capabilities.AttrThroughputLimit, nil, "stored and returned; a queue is one logical partition whatever the setting (about 10,000 RU/s at most)"),
+		degraded(capabilities.AttrKMS, nil, "stored and returned; encryption at rest is the Cosmos account's own"),
+		degraded(capabilities.AttrKMSReuse, nil, "stored and returned without effect"),
+		degraded(capabilities.AttrSSE, nil, "stored and returned; Cosmos encrypts all data at rest"),
+	}
+}
