@@ -12,10 +12,10 @@ import (
 type handleState int
 
 const (
-	handleForeign  handleState = iota // not issued by this instance for this queue
-	handleHeld                        // in flight, lock held
-	handleExpired                     // visibility ended, message not received again
-	handleStale                       // issued here, superseded or settled
+	handleForeign handleState = iota // not issued by this instance for this queue
+	handleHeld                       // in flight, lock held
+	handleExpired                    // visibility ended, message not received again
+	handleStale                      // issued here, superseded or settled
 )
 
 func (d *Driver) lookup(queue, handle string) (*held, handleState) {
@@ -182,4 +182,3 @@ func (d *Driver) releaseQueue(ctx context.Context, queue string, complete bool) 
 		}
 	}
 }
-

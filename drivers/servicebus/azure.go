@@ -388,9 +388,9 @@ func (a *azureSession) RenewLock(ctx context.Context, m *ReceivedMessage) error 
 	return errors.New("servicebus: a session message's lock is its session's: renew the session")
 }
 
-func (a *azureSession) Close(ctx context.Context) error   { return a.s.Close(ctx) }
-func (a *azureSession) SessionID() string                 { return a.s.SessionID() }
-func (a *azureSession) LockedUntil() time.Time            { return a.s.LockedUntil() }
+func (a *azureSession) Close(ctx context.Context) error { return a.s.Close(ctx) }
+func (a *azureSession) SessionID() string               { return a.s.SessionID() }
+func (a *azureSession) LockedUntil() time.Time          { return a.s.LockedUntil() }
 func (a *azureSession) RenewSessionLock(ctx context.Context) error {
 	return mapErr(a.s.RenewSessionLock(ctx, nil))
 }

@@ -75,6 +75,8 @@ type mMsg struct {
 	enqueued         time.Time
 	expires          time.Time
 	deadLetterSource string
+	// since is when it last became available: sessions are offered longest-waiting first.
+	since time.Time
 	// token is the current lock (0: not locked); owner the receiver holding it.
 	token       uint64
 	owner       any
@@ -154,7 +156,7 @@ func (m *Model) expire(q *mQueue, now time.Time) {
 // endDelivery unlocks g after an abandon or a lost lock; at MaxDeliveryCount it is
 // dead-lettered.
 func (m *Model) endDelivery(q *mQueue, g *mMsg, props map[string]any, now time.Time) {
-	g.token, g.owner = 0, nil
+	g.token, g.owner, g.since = 0, nil, now
 	for k, v := range props {
 		g.props[k] = copyValue(v)
 	}
@@ -177,6 +179,13 @@ func (m *Model) deadLetter(q *mQueue, g *mMsg, now time.Time) {
 
 func (g *mMsg) available(now time.Time) bool {
 	return g.token == 0 && !now.Before(g.enqueued) && now.Before(g.expires)
+}
+
+func (g *mMsg) availableSince() time.Time {
+	if g.since.After(g.enqueued) {
+		return g.since
+	}
+	return g.enqueued
 }
 
 func (g *mMsg) view(now time.Time) *ReceivedMessage {
@@ -469,10 +478,16 @@ func (c *modelConn) AcceptNextSession(ctx context.Context, queue string) (Sessio
 		}
 		now := c.m.now()
 		c.m.expire(q, now)
+		var next *mMsg
 		for _, g := range q.msgs {
 			if _, locked := q.sessions[g.session]; locked || !g.available(now) {
 				continue
 			}
+			if next == nil || g.availableSince().Before(next.availableSince()) {
+				next = g
+			}
+		}
+		if g := next; g != nil {
 			s := &modelSession{modelReceiver: modelReceiver{m: c.m, queue: queue}, id: g.session, conn: c}
 			s.self = s
 			s.until = now.Add(q.props.LockDuration)

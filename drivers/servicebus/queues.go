@@ -383,4 +383,3 @@ func (d *Driver) QueueStats(ctx context.Context, req drivers.QueueStatsRequest) 
 	mine = min(mine, rp.Active)
 	return drivers.QueueStats{Visible: rp.Active - mine, NotVisible: mine, Delayed: rp.Scheduled}, nil
 }
-

@@ -78,9 +78,7 @@ func (d *Driver) ReceiveMessages(ctx context.Context, req drivers.ReceiveMessage
 		return drivers.ReceiveMessagesResult{}, err
 	}
 	out := drivers.ReceiveMessagesResult{Messages: make([]drivers.Message, 0, len(got))}
-	if len(got) == 0 {
-		out.NextVisibleAt = d.nextVisible(req.Name)
-	}
+	out.NextVisibleAt = d.nextVisible(req.Name)
 	for _, h := range got {
 		out.Messages = append(out.Messages, d.message(h))
 	}

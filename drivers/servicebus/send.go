@@ -187,4 +187,3 @@ func decodeAttributes(s string, binary map[string]any) map[string]drivers.Messag
 func isBinary(dataType string) bool {
 	return dataType == "Binary" || len(dataType) > 7 && dataType[:7] == "Binary."
 }
-
