@@ -49,6 +49,8 @@ func backendTable() []backend {
 		backend{name: "postgres", service: "scripts/services/postgres.sh", prepare: preparePostgres,
 			parallel: true, timeout: 10 * time.Minute,
 			target: func(v string) string { return "PostgreSQL " + v + " local server" }},
+		backend{name: "servicebus", prepare: prepareServiceBus, parallel: true, timeout: 8 * time.Minute,
+			target: serviceBusTarget},
 		backend{name: "broker-profile", prepare: prepareBrokerProfile, parallel: true, timeout: 8 * time.Minute,
 			testOnly: true, target: func(v string) string { return "internal/brokerprofile over " + v + ", embedded" }},
 		endpointRow(conformanceEndpoint(), os.Getenv("ANYSQS_CONFORMANCE_REFERENCE")),

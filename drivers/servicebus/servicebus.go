@@ -239,8 +239,11 @@ func (d *Driver) Ping(ctx context.Context) error {
 // Metrics returns nothing: the driver has no series of its own.
 func (d *Driver) Metrics(ctx context.Context) ([]drivers.Metric, error) { return nil, nil }
 
-// Close abandons every lock this instance holds, so that the messages come back at
-// once instead of when their locks run out, and closes the connection.
+// Close gives up the locks this instance holds and closes the connection. A message
+// whose lock would outlast its visibility deadline is abandoned, so it comes back at
+// once rather than late; one whose lock ends first is left to it, and comes back when the
+// lock runs out, as near its deadline as the broker allows. Closing the connection
+// releases the sessions, so FIFO messages in flight come back at once.
 func (d *Driver) Close() error {
 	d.mu.Lock()
 	if d.closed {
@@ -248,9 +251,14 @@ func (d *Driver) Close() error {
 		return nil
 	}
 	d.closed = true
-	hs := make([]*held, 0, len(d.held))
+	var hs []*held
 	for _, h := range d.held {
-		hs = append(hs, h)
+		if h.timer != nil {
+			h.timer.Stop()
+		}
+		if h.fifo || h.msg.LockedUntil.After(h.deadline) {
+			hs = append(hs, h)
+		}
 	}
 	d.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
