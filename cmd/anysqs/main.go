@@ -24,8 +24,9 @@ import (
 
 	"github.com/anysqs/anysqs/capabilities"
 	"github.com/anysqs/anysqs/drivers"
-	_ "github.com/anysqs/anysqs/drivers/postgres" // registers "postgres"
-	_ "github.com/anysqs/anysqs/drivers/sqlite"   // registers "sqlite"
+	_ "github.com/anysqs/anysqs/drivers/postgres"   // registers "postgres"
+	_ "github.com/anysqs/anysqs/drivers/servicebus" // registers "servicebus"
+	_ "github.com/anysqs/anysqs/drivers/sqlite"     // registers "sqlite"
 	"github.com/anysqs/anysqs/gateway"
 	"github.com/anysqs/anysqs/internal/config"
 	"github.com/anysqs/anysqs/internal/gctune"
