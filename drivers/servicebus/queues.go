@@ -192,6 +192,7 @@ func (d *Driver) SetQueueAttributes(ctx context.Context, req drivers.SetQueueAtt
 	}
 	q.Attributes = req.Attributes
 	q.LastModified = d.now().UTC().Truncate(time.Millisecond)
+	d.forgetScope(req.Name)
 	return d.update(ctx, q)
 }
 
@@ -228,6 +229,7 @@ func (d *Driver) DeleteQueue(ctx context.Context, req drivers.DeleteQueueRequest
 		return classify(err, "servicebus: delete queue "+req.Name)
 	}
 	d.dropReceivers(req.Name)
+	d.forgetScope(req.Name)
 	d.mu.Lock()
 	d.deleted[strings.ToLower(req.Name)] = d.now()
 	for h, x := range d.held {

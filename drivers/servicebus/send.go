@@ -33,11 +33,10 @@ func (d *Driver) SendMessages(ctx context.Context, req drivers.SendMessagesReque
 	fifo := isFIFO(req.Name)
 	var scope string
 	if fifo {
-		q, _, err := d.get(ctx, req.Name)
-		if err != nil {
+		var err error
+		if scope, err = d.dedupScope(ctx, req.Name); err != nil {
 			return drivers.SendMessagesResult{}, err
 		}
-		scope = q.Attributes.DeduplicationScope
 	}
 	out := drivers.SendMessagesResult{Entries: make([]drivers.SendEntryResult, len(req.Entries))}
 	for i, e := range req.Entries {
@@ -90,6 +89,39 @@ func (d *Driver) SendMessages(ctx context.Context, req drivers.SendMessagesReque
 		}
 	}
 	return out, nil
+}
+
+// scopeKept is how long a FIFO queue's DeduplicationScope is reused before it is read
+// again: a change made through another gateway instance applies there this much later.
+const scopeKept = 10 * time.Second
+
+type scopeSeen struct {
+	scope string
+	at    time.Time
+}
+
+// dedupScope reads a FIFO queue's DeduplicationScope, sparing most sends an admin call.
+func (d *Driver) dedupScope(ctx context.Context, queue string) (string, error) {
+	d.mu.Lock()
+	s, ok := d.scopes[queue]
+	d.mu.Unlock()
+	if ok && d.now().Sub(s.at) < scopeKept {
+		return s.scope, nil
+	}
+	q, _, err := d.get(ctx, queue)
+	if err != nil {
+		return "", err
+	}
+	d.mu.Lock()
+	d.scopes[queue] = scopeSeen{q.Attributes.DeduplicationScope, d.now()}
+	d.mu.Unlock()
+	return q.Attributes.DeduplicationScope, nil
+}
+
+func (d *Driver) forgetScope(queue string) {
+	d.mu.Lock()
+	delete(d.scopes, queue)
+	d.mu.Unlock()
 }
 
 // brokerID is the Service Bus MessageID of a FIFO message: what duplicate detection

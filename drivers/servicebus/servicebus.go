@@ -170,7 +170,7 @@ func NewWithNamespace(ctx context.Context, ns Namespace, service string, o Optio
 	}
 	d := &Driver{ns: ns, service: service, opts: o, key: key, instance: hex.EncodeToString(key[:8]),
 		held: map[string]*held{}, expired: map[string]expiredHandle{}, latest: map[seqKey]string{},
-		receivers: map[string][]Receiver{}, dedups: map[dedupKey]dedupSeen{}, delayed: map[string][]time.Time{}, deleted: map[string]time.Time{}, purged: map[string]time.Time{}}
+		receivers: map[string][]Receiver{}, dedups: map[dedupKey]dedupSeen{}, delayed: map[string][]time.Time{}, scopes: map[string]scopeSeen{}, deleted: map[string]time.Time{}, purged: map[string]time.Time{}}
 	if err := d.Ping(ctx); err != nil {
 		_ = ns.Close(context.Background())
 		return nil, err
@@ -204,6 +204,7 @@ type Driver struct {
 	receivers map[string][]Receiver    // idle receivers per standard queue
 	dedups    map[dedupKey]dedupSeen   // FIFO sends through this instance, to echo duplicates
 	delayed   map[string][]time.Time   // when delayed messages sent through this instance are due
+	scopes    map[string]scopeSeen     // FIFO queues' deduplication scopes, read recently
 	deleted   map[string]time.Time     // queue deletions, for the name-reuse delay
 	purged    map[string]time.Time     // last purge per queue, for the 60-second rule
 }
