@@ -286,6 +286,8 @@ func (n *azureNamespace) NewReceiver(ctx context.Context, queue string) (Receive
 }
 
 func (n *azureNamespace) AcceptNextSession(ctx context.Context, queue string) (SessionReceiver, error) {
+	ctx, cancel := atLeast(ctx, shortPollWait)
+	defer cancel()
 	s, err := n.client.AcceptNextSessionForQueue(ctx, queue, nil)
 	if err != nil {
 		var sb *azservicebus.Error
@@ -313,7 +315,6 @@ type sdkReceiver interface {
 // sdkReceive receives with the wait as the context's deadline: the SDK returns once a
 // message arrives (and a moment more for others), or when the context ends.
 func sdkReceive(ctx context.Context, r sdkReceiver, n int, wait time.Duration) ([]*ReceivedMessage, error) {
-	// A receive of no wait still needs a round trip to learn there is nothing.
 	wctx, cancel := context.WithTimeout(ctx, max(wait, shortPollWait))
 	defer cancel()
 	got, err := r.ReceiveMessages(wctx, n, nil)
@@ -327,8 +328,25 @@ func sdkReceive(ctx context.Context, r sdkReceiver, n int, wait time.Duration) (
 	return out, nil
 }
 
-// shortPollWait is how long a receive of no wait listens on a real namespace.
+// shortPollWait is how long a receive or session accept of no wait listens on a real
+// namespace: asking takes a round trip.
 const shortPollWait = time.Second
+
+// atLeast is ctx with its deadline put off to at least d from now, if it is sooner;
+// cancelling ctx before its deadline still cancels the result (after it, the result ends
+// within d anyway).
+func atLeast(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	if dl, ok := ctx.Deadline(); !ok || time.Until(dl) >= d {
+		return context.WithCancel(ctx)
+	}
+	c, cancel := context.WithTimeout(context.WithoutCancel(ctx), d)
+	stop := context.AfterFunc(ctx, func() {
+		if errors.Is(ctx.Err(), context.Canceled) {
+			cancel()
+		}
+	})
+	return c, func() { stop(); cancel() }
+}
 
 func sdkMessage(m *ReceivedMessage) *azservicebus.ReceivedMessage {
 	sm, _ := m.native.(*azservicebus.ReceivedMessage)

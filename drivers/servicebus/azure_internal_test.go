@@ -1,6 +1,7 @@
 package servicebus
 
 import (
+	"context"
 	"testing"
 	"time"
 )
@@ -24,4 +25,24 @@ func TestISODurations(t *testing.T) {
 	if got := entityName("sb://ns.servicebus.windows.net/dlq"); got != "dlq" {
 		t.Errorf("entityName of a URL: %q", got)
 	}
+}
+
+// A short accept on a real namespace still gets its round trip; a cancelled request
+// still stops it.
+func TestAtLeast(t *testing.T) {
+	parent, cancelParent := context.WithTimeout(context.Background(), time.Millisecond)
+	defer cancelParent()
+	ctx, cancel := atLeast(parent, time.Hour)
+	defer cancel()
+	<-parent.Done()
+	if ctx.Err() != nil {
+		t.Fatalf("the parent's deadline ended the extended context: %v", ctx.Err())
+	}
+	req, cancelReq := context.WithCancel(context.Background())
+	short, cancelShort := context.WithTimeout(req, time.Hour)
+	defer cancelShort()
+	ctx2, cancel2 := atLeast(short, 2*time.Hour)
+	defer cancel2()
+	cancelReq()
+	<-ctx2.Done()
 }
