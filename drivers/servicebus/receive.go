@@ -366,6 +366,8 @@ func (d *Driver) forgetLocked(h *held, expired bool) {
 	}
 	if expired {
 		d.expired[h.handle] = expiredHandle{key: h.key, at: d.now()}
+	} else if d.latest[h.key] == h.handle {
+		delete(d.latest, h.key) // settled: nothing is left to tell apart
 	}
 	if h.sess != nil {
 		delete(h.sess.msgs, h)
