@@ -22,6 +22,12 @@ import (
 //
 // Its limits are Service Bus Standard's: locks of 5 s to 5 min, a duplicate-detection
 // window of at least 20 s, 1024 characters of user metadata, 256 KiB messages.
+//
+// Where the documentation leaves a choice open the model makes one, which the namespace
+// contract suite does not (yet) pin down: AcceptNextSession offers the session whose next
+// message has waited longest; a message forwarded to a dead-letter entity starts a new
+// delivery count and time-to-live there; duplicate detection applies to a scheduled
+// message when it is scheduled.
 type Model struct {
 	mu      sync.Mutex
 	queues  map[string]*mQueue // by lower-case name: entity names are case-insensitive
