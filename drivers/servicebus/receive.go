@@ -291,14 +291,18 @@ func (d *Driver) tick(h *held) {
 		}
 		return
 	}
+	renewed := *h.msg // RenewLock writes LockedUntil; h.msg is read under d.mu meanwhile
 	d.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), d.lockDuration()/2)
-	err := h.rcv.RenewLock(ctx, h.msg)
+	err := h.rcv.RenewLock(ctx, &renewed)
 	cancel()
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.held[h.handle] != h {
 		return
+	}
+	if err == nil {
+		h.msg.LockedUntil = renewed.LockedUntil
 	}
 	if err != nil && !d.now().Before(h.msg.LockedUntil) {
 		// The lock is gone: the message is the broker's again. Forget the handle.
