@@ -55,6 +55,8 @@ func backendTable() []backend {
 			parallel: true, timeout: 10 * time.Minute, target: firestoreTarget},
 		backend{name: "cosmos", service: "scripts/services/cosmos.sh", prepare: prepareCosmos, parallel: true, timeout: 5 * time.Minute,
 			target: cosmosTarget},
+		backend{name: "servicebus", prepare: prepareServiceBus, parallel: true, timeout: 8 * time.Minute,
+			target: serviceBusTarget},
 		backend{name: "broker-profile", prepare: prepareBrokerProfile, parallel: true, timeout: 8 * time.Minute,
 			testOnly: true, target: func(v string) string { return "internal/brokerprofile over " + v + ", embedded" }},
 		endpointRow(conformanceEndpoint(), os.Getenv("ANYSQS_CONFORMANCE_REFERENCE")),

@@ -3,6 +3,7 @@ package conformance_test
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -88,7 +89,7 @@ func batchCases() []tc {
 			}
 		}},
 		{caps: []capabilities.ID{capabilities.MessageMaxSize}, name: "send-batch-too-long", run: func(h *H) {
-			url := h.Queue("MaximumMessageSize", "1048576")
+			url := h.Queue("MaximumMessageSize", strconv.Itoa(h.maxMessageBytes()))
 			var entries []types.SendMessageBatchRequestEntry
 			for i := 0; i < 10; i++ { // each fits, together 1.2 MiB > the 1 MiB batch limit
 				entries = append(entries, types.SendMessageBatchRequestEntry{Id: aws.String(fmt.Sprint("e", i)), MessageBody: aws.String(strings.Repeat("b", 120*1024))})

@@ -190,6 +190,16 @@ func restartCases() []tc {
 			if len(aws.ToString(c.SequenceNumber)) < len(aws.ToString(a.SequenceNumber)) || aws.ToString(c.SequenceNumber) <= aws.ToString(a.SequenceNumber) {
 				h.T.Fatalf("sequence number after restart %s not above %s", aws.ToString(c.SequenceNumber), aws.ToString(a.SequenceNumber))
 			}
+		}, degraded: func(h *H, d capabilities.Declaration) {
+			// Deduplication outlives the restart, whatever ids the duplicate's send returns.
+			url := h.FifoQueue()
+			h.SendFifo(url, "g", "d", "x")
+			h.Restart()
+			h.SendFifo(url, "g", "d", "x")
+			h.SendFifo(url, "g", "e", "y")
+			if got := h.drain(url, 3); len(got) != 2 || got[0] != "x" || got[1] != "y" {
+				h.T.Fatalf("after restart the queue holds %v, want x once and y", got)
+			}
 		}},
 		{caps: []capabilities.ID{capabilities.RedriveDLQ, capabilities.ReceiptDurable}, name: "receive-count-survives-restart", run: func(h *H) {
 			dl, src := h.withDLQ(1)

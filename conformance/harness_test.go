@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -288,9 +289,20 @@ func (h *H) declaration(id capabilities.ID) (capabilities.Declaration, bool) {
 	return capabilities.Declaration{}, false
 }
 
+// maxMessageBytes is the largest message the backend declares it stores (SQS: 1 MiB).
+func (h *H) maxMessageBytes() int {
+	if d, ok := h.declaration(capabilities.MessageMaxSize); ok {
+		if n, err := strconv.Atoi(d.Limits["max_bytes"]); err == nil && n < 1048576 {
+			return n
+		}
+	}
+	return 1048576
+}
+
 // NextEmptyReceive returns a channel closed after the driver next answers a receive with
-// no message. A long poll calls the driver, finds nothing, then waits: once this fires
-// the gateway has started waiting (or is about to), so a later send must wake it.
+// no message, or starts a receive that waits in the driver (BlockingReceive). A long poll
+// calls the driver, finds nothing, then waits: once this fires the gateway or the driver
+// has started waiting (or is about to), so a later send must wake it.
 //
 // An endpoint cannot be observed: there it fires after a second, by when a long poll
 // sent just before has reached the server.
@@ -384,16 +396,26 @@ type observedDriver struct {
 }
 
 func (d *observedDriver) ReceiveMessages(ctx context.Context, req drivers.ReceiveMessagesRequest) (drivers.ReceiveMessagesResult, error) {
+	if req.WaitTime > 0 {
+		// A BlockingReceive driver does the waiting itself: it answers empty only at the
+		// deadline, so the wait starts here. A message sent from now on is in the queue
+		// when the driver looks, or wakes it.
+		d.emptyReceive()
+	}
 	res, err := d.Driver.ReceiveMessages(ctx, req)
 	if err == nil && len(res.Messages) == 0 {
-		d.mu.Lock()
-		for _, w := range d.waiters {
-			close(w)
-		}
-		d.waiters = nil
-		d.mu.Unlock()
+		d.emptyReceive()
 	}
 	return res, err
+}
+
+func (d *observedDriver) emptyReceive() {
+	d.mu.Lock()
+	for _, w := range d.waiters {
+		close(w)
+	}
+	d.waiters = nil
+	d.mu.Unlock()
 }
 
 func (d *observedDriver) nextEmptyReceive() <-chan struct{} {

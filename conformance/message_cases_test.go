@@ -324,6 +324,17 @@ func messageCases() []tc {
 			if aws.ToString(m.Body) != body {
 				h.T.Fatalf("1 MiB body came back with %d bytes", len(aws.ToString(m.Body)))
 			}
+		}, degraded: func(h *H, d capabilities.Declaration) {
+			// The largest message the backend declares round-trips; one byte more fails.
+			n := h.maxMessageBytes()
+			url := h.Queue("MaximumMessageSize", strconv.Itoa(n))
+			body := strings.Repeat("x", n)
+			h.Send(url, body)
+			if m := h.ReceiveOne(url, 0); aws.ToString(m.Body) != body {
+				h.T.Fatalf("a %d-byte body came back with %d bytes", n, len(aws.ToString(m.Body)))
+			}
+			_, err := h.SQS.SendMessage(h.Ctx, &sqs.SendMessageInput{QueueUrl: aws.String(url), MessageBody: aws.String(body + "x")})
+			h.WantErr(err, fmt.Sprintf("SendMessage of %d bytes, beyond the declared max_bytes", n+1), "InvalidParameterValue")
 		}},
 		{caps: []capabilities.ID{capabilities.ReceiptStale}, name: "invalid-receipt-handle", run: func(h *H) {
 			url := h.Queue()

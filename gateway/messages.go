@@ -170,6 +170,10 @@ func needForSend(c *call, q drivers.Queue, f sendFields, attrs map[string]driver
 	if len(attrs) > 0 {
 		ids = append(ids, capabilities.MessageAttrs)
 	}
+	if q.Attributes.FifoQueue {
+		// Every FIFO send answers with a SequenceNumber, or degrades without one.
+		ids = append(ids, capabilities.FIFOSequenceNumber)
+	}
 	switch {
 	case q.Attributes.FifoQueue && f.MessageDeduplicationId != "":
 		ids = append(ids, capabilities.FIFODedupExplicit)

@@ -106,3 +106,34 @@ func TestBackendWarningsLoggedAtStart(t *testing.T) {
 		t.Errorf("log: %s", logs.String())
 	}
 }
+
+// TestFIFOSendNeedsSequenceNumber: a backend that sends FIFO messages without a
+// SequenceNumber says so on every FIFO send, and strict rejects the send.
+func TestFIFOSendNeedsSequenceNumber(t *testing.T) {
+	for _, mode := range []string{"degrade", "strict"} {
+		t.Run(mode, func(t *testing.T) {
+			ctx := context.Background()
+			d := declaring{Driver: memDriver(t), levels: map[capabilities.ID]capabilities.Level{
+				capabilities.FIFOSequenceNumber: capabilities.Degraded}}
+			clk := clock.NewFake(start)
+			gw, err := gateway.New(ctx, gateway.Config{Driver: d, Clock: clk, Policy: capabilities.Config{Mode: mode}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			e := &env{t: t, gw: gw, clock: clk, http: httptest.NewServer(gw)}
+			t.Cleanup(func() { e.http.Close(); _ = gw.Close() })
+			e.mustJSON("CreateQueue", `{"QueueName":"f.fifo","Attributes":{"FifoQueue":"true"}}`)
+			e.mustJSON("CreateQueue", `{"QueueName":"s"}`)
+			st, h, b := e.jsonCall("SendMessage", `{"QueueUrl":"/000000000000/f.fifo","MessageBody":"x","MessageGroupId":"g","MessageDeduplicationId":"d"}`)
+			switch {
+			case mode == "degrade" && (st != 200 || h.Get(capabilities.HeaderDegraded) != string(capabilities.FIFOSequenceNumber)):
+				t.Errorf("FIFO send: %d %q %s; want 200 naming %s", st, h.Get(capabilities.HeaderDegraded), b, capabilities.FIFOSequenceNumber)
+			case mode == "strict" && (st != 400 || !strings.Contains(b, string(capabilities.FIFOSequenceNumber))):
+				t.Errorf("FIFO send under strict: %d %s; want a rejection naming %s", st, b, capabilities.FIFOSequenceNumber)
+			}
+			if st, h, b := e.jsonCall("SendMessage", `{"QueueUrl":"/000000000000/s","MessageBody":"x"}`); st != 200 || h.Get(capabilities.HeaderDegraded) != "" {
+				t.Errorf("standard send: %d %q %s; want 200 and no degradation", st, h.Get(capabilities.HeaderDegraded), b)
+			}
+		})
+	}
+}

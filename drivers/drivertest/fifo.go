@@ -84,6 +84,33 @@ var fifoCases = []testCase{
 				}
 			}
 		}
+	}, degraded: func(e *env, _ capabilities.Declaration) {
+		// No sequence number on send (a broker assigns it when it stores the message);
+		// a send that returns one returns the received message's, and received messages
+		// carry 20-digit numbers that increase within their group.
+		q := e.fifo("q")
+		sends := []drivers.SendEntry{fifoMsg("A", "1"), fifoMsg("B", "2"), fifoMsg("A", "3"), fifoMsg("B", "4")}
+		res := e.send(q, 0, sends...)
+		got := e.receive(q, time.Second, 10, 30)
+		if len(got.Messages) != len(sends) {
+			e.t.Fatalf("receive: got %v, want the %d messages sent", bodies(got.Messages), len(sends))
+		}
+		last := map[string]uint64{}
+		for _, m := range got.Messages {
+			if !seqPattern.MatchString(m.SequenceNumber) {
+				e.t.Fatalf("received %s with sequence number %q, not 20 decimal digits", m.Body, m.SequenceNumber)
+			}
+			n, _ := strconv.ParseUint(m.SequenceNumber, 10, 64)
+			if n <= last[m.MessageGroupID] {
+				e.t.Fatalf("sequence number %s of %s does not increase within group %s", m.SequenceNumber, m.Body, m.MessageGroupID)
+			}
+			last[m.MessageGroupID] = n
+			for _, r := range res {
+				if r.MessageID == m.MessageID && r.SequenceNumber != "" && r.SequenceNumber != m.SequenceNumber {
+					e.t.Fatalf("received %s with sequence number %s, sent with %s", m.MessageID, m.SequenceNumber, r.SequenceNumber)
+				}
+			}
+		}
 	}},
 	{capability: string(capabilities.FIFODedupEcho), name: "duplicate-returns-original", run: func(e *env) {
 		e.needs(4 * time.Minute)

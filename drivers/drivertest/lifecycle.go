@@ -446,7 +446,7 @@ func survivesRestart(e *env, handlesSurvive bool) {
 	}
 	h := e.receive(q, 0, 1, vis).Messages[0]
 	e.restart()
-	e.expectStats(q, time.Second, drivers.QueueStats{Visible: 1, NotVisible: 1})
+	e.expectStatsHeldElsewhere(q, time.Second, drivers.QueueStats{Visible: 1, NotVisible: 1})
 	if handlesSurvive {
 		// The handle issued before the restart still works and still changes visibility.
 		if err := e.change(q, time.Second, h.ReceiptHandle, 120); err != nil {
@@ -461,11 +461,42 @@ func survivesRestart(e *env, handlesSurvive bool) {
 		expectStaleInstanceHandle(e, q, h, time.Second, time.Duration(vis)*time.Second)
 	}
 	// FIFO state: deduplication and the sequence counter carry over.
+	echo, _ := e.description.Declaration(capabilities.FIFODedupEcho)
+	seq, _ := e.description.Declaration(capabilities.FIFOSequenceNumber)
+	if echo.Level != capabilities.Native || seq.Level != capabilities.Native {
+		// The duplicate is dropped, whatever its send reports (a broker that drops
+		// duplicates silently does not say so after a restart).
+		e.send(f, e.after(6*time.Second), fifoMsg("g", "f1"), fifoMsg("g", "f2"))
+		e.expectBodies("FIFO queue after restart and a duplicate send", e.drain(f, e.after(6*time.Second)), "f1", "f2")
+		return
+	}
 	if r := e.send(f, e.after(6*time.Second), fifoMsg("g", "f1"))[0]; !r.Duplicate || r.SequenceNumber != seq1 {
 		e.t.Fatalf("dedup after restart: %+v, want duplicate of %s", r, seq1)
 	}
 	if r := e.send(f, e.after(6*time.Second), fifoMsg("g", "f2"))[0]; r.SequenceNumber <= seq1 {
 		e.t.Fatalf("sequence after restart %s, want > %s", r.SequenceNumber, seq1)
+	}
+}
+
+// expectStatsHeldElsewhere is expectStats for a queue with messages that another driver
+// instance holds in flight: with approximate counts a broker may count those as visible
+// (its counts do not say who holds a lock), so only their sum is held to want.
+func (e *env) expectStatsHeldElsewhere(q string, at time.Duration, want drivers.QueueStats) {
+	e.t.Helper()
+	if e.limitValue(capabilities.CountsApprox, "accuracy", "exact") != "approximate" {
+		e.expectStats(q, at, want)
+		return
+	}
+	sum := func(s drivers.QueueStats) drivers.QueueStats {
+		return drivers.QueueStats{Visible: s.Visible + s.NotVisible, Delayed: s.Delayed}
+	}
+	got := e.stats(q, at)
+	for end := time.Now().Add(countsSettle); sum(got) != sum(want) && time.Now().Before(end); {
+		time.Sleep(50 * time.Millisecond) // no event says that a backend's counts caught up
+		got = e.stats(q, at)
+	}
+	if sum(got) != sum(want) {
+		e.t.Fatalf("QueueStats %s at +%v: got %+v, want %+v (visible and in flight may be counted together)", q, at, got, want)
 	}
 }
 
@@ -476,7 +507,7 @@ func expectStaleInstanceHandle(e *env, q string, h drivers.Message, at, end time
 	e.t.Helper()
 	expectKind(e.t, "DeleteMessages with another instance's handle", entryErr(e.del(q, at, h.ReceiptHandle)[0].Err), drivers.KindInvalidReceiptHandle)
 	expectKind(e.t, "ChangeVisibility with another instance's handle", entryErr(e.change(q, at, h.ReceiptHandle, 0)), drivers.KindInvalidReceiptHandle)
-	e.expectStats(q, at, drivers.QueueStats{Visible: 1, NotVisible: 1})
+	e.expectStatsHeldElsewhere(q, at, drivers.QueueStats{Visible: 1, NotVisible: 1})
 	got := e.drain(q, e.after(end))
 	if len(got) != 2 || (got[0].MessageID != h.MessageID && got[1].MessageID != h.MessageID) {
 		e.t.Fatalf("after the visibility ended: got %v, want both messages, %s among them", bodies(got), h.Body)

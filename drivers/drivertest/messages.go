@@ -97,8 +97,8 @@ var messageCases = []testCase{
 		e.expectStats(q, 0, drivers.QueueStats{Visible: 1, Delayed: 1})
 		got := e.receive(q, 0, 10, 30)
 		e.expectBodies("receive before the delay ends", got.Messages, "now")
-		if !e.sameTime(got.NextVisibleAt, e.at(10*time.Second)) {
-			e.t.Fatalf("NextVisibleAt %v, want %v (the delayed message)", got.NextVisibleAt, e.at(10*time.Second))
+		if !e.sameTime(got.NextVisibleAt, e.stamp(10*time.Second)) {
+			e.t.Fatalf("NextVisibleAt %v, want %v (the delayed message)", got.NextVisibleAt, e.stamp(10*time.Second))
 		}
 		e.expectBodies("receive just before the delay ends", e.receive(q, e.before(10*time.Second), 10, 30).Messages)
 		e.expectBodies("receive when the delay ends", e.receive(q, e.after(10*time.Second), 10, 30).Messages, "late")
@@ -165,8 +165,8 @@ var visibilityCases = []testCase{
 		e.expectStats(q, time.Second, drivers.QueueStats{NotVisible: 1})
 		got := e.receive(q, e.before(30*time.Second), 1, 30)
 		e.expectBodies("receive while in flight", got.Messages)
-		if !e.sameTime(got.NextVisibleAt, e.at(30*time.Second)) {
-			e.t.Fatalf("NextVisibleAt %v, want %v (the in-flight message's deadline)", got.NextVisibleAt, e.at(30*time.Second))
+		if !e.sameTime(got.NextVisibleAt, e.stamp(30*time.Second)) {
+			e.t.Fatalf("NextVisibleAt %v, want %v (the in-flight message's deadline)", got.NextVisibleAt, e.stamp(30*time.Second))
 		}
 		second := e.receive(q, e.after(30*time.Second), 1, 30)
 		e.expectBodies("receive after the timeout", second.Messages, "a")
@@ -266,6 +266,15 @@ var receiptCases = []testCase{
 		past := e.after(31 * time.Second)
 		e.mustDelete(q, past, h) // visibility expired, not received again: SQS deletes
 		e.expectStats(q, past, drivers.QueueStats{})
+	}, degraded: func(e *env, _ capabilities.Declaration) {
+		// A broker's lock ends with the visibility timeout: the delete succeeds without
+		// effect, and the message is received again.
+		q := e.standard("q")
+		e.send(q, 0, msg("a"))
+		h := e.receive(q, 0, 1, 30).Messages[0].ReceiptHandle
+		past := e.after(31 * time.Second)
+		e.mustDelete(q, past, h)
+		e.expectBodies("receive after the delete with the expired handle", e.receive(q, past, 1, 30).Messages, "a")
 	}},
 	{capability: string(capabilities.ReceiptStale), name: "fifo-expired-handle-fails", run: func(e *env) {
 		q := e.fifo("q")

@@ -1,0 +1,118 @@
+package servicebus
+
+import (
+	"context"
+	"time"
+
+	"github.com/anysqs/anysqs/drivers"
+)
+
+// MoveMessages copies each available message of the source to its destination, then
+// completes it in the source: Service Bus has no transaction across entities here, so a
+// move is at-least-once, and every copy keeps the SQS MessageId. Copies into a FIFO queue
+// get a Service Bus MessageID of their own ("move." and the SQS MessageId): duplicate
+// detection then drops a retried copy instead of the destination's own deduplication
+// history dropping the move.
+func (d *Driver) MoveMessages(ctx context.Context, req drivers.MoveMessagesRequest) (drivers.MoveMessagesResult, error) {
+	if _, _, err := d.get(ctx, req.Source); err != nil {
+		return drivers.MoveMessagesResult{}, err
+	}
+	if req.Destination != "" {
+		if _, _, err := d.get(ctx, req.Destination); err != nil {
+			return drivers.MoveMessagesResult{}, err
+		}
+	}
+	limit := req.Limit
+	if limit <= 0 {
+		limit = 10
+	}
+	moved, err := d.drain(ctx, req.Source, limit, func(m *ReceivedMessage) error {
+		dest := req.Destination
+		if dest == "" {
+			dest = m.DeadLetterSource
+			if len(dest) >= len(d.opts.EntityPrefix) {
+				dest = dest[len(d.opts.EntityPrefix):]
+			}
+		}
+		if dest == "" {
+			return drivers.Errorf(drivers.KindFailedPrecondition,
+				"servicebus: a message in %s has no dead-letter source to move back to", req.Source)
+		}
+		props := make(map[string]any, len(m.Properties))
+		for k, v := range m.Properties {
+			props[k] = v
+		}
+		props[propSent] = d.now().UnixMilli()
+		delete(props, propFirst)
+		out := OutMessage{MessageID: m.MessageID, SessionID: m.SessionID, Body: m.Body, Properties: props}
+		if isFIFO(dest) {
+			out.MessageID = "move." + strProp(props[propID])
+		}
+		return classify(d.ns.Send(ctx, d.entity(dest), out), "servicebus: move to "+dest)
+	})
+	res := drivers.MoveMessagesResult{Moved: moved}
+	if err != nil {
+		return res, err
+	}
+	rp, err := d.ns.QueueRuntime(ctx, d.entity(req.Source))
+	if err != nil {
+		return res, classify(err, "servicebus: counts of "+req.Source)
+	}
+	res.More = rp.Active > 0 && moved == limit
+	return res, nil
+}
+
+// Sweep has nothing to do: the entities' time-to-live expires messages, and Service Bus
+// keeps the duplicate-detection history.
+func (d *Driver) Sweep(ctx context.Context, req drivers.SweepRequest) (drivers.SweepResult, error) {
+	d.mu.Lock()
+	cut := d.now().Add(-dedupWindow)
+	for k, v := range d.dedups {
+		if v.at.Before(cut) {
+			delete(d.dedups, k)
+		}
+	}
+	for k, at := range d.deleted {
+		if d.now().Sub(at) > drivers.QueueNameReuseDelay {
+			delete(d.deleted, k)
+		}
+	}
+	d.mu.Unlock()
+	return drivers.SweepResult{}, nil
+}
+
+// AwaitActivity and WatchActivity are not used: receives block in the broker, which
+// hands them messages sent through any gateway.
+func (d *Driver) AwaitActivity(context.Context, drivers.AwaitActivityRequest) (drivers.AwaitActivityResult, error) {
+	return drivers.AwaitActivityResult{}, unsupported("AwaitActivity: receives wait in the broker")
+}
+
+func (d *Driver) WatchActivity(context.Context, drivers.WatchActivityRequest) error {
+	return unsupported("WatchActivity: receives wait in the broker")
+}
+
+// The move task store is not offered: the gateway keeps tasks in memory.
+
+func (d *Driver) StartMoveTask(context.Context, drivers.MoveTask) error {
+	return unsupported("move tasks are kept by the gateway")
+}
+
+func (d *Driver) ReportMoveTask(context.Context, drivers.ReportMoveTaskRequest) (drivers.MoveTask, error) {
+	return drivers.MoveTask{}, unsupported("move tasks are kept by the gateway")
+}
+
+func (d *Driver) CancelMoveTask(context.Context, string) (drivers.MoveTask, error) {
+	return drivers.MoveTask{}, unsupported("move tasks are kept by the gateway")
+}
+
+func (d *Driver) ListMoveTasks(context.Context, string, int) ([]drivers.MoveTask, error) {
+	return nil, unsupported("move tasks are kept by the gateway")
+}
+
+func (d *Driver) AdoptMoveTasks(context.Context, string, time.Time, time.Time) ([]drivers.MoveTask, error) {
+	return nil, unsupported("move tasks are kept by the gateway")
+}
+
+func unsupported(what string) error {
+	return drivers.Errorf(drivers.KindUnsupported, "servicebus: %s", what)
+}
