@@ -51,6 +51,8 @@ func backendTable() []backend {
 			target: func(v string) string { return "PostgreSQL " + v + " local server" }},
 		backend{name: "broker-profile", prepare: prepareBrokerProfile, parallel: true, timeout: 8 * time.Minute,
 			testOnly: true, target: func(v string) string { return "internal/brokerprofile over " + v + ", embedded" }},
+		sqlitePluginRow(),
+		postgresPluginRow(),
 		endpointRow(conformanceEndpoint(), os.Getenv("ANYSQS_CONFORMANCE_REFERENCE")),
 		lyingBackend(),
 	}

@@ -129,7 +129,7 @@ func Open(ctx context.Context, o Options) (*Host, error) {
 		o.Stderr = os.Stderr
 	}
 	h := &Host{opts: o, name: filepath.Base(o.Path), checksum: sum, config: cfg,
-		log: slog.Default().With("backend", "plugin", "path", o.Path),
+		log:    slog.Default().With("backend", "plugin", "path", o.Path),
 		failed: make(chan *conn, 1), done: make(chan struct{})}
 	c, err := h.connect(ctx)
 	if err != nil {
