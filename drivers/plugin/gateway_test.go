@@ -188,4 +188,3 @@ func receiveAndDelete(ctx context.Context, c *sqs.Client, url *string, wait int3
 		check(err)
 	}
 }
-
