@@ -14,7 +14,7 @@ run: ## run the gateway on the embedded SQLite backend (127.0.0.1:9324, data in 
 build: ## build bin/anysqs
 	$(GO) build -o bin/anysqs ./cmd/anysqs
 
-generate: ## go generate: the SQS error table from errors.json, Kind.String (CI fails if stale)
+generate: ## go generate: the SQS error table, Kind.String, the plugin protocol (needs protoc; CI fails if stale)
 	$(GO) generate ./...
 
 test: ## set up test services, lint, run every test (what CI runs)
