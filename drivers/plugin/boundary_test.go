@@ -3,7 +3,9 @@ package plugin_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -203,4 +205,53 @@ func TestCrashAndHang(t *testing.T) {
 	if !ids["before-killed"] || !ids["before-hung"] {
 		t.Errorf("after two restarts received %v; want both acknowledged messages", ids)
 	}
+}
+
+// TestOrphanExits: a plugin whose host was killed (SIGKILL: no chance to end it) exits
+// by itself, releasing its storage: another plugin opens the same SQLite data directory.
+func TestOrphanExits(t *testing.T) {
+	t.Parallel()
+	path, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	host := exec.Command(path, "host", dir)
+	out, err := host.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := host.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var pid int
+	if _, err := fmt.Fscan(out, &pid); err != nil || pid <= 0 {
+		host.Process.Kill()
+		t.Fatalf("host: plugin pid %d, %v", pid, err)
+	}
+	host.Process.Kill()
+	host.Wait()
+	// Polling is the only way to see another process's end that is not our child.
+	deadline := time.Now().Add(30 * time.Second)
+	for alive(pid) {
+		if time.Now().After(deadline) {
+			syscall.Kill(pid, syscall.SIGKILL)
+			t.Fatalf("plugin %d outlived its killed host by 30 s", pid)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	h := open(t, options(t, "sqlite", map[string]any{"data_dir": dir}))
+	if err := h.Ping(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// alive: pid is a process that has not exited (a zombie nobody reaped has).
+func alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return syscall.Kill(pid, 0) == nil
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	return i < 0 || i+2 >= len(b) || b[i+2] != 'Z'
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"os"
 	"sync"
 	"testing"
@@ -21,6 +22,9 @@ import (
 // only a Host does), it serves a driver instead of running tests. No build step, and
 // the plugin runs exactly the code of package plugin under test.
 func TestMain(m *testing.M) {
+	if len(os.Args) > 2 && os.Args[1] == "host" {
+		hostAndWait(os.Args[2])
+	}
 	if len(os.Args) > 2 && os.Args[1] == "serve-plugin" {
 		servePlugin(os.Args[2], os.Args[3:])
 		os.Exit(0)
@@ -223,3 +227,19 @@ func (p *probe) AdoptMoveTasks(context.Context, string, time.Time, time.Time) ([
 	return nil, drivers.Errorf(drivers.KindUnsupported, "probe: no move task store")
 }
 func (p *probe) Close() error { return nil }
+
+// hostAndWait is the "host" mode of the test binary: it opens a SQLite plugin, prints its
+// pid and waits to be killed.
+func hostAndWait(dir string) {
+	path, _ := os.Executable()
+	b, _ := os.ReadFile(path)
+	sum := sha256.Sum256(b)
+	h, err := plugin.Open(context.Background(), plugin.Options{Path: path, Args: []string{"serve-plugin", "sqlite"},
+		Checksum: "sha256:" + hex.EncodeToString(sum[:]), Config: map[string]any{"data_dir": dir}})
+	if err != nil {
+		fmt.Println("error", err)
+		os.Exit(1)
+	}
+	fmt.Println(h.PID())
+	select {}
+}

@@ -3,6 +3,7 @@ package plugin
 import (
 	"context"
 	"os"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 	goplugin "github.com/hashicorp/go-plugin"
@@ -55,6 +56,9 @@ func serve(open drivers.Opener, vs map[int]goplugin.PluginSet) {
 			srv = p.srv
 		}
 	}
+	if srv != nil {
+		go exitWithHost(srv)
+	}
 	goplugin.Serve(&goplugin.ServeConfig{
 		HandshakeConfig:  Handshake,
 		VersionedPlugins: vs,
@@ -66,6 +70,20 @@ func serve(open drivers.Opener, vs map[int]goplugin.PluginSet) {
 	})
 	if srv != nil {
 		srv.closeDriver()
+	}
+}
+
+// exitWithHost ends the plugin when the host process is gone: a host killed with
+// SIGKILL cannot end it, and an orphan would hold the driver's storage (SQLite's lock on
+// its data directory) against the plugin of the gateway started next. The plugin sees
+// the host's end as its reparenting.
+func exitWithHost(srv *server) {
+	host := os.Getppid()
+	for range time.Tick(time.Second) {
+		if os.Getppid() != host {
+			srv.closeDriver()
+			os.Exit(1)
+		}
 	}
 }
 
