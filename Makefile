@@ -3,7 +3,7 @@ GO      ?= go
 BACKEND ?= sqlite
 CONFIG  ?= configs/embedded.yaml
 
-.PHONY: help run build generate test lint conformance report bench fuzz load bench-postgres system soak
+.PHONY: help run build generate test lint conformance report bench fuzz load bench-postgres bench-plugin system soak
 
 help: ## this list
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -42,6 +42,9 @@ fuzz: ## fuzz each protocol decoder, the JSON package against encoding/json and 
 
 bench-postgres: ## gateway vs driver vs plain SQL on the local PostgreSQL, one run (docs/performance.md)
 	eval "$$(scripts/test-env.sh)"; scripts/bench-postgres.sh $(BENCH_ARGS)
+
+bench-plugin: ## the driver plugin boundary's cost: driver and gateway in process vs as a plugin, one run (docs/performance.md)
+	eval "$$(scripts/test-env.sh)"; scripts/bench-plugin.sh $(BENCH_ARGS)
 
 system: ## system tests on PostgreSQL: two gateways, kill -9, database restart
 	eval "$$(scripts/test-env.sh)"; $(GO) test -count=1 -v ./conformance/system/

@@ -307,7 +307,7 @@ func ballast(ctx context.Context, o options) error {
 func closedTable(ctx context.Context, w, logw io.Writer, o options, paths []path, cfgs []closedConfig) error {
 	fmt.Fprintln(w, "### Closed loop: send → receive → delete cycles")
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "CPU per message on this machine, µs: the gateway process (0 without --gateway-pid) / this load generator (the SDK or the SQL client) / PostgreSQL / the rest of the machine (kernel work, mostly) = total, over the measured window.")
+	fmt.Fprintln(w, "CPU per message on this machine, µs: the gateway process and its children, a driver plugin's (0 without --gateway-pid; the plugin process on the driver-plugin path) / this load generator (the SDK or the SQL client) / PostgreSQL / the rest of the machine (kernel work, mostly) = total, over the measured window.")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "| queue, batch | round | path | messages/s | vs sql | vs driver | send p50/p99 ms | receive p50/p99 ms | delete p50/p99 ms | errors | CPU µs/msg |")
 	fmt.Fprintln(w, "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
