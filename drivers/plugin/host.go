@@ -421,6 +421,11 @@ func (h *Host) Close() error {
 		c.halt()
 	}
 	h.wg.Wait()
+	select {
+	case failed := <-h.failed: // failed as the host closed: the supervisor never took it
+		failed.end()
+	default:
+	}
 	if c == nil {
 		return nil
 	}
