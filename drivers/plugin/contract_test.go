@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"os"
+	"reflect"
 	"testing"
 	"time"
 
@@ -94,4 +95,24 @@ func postgresSchema(t *testing.T) (dsn, schema string) {
 		}
 	})
 	return dsn, schema
+}
+
+// TestDescriptionCrosses: the SQLite driver as a plugin describes itself exactly as in
+// process, so the gateway's policy, limits and report are the same.
+func TestDescriptionCrosses(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	in, err := drivers.Open(ctx, "sqlite", map[string]any{"data_dir": t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	want, err := in.Describe(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := open(t, options(t, "sqlite", map[string]any{"data_dir": t.TempDir()})).Describe(ctx)
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("as a plugin:\n%#v, %v\nin process:\n%#v", got, err, want)
+	}
 }
