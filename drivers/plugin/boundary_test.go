@@ -255,3 +255,36 @@ func alive(pid int) bool {
 	i := strings.LastIndexByte(string(b), ')')
 	return i < 0 || i+2 >= len(b) || b[i+2] != 'Z'
 }
+
+// TestRestartAsAnotherDriver: a restarted plugin that describes itself otherwise than
+// the first is refused, since the gateway's policy was built from the first; the
+// backend stays unavailable, saying why.
+func TestRestartAsAnotherDriver(t *testing.T) {
+	t.Parallel()
+	o := options(t, "probe-changing", nil)
+	o.HealthInterval = 50 * time.Millisecond
+	h := open(t, o)
+	ctx := context.Background()
+	first, _ := h.Describe(ctx)
+	if err := syscall.Kill(h.PID(), syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	// No event says a restart was refused; the host's answer is polled.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		err := h.Ping(ctx)
+		if drivers.KindOf(err) == drivers.KindUnavailable && strings.Contains(err.Error(), "restarted as another driver") {
+			break
+		}
+		if err == nil && h.Restarts() > 0 {
+			t.Fatal("a plugin describing itself otherwise was accepted")
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after 30 s Ping = %v, want the refusal", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if d, _ := h.Describe(ctx); !reflect.DeepEqual(d, first) {
+		t.Errorf("Describe changed to %#v", d)
+	}
+}

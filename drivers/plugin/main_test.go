@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -45,6 +46,10 @@ func servePlugin(mode string, args []string) {
 		})
 	case "probe":
 		plugin.Serve(func(context.Context, map[string]any) (drivers.Driver, error) { return &probe{}, nil })
+	case "probe-changing": // a plugin that describes itself differently at every start
+		plugin.Serve(func(context.Context, map[string]any) (drivers.Driver, error) {
+			return &probe{version: strconv.Itoa(os.Getpid())}, nil
+		})
 	case "probe-v2":
 		plugin.ServeVersion(func(context.Context, map[string]any) (drivers.Driver, error) { return &probe{}, nil }, 2)
 	case "marker":
@@ -114,8 +119,9 @@ func open(t testing.TB, o plugin.Options) *plugin.Host {
 // probe is a driver that answers with what it was sent, and fails as its queue names
 // say: "kind-<n>" with that kind, "plain" with a plain error, "block" when the context ends.
 type probe struct {
-	mu   sync.Mutex
-	sent []drivers.SendEntry
+	mu      sync.Mutex
+	sent    []drivers.SendEntry
+	version string // Description.Version, if set
 }
 
 var probeDesc = drivers.Description{Name: "probe", Version: "0.1", ServiceVersion: "none",
@@ -141,7 +147,13 @@ func (p *probe) fail(ctx context.Context, name string) error {
 	return nil
 }
 
-func (p *probe) Describe(context.Context) (drivers.Description, error) { return probeDesc, nil }
+func (p *probe) Describe(context.Context) (drivers.Description, error) {
+	d := probeDesc
+	if p.version != "" {
+		d.Version = p.version
+	}
+	return d, nil
+}
 func (p *probe) Ping(context.Context) error                            { return nil }
 func (p *probe) Metrics(context.Context) ([]drivers.Metric, error) {
 	return []drivers.Metric{{Name: "probe_x", Type: drivers.Gauge, Value: 2, Labels: []drivers.Label{{Name: "a", Value: "b"}}}}, nil
