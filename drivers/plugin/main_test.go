@@ -154,7 +154,7 @@ func (p *probe) Describe(context.Context) (drivers.Description, error) {
 	}
 	return d, nil
 }
-func (p *probe) Ping(context.Context) error                            { return nil }
+func (p *probe) Ping(context.Context) error { return nil }
 func (p *probe) Metrics(context.Context) ([]drivers.Metric, error) {
 	return []drivers.Metric{{Name: "probe_x", Type: drivers.Gauge, Value: 2, Labels: []drivers.Label{{Name: "a", Value: "b"}}}}, nil
 }
