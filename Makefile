@@ -3,7 +3,7 @@ GO      ?= go
 BACKEND ?= sqlite
 CONFIG  ?= configs/embedded.yaml
 
-.PHONY: help run build generate test lint conformance report bench fuzz load bench-postgres system soak
+.PHONY: help run build generate test lint conformance report bench fuzz load bench-postgres bench-plugin system soak
 
 help: ## this list
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -14,7 +14,7 @@ run: ## run the gateway on the embedded SQLite backend (127.0.0.1:9324, data in 
 build: ## build bin/anysqs
 	$(GO) build -o bin/anysqs ./cmd/anysqs
 
-generate: ## go generate: the SQS error table from errors.json, Kind.String (CI fails if stale)
+generate: ## go generate: the SQS error table, Kind.String, the plugin protocol (needs protoc; CI fails if stale)
 	$(GO) generate ./...
 
 test: ## set up test services, lint, run every test (what CI runs)
@@ -42,6 +42,9 @@ fuzz: ## fuzz each protocol decoder, the JSON package against encoding/json and 
 
 bench-postgres: ## gateway vs driver vs plain SQL on the local PostgreSQL, one run (docs/performance.md)
 	eval "$$(scripts/test-env.sh)"; scripts/bench-postgres.sh $(BENCH_ARGS)
+
+bench-plugin: ## the driver plugin boundary's cost: driver and gateway in process vs as a plugin, one run (docs/performance.md)
+	eval "$$(scripts/test-env.sh)"; scripts/bench-plugin.sh $(BENCH_ARGS)
 
 system: ## system tests on PostgreSQL: two gateways, kill -9, database restart
 	eval "$$(scripts/test-env.sh)"; $(GO) test -count=1 -v ./conformance/system/

@@ -37,6 +37,15 @@ var postgresReachable = sync.OnceValue(func() error {
 // afterwards: cases never see each other's queues, and one case's retention sweep (its
 // clock may be days ahead) cannot touch another's messages.
 func preparePostgres(t *testing.T) storage {
+	schema := postgresCaseSchema(t)
+	return storage{open: func(ctx context.Context) (drivers.Driver, error) {
+		return postgres.Open(ctx, postgres.Options{DSN: postgresDSN(), Schema: schema, MaxConns: 4})
+	}}
+}
+
+// postgresCaseSchema names a fresh schema for one case, dropped when t ends; it skips t
+// when the server is not reachable.
+func postgresCaseSchema(t *testing.T) string {
 	if err := postgresReachable(); err != nil {
 		skipUnavailable(t, "PostgreSQL at %s (scripts/services/postgres.sh start): %v", postgresDSN(), err)
 	}
@@ -54,7 +63,5 @@ func preparePostgres(t *testing.T) storage {
 			t.Logf("drop schema %s: %v", schema, err)
 		}
 	})
-	return storage{open: func(ctx context.Context) (drivers.Driver, error) {
-		return postgres.Open(ctx, postgres.Options{DSN: postgresDSN(), Schema: schema, MaxConns: 4})
-	}}
+	return schema
 }

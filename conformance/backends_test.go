@@ -25,8 +25,9 @@ type backend struct {
 	// timeout bounds the whole row (zero: no bound); a case starting later fails, and
 	// requests of running cases are cancelled.
 	timeout time.Duration
-	// testOnly rows judge a test profile, not a shippable backend: their reports are
-	// generated and checked, and kept out of the backend matrix.
+	// testOnly rows judge a test profile, or a backend run another way (through the
+	// plugin boundary), not a backend of their own: their reports are generated and
+	// checked, and kept out of the backend matrix.
 	testOnly bool
 	// reference marks the run against AWS SQS itself, whose passed cases confirm the
 	// suite's expectations in every backend's report.
@@ -59,6 +60,8 @@ func backendTable() []backend {
 			target: serviceBusTarget},
 		backend{name: "broker-profile", prepare: prepareBrokerProfile, parallel: true, timeout: 8 * time.Minute,
 			testOnly: true, target: func(v string) string { return "internal/brokerprofile over " + v + ", embedded" }},
+		sqlitePluginRow(),
+		postgresPluginRow(),
 		endpointRow(conformanceEndpoint(), os.Getenv("ANYSQS_CONFORMANCE_REFERENCE")),
 		lyingBackend(),
 	}

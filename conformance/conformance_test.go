@@ -70,7 +70,9 @@ func TestMain(m *testing.M) {
 	if !explicit {
 		_ = flag.Set("test.parallel", "64")
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	removePluginBuild()
+	os.Exit(code)
 }
 
 // TestConformance runs every case on every backend, the rows concurrently:

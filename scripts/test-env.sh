@@ -23,6 +23,13 @@ else
 	missing+=("AWS CLI (/usr/bin/aws, Debian package awscli)")
 fi
 
+# --- protoc for go generate (drivers/plugin's protocol; the Go plugins are go.mod tools) ---
+if ! command -v protoc >/dev/null; then
+	say "installing Debian's protobuf-compiler for go generate"
+	apt_install protobuf-compiler || true
+fi
+command -v protoc >/dev/null || missing+=("protoc (Debian package protobuf-compiler): go generate fails without it")
+
 # --- boto3 for Debian's python3 (Query protocol, botocore 1.29) ---------------------------
 if [ -x /usr/bin/python3 ] && ! /usr/bin/python3 -c 'import boto3' 2>/dev/null; then
 	apt_install python3-boto3 || true

@@ -29,6 +29,9 @@ echo "== go test"
 # TestConformance runs once, below, through the report generator.
 go test -count=1 -timeout 12m -skip '^TestConformance$' ./...
 
+echo "== examples/counting-plugin: a third-party driver plugin, its own module"
+(cd examples/counting-plugin && go vet ./... && go test -count=1 ./...)
+
 echo "== conformance suite -> compatibility reports, compared with docs/compat"
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT

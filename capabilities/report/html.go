@@ -164,8 +164,8 @@ To record one: <code>ANYSQS_CONFORMANCE_ENDPOINT=https://sqs.&lt;region&gt;.amaz
 {{range .Rows}}<tr><th title="{{.Title}}">{{.ID}}</th>{{range .Cells}}{{if .Present}}<td class="{{.Class}}" title="{{.Title}}"><a href="{{.Href}}">{{.Text}}</a></td>{{else}}<td>–</td>{{end}}{{end}}</tr>
 {{end}}</table>
 {{range .Backends}}{{template "section" .}}{{end}}{{if .Profiles}}
-<h2>Test profiles, not backends</h2>
-<p>Driver profiles built to test the suite and the gateway: reported and checked like a backend, never shipped.</p>
+<h2>Test rows, not backends of their own</h2>
+<p>Driver profiles built to test the suite and the gateway, and backends run another way (through the plugin boundary, say): reported and checked like a backend, kept out of the matrix.</p>
 {{range .Profiles}}{{template "section" .}}{{end}}{{end}}{{with .Reference}}
 <h2>Reference run against AWS SQS</h2>
 <p>The suite run against the service itself, every capability declared native: a case that passed here confirms its expectation, and the backends' reports mark it.</p>

@@ -80,8 +80,9 @@ func runConditions(r RunConditions) string {
 			"the same case as confirmed; it is kept out of the backend matrix.\n\n")
 	}
 	if r.TestOnly {
-		b.WriteString("**Test profile, not a backend:** this report judges a driver profile built for testing the " +
-			"suite and the gateway; it is not shippable and is kept out of the backend matrix.\n\n")
+		b.WriteString("**Test row, not a backend of its own:** this report judges a driver profile built for " +
+			"testing the suite and the gateway, or a backend run another way (the target says how); it is kept " +
+			"out of the backend matrix.\n\n")
 	}
 	fmt.Fprintf(&b, "Target: **%s**. Clock: **%s**", mdCell(orUnknown(r.Target)), mdCell(orUnknown(r.Clock)))
 	switch r.Clock {
@@ -176,7 +177,7 @@ func matrixMarkdown(reps []BackendReport, noEvidenceOK bool) []byte {
 	b.WriteString(referenceLine(ref) + "\n\n")
 	reps, profiles := splitTestOnly(reps)
 	if len(profiles) > 0 {
-		b.WriteString("Test profiles, not backends (reported and checked like one, never shipped):")
+		b.WriteString("Test rows, not backends of their own (reported and checked like one, kept out of the matrix):")
 		for i, r := range profiles {
 			sep := ","
 			if i == 0 {

@@ -57,7 +57,8 @@ type RunConditions struct {
 	ReceiptScope string `json:"receipt_scope"`
 	// RealClockBudget, on a service clock, is the real time one case could wait.
 	RealClockBudget string `json:"real_clock_budget,omitempty"`
-	// TestOnly marks a test profile: reported and checked, but not a shippable backend.
+	// TestOnly marks a test row (a test profile, or a backend run another way): reported
+	// and checked, but kept out of the backend matrix.
 	TestOnly bool `json:"test_only,omitempty"`
 	// Reference marks a run against AWS SQS itself: its passed cases confirm the
 	// expectations of every backend's report, it is kept out of the backend matrix, and

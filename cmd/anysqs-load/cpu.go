@@ -51,6 +51,7 @@ func (m *cpuMeter) sample() (cpuSample, error) {
 		if s.gateway, err = m.process(strconv.Itoa(m.gatewayPID)); err != nil {
 			return s, fmt.Errorf("gateway process %d: %w", m.gatewayPID, err)
 		}
+		s.gateway += m.children(m.gatewayPID)
 	}
 	s.postgres = map[int]uint64{}
 	comms, _ := filepath.Glob(filepath.Join(m.proc, "[0-9]*", "comm"))
@@ -67,6 +68,27 @@ func (m *cpuMeter) sample() (cpuSample, error) {
 		}
 	}
 	return s, nil
+}
+
+// children sums the CPU times of pid's child processes: a gateway's driver plugin works
+// for the gateway. A child that ends between the glob and the read is skipped.
+func (m *cpuMeter) children(pid int) uint64 {
+	var sum uint64
+	stats, _ := filepath.Glob(filepath.Join(m.proc, "[0-9]*", "stat"))
+	for _, st := range stats {
+		b, err := os.ReadFile(st)
+		if err != nil {
+			continue
+		}
+		i := strings.LastIndexByte(string(b), ')')
+		if f := strings.Fields(string(b[i+1:])); i < 0 || len(f) < 2 || f[1] != strconv.Itoa(pid) {
+			continue
+		}
+		if t, err := m.process(filepath.Base(filepath.Dir(st))); err == nil {
+			sum += t
+		}
+	}
+	return sum
 }
 
 // process reads utime+stime of /proc/<pid>/stat. The command name (field 2) may hold

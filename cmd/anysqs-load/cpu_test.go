@@ -152,3 +152,22 @@ func TestBudgetRound(t *testing.T) {
 		t.Error("a budget without plain SQL's CPU")
 	}
 }
+
+// TestCPUMeterCountsTheGatewaysChildren: a driver plugin, the gateway's child, is the
+// gateway's CPU; another process is not.
+func TestCPUMeterCountsTheGatewaysChildren(t *testing.T) {
+	f := newFakeProc(t)
+	m := &cpuMeter{proc: f.dir, gatewayPID: 42}
+	f.machine("1000", "0", "500", "9000", "100", "0", "50", "7")
+	f.process("self", "anysqs-load", "300", "100")
+	f.process("42", "anysqs", "200", "50")
+	f.write("43/stat", "43 (anysqs) S 42 1 1 0 -1 4194560 100 0 0 0 70 30 0 0 20 0 4 0 100 0 0\n")
+	f.write("44/stat", "44 (other) S 7 1 1 0 -1 4194560 100 0 0 0 500 500 0 0 20 0 4 0 100 0 0\n")
+	s, err := m.sample()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.gateway != 350 {
+		t.Errorf("gateway ticks %d, want 250 of its own and 100 of its child", s.gateway)
+	}
+}

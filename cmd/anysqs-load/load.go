@@ -90,8 +90,15 @@ func runClosed(ctx context.Context, p path, cfg closedConfig, queueName string) 
 	rec.reset()
 	var cpu0 cpuSample
 	var cpuErr error
-	if cfg.meter != nil {
-		cpu0, cpuErr = cfg.meter.sample()
+	meter := cfg.meter
+	if pp, ok := p.(interface{ PID() int }); ok && meter != nil && pp.PID() > 0 {
+		// A path with a process of its own (a driver plugin) is metered as a gateway is.
+		m := *meter
+		m.gatewayPID = pp.PID()
+		meter = &m
+	}
+	if meter != nil {
+		cpu0, cpuErr = meter.sample()
 	}
 	counting.Store(true)
 	start := time.Now()
@@ -102,10 +109,10 @@ func runClosed(ctx context.Context, p path, cfg closedConfig, queueName string) 
 	counting.Store(false)
 	elapsed := time.Since(start)
 	res := closedResult{path: p.Name(), msgs: msgs.Load(), elapsed: elapsed, rec: rec}
-	if cfg.meter != nil && cpuErr == nil {
+	if meter != nil && cpuErr == nil {
 		// Before the workers stop: their connections, and so PostgreSQL's backends, are
 		// still there to be read.
-		if cpu1, err := cfg.meter.sample(); err == nil {
+		if cpu1, err := meter.sample(); err == nil {
 			sh := cpu1.since(cpu0)
 			res.cpu = &sh
 		}

@@ -8,6 +8,8 @@
 //	gateway  the SDK against --endpoint
 //	driver   the PostgreSQL driver in process on --dsn: the very statements the gateway runs
 //	driver+lookup  the same plus the GetQueue the gateway does before each send and receive
+//	driver-plugin  the driver path with the driver in a plugin process (--plugin's
+//	        driver serve postgres): CPU per message counts that process in the gateway column
 //	sql      plain SQL on the driver's tables (pgmq-style claim); Standard queues only
 //
 // Modes:
@@ -72,6 +74,7 @@ type options struct {
 	duration, warmup                          time.Duration
 	bodySize                                  int
 	gatewayPID                                int
+	plugin                                    string
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -93,6 +96,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.DurationVar(&o.warmup, "warmup", 2*time.Second, "unmeasured time before each phase (closed and open)")
 	fs.IntVar(&o.bodySize, "body-size", 100, "message body bytes")
 	fs.IntVar(&o.rounds, "rounds", 1, "repeat each configuration, paths taking turns; medians reported")
+	fs.StringVar(&o.plugin, "plugin", "bin/anysqs", "the anysqs binary whose `driver serve postgres` the driver-plugin path runs")
 	fs.IntVar(&o.gatewayPID, "gateway-pid", 0, "the gateway's process id on this machine, to report its CPU time per message (closed mode)")
 	cpuProfile := fs.String("cpuprofile", "", "write the load generator's own CPU profile to this file")
 	if err := fs.Parse(args); err != nil {
@@ -175,10 +179,14 @@ func openPaths(_ context.Context, o options) ([]path, error) {
 				dp.lookup = name == "driver+lookup"
 				return dp, nil
 			}
+		case "driver-plugin":
+			open = func(ctx context.Context) (path, error) {
+				return newPluginDriverPath(ctx, o.plugin, o.dsn, o.schema, int32(o.workers))
+			}
 		case "sql":
 			open = func(ctx context.Context) (path, error) { return newSQLPath(ctx, o.dsn, o.schema, int32(o.workers)) }
 		default:
-			return nil, fmt.Errorf("unknown path %q (want gateway, driver, driver+lookup or sql)", name)
+			return nil, fmt.Errorf("unknown path %q (want gateway, driver, driver+lookup, driver-plugin or sql)", name)
 		}
 		out = append(out, &lazyPath{name: name, open: open})
 	}
@@ -217,6 +225,14 @@ func (l *lazyPath) Receive(ctx context.Context, q string, max int) ([]string, er
 
 func (l *lazyPath) Delete(ctx context.Context, q string, handles []string) error {
 	return l.p.Delete(ctx, q, handles)
+}
+
+// PID is the open path's own process (a plugin's), 0 if it has none.
+func (l *lazyPath) PID() int {
+	if p, ok := l.p.(interface{ PID() int }); ok {
+		return p.PID()
+	}
+	return 0
 }
 
 func (l *lazyPath) Close() {
@@ -291,7 +307,7 @@ func ballast(ctx context.Context, o options) error {
 func closedTable(ctx context.Context, w, logw io.Writer, o options, paths []path, cfgs []closedConfig) error {
 	fmt.Fprintln(w, "### Closed loop: send → receive → delete cycles")
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "CPU per message on this machine, µs: the gateway process (0 without --gateway-pid) / this load generator (the SDK or the SQL client) / PostgreSQL / the rest of the machine (kernel work, mostly) = total, over the measured window.")
+	fmt.Fprintln(w, "CPU per message on this machine, µs: the gateway process and its children, a driver plugin's (0 without --gateway-pid; the plugin process on the driver-plugin path) / this load generator (the SDK or the SQL client) / PostgreSQL / the rest of the machine (kernel work, mostly) = total, over the measured window.")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "| queue, batch | round | path | messages/s | vs sql | vs driver | send p50/p99 ms | receive p50/p99 ms | delete p50/p99 ms | errors | CPU µs/msg |")
 	fmt.Fprintln(w, "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")

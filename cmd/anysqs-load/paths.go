@@ -2,8 +2,11 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -21,6 +24,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/anysqs/anysqs/drivers"
+	"github.com/anysqs/anysqs/drivers/plugin"
 	"github.com/anysqs/anysqs/drivers/postgres"
 	"github.com/anysqs/anysqs/gateway/queueattr"
 )
@@ -172,8 +176,9 @@ func (p *gatewayPath) Delete(ctx context.Context, q string, handles []string) er
 // also reads the queue (GetQueue) before each send and receive, as the gateway does to
 // resolve the queue's attributes, so the cost of that extra round trip shows on its own.
 type driverPath struct {
-	d      *postgres.Driver
+	d      drivers.Driver
 	lookup bool
+	plugin *plugin.Host // the driver-plugin path: d is the PostgreSQL driver as a plugin
 }
 
 func newDriverPath(ctx context.Context, dsn, schema string, conns int32) (*driverPath, error) {
@@ -184,7 +189,35 @@ func newDriverPath(ctx context.Context, dsn, schema string, conns int32) (*drive
 	return &driverPath{d: d}, nil
 }
 
+// newPluginDriverPath is the driver path with the PostgreSQL driver in a plugin process
+// (bin driver serve postgres, through drivers/plugin): the boundary's cost on its own.
+func newPluginDriverPath(ctx context.Context, bin, dsn, schema string, conns int32) (*driverPath, error) {
+	b, err := os.ReadFile(bin)
+	if err != nil {
+		return nil, fmt.Errorf("--plugin: %w", err)
+	}
+	sum := sha256.Sum256(b)
+	h, err := plugin.Open(ctx, plugin.Options{Path: bin, Args: []string{"driver", "serve", "postgres"},
+		Checksum: "sha256:" + hex.EncodeToString(sum[:]),
+		Config:   map[string]any{"dsn": dsn, "schema": schema, "max_conns": conns}})
+	if err != nil {
+		return nil, err
+	}
+	return &driverPath{d: h, plugin: h}, nil
+}
+
+// PID is the plugin process's, for the CPU meter; 0 for the in-process driver.
+func (p *driverPath) PID() int {
+	if p.plugin == nil {
+		return 0
+	}
+	return p.plugin.PID()
+}
+
 func (p *driverPath) Name() string {
+	if p.plugin != nil {
+		return "driver-plugin"
+	}
 	if p.lookup {
 		return "driver+lookup"
 	}

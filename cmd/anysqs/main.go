@@ -56,6 +56,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return serve(ctx, args[1:], stderr)
 	case "report":
 		return runReport(ctx, args[1:], stdout, stderr)
+	case "driver":
+		return driverCommand(ctx, args[1:], stderr)
 	case "version":
 		fmt.Fprintln(stdout, "anysqs", version)
 		return nil
