@@ -564,8 +564,21 @@ func (m *mq) receive(ctx context.Context, u string, max, wait, visibility int) (
 		return nil, sqsErr(queueName(u), err)
 	}
 	msgs := make([]message, 0, len(out.Messages))
-	for _, msg := range out.Messages {
+	var back []types.ChangeMessageVisibilityBatchRequestEntry
+	for i, msg := range out.Messages {
 		msgs = append(msgs, toMessage(msg))
+		back = append(back, types.ChangeMessageVisibilityBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), ReceiptHandle: msg.ReceiptHandle})
+	}
+	// The SDK omits a VisibilityTimeout of 0 (the queue's default applies), so
+	// --visibility 0 is done as SQS consoles do it: receive, then give the messages back.
+	if visibility == 0 && len(back) > 0 {
+		res, err := m.client.ChangeMessageVisibilityBatch(ctx, &sqs.ChangeMessageVisibilityBatchInput{QueueUrl: &u, Entries: back})
+		if err != nil {
+			return nil, sqsErr(queueName(u), err)
+		}
+		if len(res.Failed) > 0 {
+			return nil, fmt.Errorf("queue %s: %d messages not made visible again: %s", queueName(u), len(res.Failed), aws.ToString(res.Failed[0].Code))
+		}
 	}
 	return msgs, nil
 }
@@ -585,7 +598,7 @@ func mqReceive(ctx context.Context, m *mq, fs *flags, args []string) error {
 	q := fs.String("q", "", "`QUEUE` name or URL")
 	max := fs.Int("m", 1, "at most `N` messages (1-10)")
 	wait := fs.Int("w", 0, "long-poll up to `SECONDS` for a message (0-20)")
-	visibility := fs.Int("visibility", -1, "hide the messages for `SECONDS` instead of the queue's timeout")
+	visibility := fs.Int("visibility", -1, "hide the messages for `SECONDS` instead of the queue's timeout (0: leave them visible)")
 	del := fs.Bool("delete", false, "delete the messages once printed (acknowledge them)")
 	if err := m.parse(fs, args, "q"); err != nil {
 		return err

@@ -211,3 +211,5 @@ func TestMQCommands(t *testing.T) {
 		t.Fatalf("credentials and endpoint from the environment: %v\n%s", err, out.String())
 	}
 }
+
+func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) }
