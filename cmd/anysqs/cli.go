@@ -113,10 +113,6 @@ func (fs *flags) noArgs() error {
 	return nil
 }
 
-func isHelp(arg string) bool {
-	return arg == "-h" || arg == "-help" || arg == "--help" || arg == "help"
-}
-
 // overview prints the top-level help.
 func overview(w io.Writer) {
 	fmt.Fprintf(w, "anysqs: an SQS-compatible gateway over pluggable storage backends.\n\nUsage: anysqs COMMAND [flags]\n\nCommands:\n")
