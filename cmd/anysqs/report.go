@@ -25,6 +25,7 @@ README.md and the page index.html. `+"`make report`"+` is the usual way to call 
 	out := fs.String("out", "docs/compat", "directory for <backend>.md/.json, README.md and index.html")
 	allowNoEvidence := fs.Bool("allow-no-evidence", false, "treat capabilities without cases as warnings")
 	check := fs.String("check", "", "compare the fresh reports with the committed ones in this directory; differences fail")
+	quiet := fs.Bool("quiet", false, "print only the cases that did not pass, then the counts")
 	if err := fs.parse(args, stdout); err != nil {
 		return err
 	}
@@ -35,7 +36,11 @@ README.md and the page index.html. `+"`make report`"+` is the usual way to call 
 	opts := report.Options{
 		OutDir:          *out,
 		AllowNoEvidence: *allowNoEvidence,
-		Progress:        func(c report.CaseResult) { fmt.Fprintln(stderr, c.String()) },
+		Progress: func(c report.CaseResult) {
+			if !*quiet || c.Status != report.Pass {
+				fmt.Fprintln(stderr, c.String())
+			}
+		},
 	}
 	var wait func() error
 	if *from != "" {
@@ -95,8 +100,18 @@ README.md and the page index.html. `+"`make report`"+` is the usual way to call 
 			fmt.Fprintf(stdout, "  - %s\n", f)
 		}
 	}
-	for _, f := range sum.Files {
-		fmt.Fprintln(stdout, "wrote", f)
+	var total report.Totals
+	for _, b := range sum.Backends {
+		total.Pass += b.Totals.Pass
+		total.Fail += b.Totals.Fail
+		total.NotRun += b.Totals.NotRun
+	}
+	fmt.Fprintf(stdout, "conformance: %d passed, %d failed, %d not run, over %d backends\n",
+		total.Pass, total.Fail, total.NotRun, len(sum.Backends))
+	if !*quiet {
+		for _, f := range sum.Files {
+			fmt.Fprintln(stdout, "wrote", f)
+		}
 	}
 	if genErr != nil || *check == "" {
 		return genErr
