@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net"
@@ -280,5 +281,62 @@ func TestServeAdminListener(t *testing.T) {
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatalf("serve: %v", err)
+	}
+}
+
+// At log_level debug every request logs one line with its action, queue, outcome,
+// duration and request id; log_format json makes each line a JSON object.
+func TestServeDebugRequestLogJSON(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "debug.yaml")
+	body := "listen: 127.0.0.1:0\nlog_level: debug\nlog_format: json\nbackend:\n  name: sqlite\n  options:\n    data_dir: \":memory:\"\n"
+	if err := os.WriteFile(cfg, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	logs, logw := io.Pipe()
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, []string{"serve", "--config", cfg}, io.Discard, logw); logw.Close() }()
+	// Lines are read as they come: a log write blocks until read, and the request
+	// line is written before the response is sent.
+	lines := make(chan map[string]any, 100)
+	go func() {
+		dec := json.NewDecoder(logs)
+		for {
+			var line map[string]any
+			if err := dec.Decode(&line); err != nil {
+				close(lines)
+				_, _ = io.Copy(io.Discard, logs)
+				return
+			}
+			lines <- line
+		}
+	}()
+	next := func(msg string) map[string]any {
+		for line := range lines {
+			if line["msg"] == msg {
+				return line
+			}
+		}
+		t.Fatalf("no %q line (or a line that is not JSON)", msg)
+		return nil
+	}
+	api := "http://" + next("anysqs listening")["addr"].(string)
+	req, _ := http.NewRequest(http.MethodPost, api+"/", strings.NewReader(`{"QueueUrl":"`+api+`/000000000000/missing"}`))
+	req.Header.Set("X-Amz-Target", "AmazonSQS.GetQueueAttributes")
+	req.Header.Set("Content-Type", "application/x-amz-json-1.0")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	line := next("request")
+	if line["level"] != "DEBUG" || line["action"] != "GetQueueAttributes" || line["queue"] != "missing" ||
+		line["outcome"] != "QueueDoesNotExist" || line["request_id"] != resp.Header.Get("x-amzn-RequestId") || line["duration"] == nil {
+		t.Fatalf("request line %v (request id header %q)", line, resp.Header.Get("x-amzn-RequestId"))
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
 	}
 }
