@@ -81,6 +81,8 @@ func TestInvalidValues(t *testing.T) {
 
 func TestExampleConfigsLoad(t *testing.T) {
 	files, _ := filepath.Glob("../../configs/*.yaml")
+	container, _ := filepath.Glob("../../deploy/container/*.yaml")
+	files = append(files, container...)
 	if len(files) == 0 {
 		t.Fatal("no example configs found")
 	}
