@@ -77,7 +77,10 @@ var commitsSince = func(commit string, paths ...string) (int, bool) {
 	if commit == "" {
 		return 0, false
 	}
-	args := append([]string{"rev-list", "--count", commit + "..HEAD", "--"}, paths...)
+	args := []string{"rev-list", "--count", commit + "..HEAD", "--"}
+	for _, p := range paths {
+		args = append(args, ":(top)"+p) // from the repository's root, wherever the process runs
+	}
 	out, err := exec.Command("git", args...).Output()
 	if err != nil {
 		return 0, false
