@@ -22,6 +22,7 @@ type admin struct {
 	ready    func(context.Context) error
 	draining atomic.Bool // set at shutdown: /readyz fails so balancers stop sending
 	srv      *http.Server
+	console  *console // nil unless the configuration enables it
 }
 
 // newAdmin builds the registry: the Go runtime's and the process's series and the build.
@@ -45,6 +46,9 @@ func newAdmin(backend string) (*admin, error) {
 
 func (a *admin) handler() http.Handler {
 	mux := http.NewServeMux()
+	if a.console != nil {
+		a.console.register(mux)
+	}
 	mux.Handle("GET /metrics", promhttp.HandlerFor(a.reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		_, _ = w.Write([]byte("ok\n"))

@@ -138,6 +138,14 @@ SIGINT or SIGTERM drain in-flight requests and stop.`)
 	defer gw.Close()
 	if adm != nil {
 		adm.ready = gw.Ready
+		if cfg.Console {
+			desc, err := drv.Describe(ctx)
+			if err != nil {
+				return fmt.Errorf("backend %s: %w", cfg.Backend.Name, err)
+			}
+			adm.console = newConsole(gw, desc, cfg.Auth.Secrets(), adm.reg, cfg.Region)
+			log.Info("console enabled", "url", "http://"+admLn.Addr().String()+"/console")
+		}
 		adm.serve(admLn, log)
 		defer adm.close()
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/feature/ec2/imds"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/aws/smithy-go"
@@ -147,13 +148,6 @@ func (m *mq) connect(ctx context.Context) error {
 	if m.accessKey != "" || m.secretKey != "" {
 		opts = append(opts, awsconfig.WithCredentialsProvider(credentials.NewStaticCredentialsProvider(m.accessKey, m.secretKey, "")))
 	}
-	cfg, err := awsconfig.LoadDefaultConfig(ctx, opts...)
-	if err != nil {
-		return fmt.Errorf("AWS configuration: %w", err)
-	}
-	if cfg.Region == "" {
-		cfg.Region = "us-east-1"
-	}
 	endpoint := m.endpoint
 	if endpoint == "" {
 		endpoint = os.Getenv("ANYSQS_ENDPOINT")
@@ -163,6 +157,17 @@ func (m *mq) connect(ctx context.Context) error {
 	}
 	if endpoint == "aws" {
 		endpoint = ""
+	}
+	if endpoint != "" {
+		// Off AWS, instance credentials mean nothing: do not ask EC2's metadata service.
+		opts = append(opts, awsconfig.WithEC2IMDSClientEnableState(imds.ClientDisabled))
+	}
+	cfg, err := awsconfig.LoadDefaultConfig(ctx, opts...)
+	if err != nil {
+		return fmt.Errorf("AWS configuration: %w", err)
+	}
+	if cfg.Region == "" {
+		cfg.Region = "us-east-1"
 	}
 	if endpoint != "" {
 		if u, err := url.Parse(endpoint); err != nil || u.Scheme == "" || u.Host == "" {

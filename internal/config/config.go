@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -28,6 +29,10 @@ type Config struct {
 	// /metrics (Prometheus), /healthz (the process is up) and /readyz (the backend
 	// answers). Off by default; it is not authenticated, so keep it off public networks.
 	AdminListen string `yaml:"admin_listen"`
+	// Console serves a read-mostly web console at /console on the admin listener: queues
+	// and their counts, DLQs with a redrive button, the capability matrix, request rates.
+	// Behind HTTP Basic with an access key ID and secret from auth when auth lists any.
+	Console bool `yaml:"console"`
 	// PublicURL is the base of queue URLs handed to clients, e.g. "http://queues.internal:9324".
 	// Empty: derived from each request's Host header.
 	PublicURL string `yaml:"public_url"`
@@ -178,6 +183,7 @@ func merge(dst *Config, src Config) {
 	}
 	set(&dst.Listen, src.Listen)
 	set(&dst.AdminListen, src.AdminListen)
+	dst.Console = dst.Console || src.Console
 	set(&dst.PublicURL, src.PublicURL)
 	set(&dst.AccountID, src.AccountID)
 	set(&dst.Region, src.Region)
@@ -212,6 +218,14 @@ func setString(dst func(*Config) *string) func(*Config, string) error {
 var envVars = []envVar{
 	{"ANYSQS_LISTEN", setString(func(c *Config) *string { return &c.Listen })},
 	{"ANYSQS_ADMIN_LISTEN", setString(func(c *Config) *string { return &c.AdminListen })},
+	{"ANYSQS_CONSOLE", func(cfg *Config, v string) error {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return fmt.Errorf("ANYSQS_CONSOLE: %q is not true or false", v)
+		}
+		cfg.Console = b
+		return nil
+	}},
 	{"ANYSQS_PUBLIC_URL", setString(func(c *Config) *string { return &c.PublicURL })},
 	{"ANYSQS_ACCOUNT_ID", setString(func(c *Config) *string { return &c.AccountID })},
 	{"ANYSQS_REGION", setString(func(c *Config) *string { return &c.Region })},
@@ -276,6 +290,9 @@ func (c Config) Validate() error {
 		if _, _, err := net.SplitHostPort(c.AdminListen); err != nil {
 			return fmt.Errorf("admin_listen: %q is not HOST:PORT: %w", c.AdminListen, err)
 		}
+	}
+	if c.Console && c.AdminListen == "" {
+		return errors.New("console: needs admin_listen (the console is served there)")
 	}
 	if len(c.AccountID) != 12 || strings.Trim(c.AccountID, "0123456789") != "" {
 		return fmt.Errorf("account_id: %q must be 12 digits", c.AccountID)

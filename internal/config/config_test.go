@@ -70,6 +70,7 @@ func TestInvalidValues(t *testing.T) {
 		"auth:\n  credentials:\n    - {access_key_id: A, secret_access_key_env: ANYSQS_TEST_UNSET_SECRET}\n",
 		"account_id: '12'\n",
 		"log_level: loud\n",
+		"console: true\n", // needs admin_listen
 		"policy:\n  mode: lenient\n",
 		"policy:\n  overrides:\n    fifo.ordering: maybe\n",
 	} {
