@@ -70,6 +70,28 @@ func verdictWords(c CapabilityResult) string {
 	return string(c.Verdict)
 }
 
+// clockWords says whose clock a backend's queue time runs on, for an operator.
+func clockWords(c string) string {
+	switch c {
+	case "gateway":
+		return "the gateway (timeouts and delays exact to the gateway's clock)"
+	case "service":
+		return "the service (the gateway cannot move it; timeouts as the service keeps them)"
+	}
+	return orUnknown(c)
+}
+
+// scopeWords says where a backend's receipt handles stay valid.
+func scopeWords(s string) string {
+	switch s {
+	case "storage":
+		return "across gateway restarts and instances (kept in storage)"
+	case "instance":
+		return "only on the gateway instance that received the message, while it runs"
+	}
+	return orUnknown(s)
+}
+
 // commitsSince reports how many commits since commit touched the paths, and whether
 // that could be told (git and the commit are available). A variable for the tests.
 var commitsSince = func(commit string, paths ...string) (int, bool) {
@@ -213,6 +235,8 @@ var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 	"day":     day,
 	"short":   shortCommit,
 	"words":   verdictWords,
+	"clock":   clockWords,
+	"scope":   scopeWords,
 	"inc":     func(n int) int { return n + 1 },
 	"failing": func(c CapabilityResult) bool { return c.Verdict == Failed },
 }).Parse(`<!DOCTYPE html>
@@ -258,6 +282,8 @@ To record one: <code>ANYSQS_CONFORMANCE_ENDPOINT=https://sqs.&lt;region&gt;.amaz
 <tr><th class="cap">Backend</th>{{range .Backends}}<th><a href="#{{.Backend}}">{{.Backend}}</a></th>{{end}}</tr>
 <tr><th>result</th>{{range .Backends}}<td><span class="{{.Result}}">{{.Result}}</span></td>{{end}}</tr>
 <tr><th>verified against</th>{{range .Backends}}<td>{{or .Run.Target "unknown"}}</td>{{end}}</tr>
+<tr><th>queue time kept by</th>{{range .Backends}}<td>{{clock .Run.Clock}}</td>{{end}}</tr>
+<tr><th>receipt handles hold</th>{{range .Backends}}<td>{{scope .Run.ReceiptScope}}</td>{{end}}</tr>
 <tr><th>evidence</th>{{range .Backends}}<td>run {{or (day .Date) "unknown"}}, commit <code>{{short .Commit}}</code>{{with .Stale}}<br><span class="stale">{{.}}</span>{{end}}</td>{{end}}</tr>
 {{range .Differ}}{{template "row" .}}{{else}}<tr><td colspan="{{len $.Backends | inc}}">None: every capability is native and confirmed on every backend.</td></tr>
 {{end}}</table>

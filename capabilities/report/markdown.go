@@ -208,6 +208,14 @@ func matrixMarkdown(reps []BackendReport, noEvidenceOK bool) []byte {
 	for _, r := range reps {
 		fmt.Fprintf(&b, " %s |", mdCell(orUnknown(r.Run.Target)))
 	}
+	b.WriteString("\n| *queue time kept by* |")
+	for _, r := range reps {
+		fmt.Fprintf(&b, " %s |", mdCell(clockWords(r.Run.Clock)))
+	}
+	b.WriteString("\n| *receipt handles hold* |")
+	for _, r := range reps {
+		fmt.Fprintf(&b, " %s |", mdCell(scopeWords(r.Run.ReceiptScope)))
+	}
 	b.WriteString("\n| *run* |")
 	for _, r := range reps {
 		fmt.Fprintf(&b, " %s `%s`", mdCell(orUnknown(day(r.Date))), mdCell(shortCommit(r.Commit)))
