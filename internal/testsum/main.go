@@ -41,6 +41,10 @@ func summarize(r io.Reader, w io.Writer) int {
 		}
 		key := e.Package + " " + e.Test
 		switch e.Action {
+		case "build-output": // compiler errors (go test -json reports them so since Go 1.24)
+			fmt.Fprint(w, e.Output)
+		case "build-fail":
+			pkgFailed = true
 		case "output":
 			output[key] = append(output[key], e.Output)
 		case "pass", "fail", "skip":

@@ -22,6 +22,8 @@ func TestSummarize(t *testing.T) {
 		`{"Action":"output","Package":"q","Output":"ok  \tq\t0.2s\n"}`,
 		`{"Action":"pass","Package":"q"}`,
 		`# q/broken`,
+		`{"ImportPath":"r","Action":"build-output","Output":"r/x.go:3:1: syntax error\n"}`,
+		`{"ImportPath":"r","Action":"build-fail"}`,
 	}, "\n")
 	var out bytes.Buffer
 	if code := summarize(strings.NewReader(in), &out); code != 1 {
@@ -29,7 +31,7 @@ func TestSummarize(t *testing.T) {
 	}
 	got := out.String()
 	for _, want := range []string{"b_test.go:9: boom", "sub failed", "FAIL\tp\t0.1s\n", "ok  \tq\t0.2s\n",
-		"# q/broken", "failed:\n  p TestB\n  p TestB/sub\n", "1 passed, 1 failed, 1 skipped\n"} {
+		"# q/broken", "r/x.go:3:1: syntax error\n", "failed:\n  p TestB\n  p TestB/sub\n", "1 passed, 1 failed, 1 skipped\n"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("summary lacks %q:\n%s", want, got)
 		}
