@@ -1,18 +1,25 @@
 # anysqs: `make help` lists the targets.
 GO      ?= go
 BACKEND ?= sqlite
-CONFIG  ?= configs/embedded.yaml
+CONFIG  ?=
+# What `anysqs version` and /metrics' anysqs_build_info say about this build.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+COMMIT  ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
+LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
+ENDPOINT ?= http://127.0.0.1:9324
 
 .PHONY: help run build generate test lint conformance report bench fuzz load bench-postgres bench-plugin system soak
 
 help: ## this list
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
 
-run: ## run the gateway on the embedded SQLite backend (127.0.0.1:9324, data in ./data)
-	$(GO) run ./cmd/anysqs serve --config $(CONFIG)
+run: build ## build, then run the gateway on the embedded SQLite backend (127.0.0.1:9324, data in ./data); CONFIG=FILE for another
+	bin/anysqs serve $(if $(CONFIG),--config $(CONFIG))
 
-build: ## build bin/anysqs
-	$(GO) build -o bin/anysqs ./cmd/anysqs
+build: ## build bin/anysqs (static, version-stamped) and bin/anysqs-load
+	@echo "building bin/anysqs $(VERSION) (the first build compiles every dependency: about a minute)"
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/anysqs ./cmd/anysqs
+	CGO_ENABLED=0 $(GO) build -trimpath -o bin/anysqs-load ./cmd/anysqs-load
 
 generate: ## go generate: the SQS error table, Kind.String, the plugin protocol (needs protoc; CI fails if stale)
 	$(GO) generate ./...
@@ -30,6 +37,9 @@ conformance: ## run the conformance suite on one backend: make conformance BACKE
 
 report: ## regenerate docs/compat from a fresh conformance run (only some: make report BACKENDS=sqlite,postgres)
 	eval "$$(scripts/test-env.sh)"; $(GO) run ./cmd/anysqs report --out docs/compat $(if $(BACKENDS),--backends $(BACKENDS))
+
+load: ## closed-loop load on a running gateway: make load ENDPOINT=http://127.0.0.1:9324 LOAD_ARGS='--duration 30s'
+	$(GO) run ./cmd/anysqs-load --mode closed --paths gateway --endpoint $(ENDPOINT) $(LOAD_ARGS)
 
 bench: ## driver and gateway benchmarks
 	$(GO) test -run '^$$' -bench . -benchmem ./drivers/... ./gateway/...

@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -55,7 +58,8 @@ func Names() []string {
 }
 
 // DecodeOptions decodes raw into dst (a pointer to a struct with json tags), rejecting
-// keys dst does not have with an error that names the key.
+// keys dst does not have. Its errors are *OptionError, naming the option in the YAML
+// file's terms, so that the binary can point at the option's line.
 func DecodeOptions(raw map[string]any, dst any) error {
 	b, err := json.Marshal(raw)
 	if err != nil {
@@ -63,8 +67,62 @@ func DecodeOptions(raw map[string]any, dst any) error {
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(dst); err != nil {
-		return fmt.Errorf("backend options: %w", err)
+	err = dec.Decode(dst)
+	var typeErr *json.UnmarshalTypeError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &typeErr):
+		return &OptionError{Key: typeErr.Field, Msg: fmt.Sprintf("want %s, got %s", yamlKind(typeErr.Type), jsonValueKind(typeErr.Value))}
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		key, _ := strconv.Unquote(strings.TrimPrefix(err.Error(), "json: unknown field "))
+		return &OptionError{Key: key, Msg: "unknown key"}
 	}
-	return nil
+	return fmt.Errorf("backend options: %w", err)
+}
+
+// OptionError is a backend option that does not fit the driver's options.
+type OptionError struct {
+	Key string // the option's dotted path under backend.options, e.g. "tls.mode"
+	Msg string // in YAML's terms: "unknown key", "want a whole number, got text"
+}
+
+func (e *OptionError) Error() string { return "backend.options." + e.Key + ": " + e.Msg }
+
+// yamlKind names what a Go type decodes from, as a YAML file's author sees it.
+func yamlKind(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "text"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a whole number"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "a list"
+	case reflect.Struct, reflect.Map:
+		return "a mapping"
+	}
+	return t.String()
+}
+
+func jsonValueKind(v string) string {
+	switch {
+	case v == "string":
+		return "text"
+	case v == "bool":
+		return "true or false"
+	case v == "array":
+		return "a list"
+	case v == "object":
+		return "a mapping"
+	case v == "number":
+		return "a number"
+	case strings.HasPrefix(v, "number "):
+		return "the number " + strings.TrimPrefix(v, "number ")
+	}
+	return v
 }

@@ -360,6 +360,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			s.writeError(w, proto, reqID, name, err)
 		}
 		s.metrics.record(name, c, err, time.Since(start))
+		if s.log.Enabled(context.Background(), slog.LevelDebug) {
+			s.logRequest(name, c, err, reqID, time.Since(start))
+		}
 	}()
 	var out any
 	if err == nil {
@@ -383,6 +386,31 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.writeResult(w, proto, reqID, name, out)
+}
+
+// logRequest writes the debug line of one request: action, queue, outcome (ok or the
+// SQS error code), duration and the request id the client was given.
+func (s *Server) logRequest(action string, c *call, err error, reqID string, d time.Duration) {
+	outcome := "ok"
+	switch {
+	case err == errClientGone:
+		outcome = "ClientGone"
+	case err != nil:
+		outcome = string(toSQSError(err).Code)
+	}
+	var q struct {
+		URL  string `json:"QueueUrl"`
+		Name string `json:"QueueName"`
+	}
+	if c != nil {
+		_ = json.Unmarshal(c.body, &q) // best effort: a body that does not parse has no queue
+	}
+	queue := q.Name
+	if queue == "" && q.URL != "" {
+		queue = q.URL[strings.LastIndex(q.URL, "/")+1:]
+	}
+	s.log.Debug("request", "action", action, "queue", queue, "outcome", outcome,
+		"duration", d, "request_id", reqID)
 }
 
 // errClientGone stands for a call whose client left before its answer; the request

@@ -5,12 +5,33 @@
 # are skipped and reported as not run.
 #
 #   eval "$(scripts/test-env.sh)"
+#   scripts/test-env.sh stop   stop what an earlier run started, as listed in
+#                              $ANYSQS_TEST_STARTED (make test does this when it ends)
 set -uo pipefail
 
 say() { echo "test-env: $*" >&2; }
 missing=()
+started=() # what this run started, for `stop`: service:NAME and pgbouncer:DIR
 
 . "$(dirname "$0")/lib/privileges.sh"
+
+if [ "${1:-}" = stop ]; then
+	for what in ${ANYSQS_TEST_STARTED:-}; do
+		case $what in
+		service:*)
+			"$(dirname "$0")/services/${what#service:}.sh" stop >/dev/null 2>&1 &&
+				say "stopped ${what#service:}" ;;
+		pgbouncer:*)
+			dir=${what#pgbouncer:}
+			if [ -f "$dir/pid" ]; then
+				pid=$(cat "$dir/pid")
+				kill "$pid" 2>/dev/null || as_svc kill "$pid" 2>/dev/null || as_root kill "$pid" 2>/dev/null
+				say "stopped PgBouncer $dir (pid $pid)"
+			fi ;;
+		esac
+	done
+	exit 0
+fi
 
 # --- The AWS CLI v2 from Debian (speaks the Query protocol) -------------------------------
 if [ ! -x /usr/bin/aws ]; then
@@ -38,6 +59,7 @@ fi
 # --- Services of the conformance suite's backend rows: one script each --------------------
 for svc in "$(dirname "$0")"/services/*.sh; do
 	name=$(basename "$svc" .sh)
+	"$svc" env >/dev/null 2>&1 || started+=("service:$name") # not running before: ours to stop
 	if lines=$("$svc" start); then
 		echo "$lines"
 		eval "$lines"
@@ -73,6 +95,7 @@ if [ -n "$pg_dsn" ]; then
 						"logfile = $dir/log" "pidfile = $dir/pid" >"$dir/ini"
 					chown -R "$svc_user" "$dir" 2>/dev/null || true
 					as_svc "$bouncer" -d "$dir/ini" >/dev/null 2>&1
+					started+=("pgbouncer:$dir")
 					for _ in $(seq 1 20); do pg_ready 127.0.0.1 "$port" && break; sleep 0.25; done
 				fi
 				if pg_ready 127.0.0.1 "$port"; then
@@ -89,6 +112,8 @@ if [ -n "$pg_dsn" ]; then
 		say "ANYSQS_TEST_POSTGRES_DSN is not a passwordless local server: the PgBouncer tests will be skipped"
 	fi
 fi
+
+echo "export ANYSQS_TEST_STARTED='${started[*]}'"
 
 if [ ${#missing[@]} -gt 0 ]; then
 	for m in "${missing[@]}"; do say "MISSING: $m — its tests will be skipped and reported as not run"; done

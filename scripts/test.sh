@@ -6,6 +6,9 @@ cd "$(dirname "$0")/.."
 
 env_lines=$(scripts/test-env.sh)
 eval "$env_lines"
+out=$(mktemp -d)
+# Whatever the outcome, stop what test-env.sh started (PgBouncers, throwaway servers).
+trap 'rm -rf "$out"; scripts/test-env.sh stop' EXIT
 
 echo "== generated files are current"
 # Compare the tree's state before and after generating, so uncommitted work of a
@@ -26,16 +29,15 @@ echo "== staticcheck"
 scripts/staticcheck.sh ./...
 
 echo "== go test"
-# TestConformance runs once, below, through the report generator.
-go test -count=1 -timeout 12m -skip '^TestConformance$' ./...
+# TestConformance runs once, below, through the report generator. testsum prints each
+# package's ok/FAIL line, failed tests in full, and "N passed, N failed, N skipped".
+go test -json -count=1 -timeout 12m -skip '^TestConformance$' ./... | go run ./internal/testsum
 
 echo "== examples/counting-plugin: a third-party driver plugin, its own module"
 (cd examples/counting-plugin && go vet ./... && go test -count=1 ./...)
 
 echo "== conformance suite -> compatibility reports, compared with docs/compat"
-out=$(mktemp -d)
-trap 'rm -rf "$out"' EXIT
-go run ./cmd/anysqs report --out "$out" --check docs/compat
+go run ./cmd/anysqs report --quiet --out "$out" --check docs/compat
 
 echo "== conformance suite for postgres through PgBouncer (session pooling)"
 if [ -n "${ANYSQS_TEST_PGBOUNCER_SESSION_DSN:-}" ]; then

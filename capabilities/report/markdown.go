@@ -167,12 +167,14 @@ func matrixMarkdown(reps []BackendReport, noEvidenceOK bool) []byte {
 	b.WriteString("- Levels: **native** (the backend does what SQS does), **emulated** (the driver reproduces SQS " +
 		"exactly), **degraded** (a documented fallback; responses carry `X-Anysqs-Degraded`; `policy: strict` " +
 		"rejects it), **unsupported** (requests fail with an SQS error and change nothing).\n")
-	b.WriteString("- Verdicts: ✅ the cases confirm the declaration; ❌ a case contradicts it; ⚠️ no case exercises " +
-		"it; ⏸ the backend's service was not available, nothing was checked;\n")
-	b.WriteString("  🕒 the backend's service keeps queue time, and the cases needed more of it than a run waits " +
-		"for in real time; nothing was checked.\n\n")
-	b.WriteString("To choose a backend, read down the column of each candidate for the capabilities your " +
-		"application relies on: anything other than native or emulated changes behaviour, and its note says how.\n\n")
+	b.WriteString("- Verdicts, in each cell after the level: *confirmed* (for degraded: *fallback confirmed*; for " +
+		"unsupported: *rejection confirmed*), *CONTRADICTED by a case*, *no case checks it*, *not run* (the " +
+		"backend's service was not available), *unchecked (needs a gateway clock)* (the service keeps queue time " +
+		"and the cases needed more of it than a run waits for).\n\n")
+	b.WriteString("Backends also differ beyond capabilities (gateways per data set, durability, availability, " +
+		"throughput, cost, what runs where): see [Choosing a backend](../backends/README.md). " +
+		"The table first lists the capabilities on which the backends differ or that some backend does not give " +
+		"natively; those native and confirmed everywhere follow as a list.\n\n")
 	reps, ref := splitReference(reps)
 	b.WriteString(referenceLine(ref) + "\n\n")
 	reps, profiles := splitTestOnly(reps)
@@ -203,24 +205,72 @@ func matrixMarkdown(reps []BackendReport, noEvidenceOK bool) []byte {
 	for _, r := range reps {
 		fmt.Fprintf(&b, " %s |", mdCell(orUnknown(r.ServiceVersion)))
 	}
+	b.WriteString("\n| *verified against* |")
+	for _, r := range reps {
+		fmt.Fprintf(&b, " %s |", mdCell(orUnknown(r.Run.Target)))
+	}
+	b.WriteString("\n| *queue time kept by* |")
+	for _, r := range reps {
+		fmt.Fprintf(&b, " %s |", mdCell(clockWords(r.Run.Clock)))
+	}
+	b.WriteString("\n| *receipt handles hold* |")
+	for _, r := range reps {
+		fmt.Fprintf(&b, " %s |", mdCell(scopeWords(r.Run.ReceiptScope)))
+	}
 	b.WriteString("\n| *run* |")
 	for _, r := range reps {
-		fmt.Fprintf(&b, " %s `%s` |", mdCell(orUnknown(r.Date)), mdCell(shortCommit(r.Commit)))
+		fmt.Fprintf(&b, " %s `%s`", mdCell(orUnknown(day(r.Date))), mdCell(shortCommit(r.Commit)))
+		if st := staleness(r); st != "" {
+			fmt.Fprintf(&b, " **%s**", mdCell(st))
+		}
+		b.WriteString(" |")
 	}
 	b.WriteString("\n")
+	var same []string
 	for _, row := range matrixRows(reps) {
+		cells, differs := matrixCells(reps, row)
+		if !differs {
+			same = append(same, row.id)
+			continue
+		}
 		fmt.Fprintf(&b, "| %s |", row.id)
 		for i, r := range reps {
 			c, ok := row.cells[i]
 			if !ok {
-				b.WriteString(" – |")
+				b.WriteString(" not declared |")
 				continue
 			}
-			fmt.Fprintf(&b, " [%s %s](%s.md#%s) |", verdictSymbol(c.Verdict), c.Level, r.Backend, anchor(c.ID))
+			fmt.Fprintf(&b, " [%s](%s.md#%s)", cells[i], r.Backend, anchor(c.ID))
+			if c.Level != "native" && c.Note != "" {
+				fmt.Fprintf(&b, ": %s", mdCell(c.Note))
+			}
+			b.WriteString(" |")
 		}
 		b.WriteString("\n")
 	}
+	if len(same) > 0 {
+		fmt.Fprintf(&b, "\nNative and confirmed on every backend (%d): %s.\n", len(same), strings.Join(same, ", "))
+	}
 	return []byte(b.String())
+}
+
+// matrixCells says each backend's cell of a row in words, and whether the row belongs
+// among those where backends differ: cells unlike each other, a missing cell, or any
+// cell that is not native and confirmed.
+func matrixCells(reps []BackendReport, row matrixRow) ([]string, bool) {
+	cells := make([]string, len(reps))
+	differs := len(row.cells) < len(reps)
+	for i := range reps {
+		c, ok := row.cells[i]
+		if !ok {
+			continue
+		}
+		cells[i] = c.Level + ": " + verdictWords(c)
+		if c.Level != "native" || c.Verdict != Verified || (i > 0 && cells[i] != cells[0]) {
+			differs = true
+		}
+	}
+	return cells, differs
 }
 
 // confirmedMark follows a case in a report's details when AWS SQS confirmed it.

@@ -50,7 +50,8 @@ func TestDeclaredButNotDelivered(t *testing.T) {
 		!strings.Contains(md, "> case_test.go:42: group g1: got m2 before m1") {
 		t.Errorf("liar.md does not show the failed case with its reason:\n%s", md)
 	}
-	if html := read(t, filepath.Join(out, "index.html")); !strings.Contains(html, `<td class="failed" title="liar fifo.ordering: native, failed`) {
+	if html := read(t, filepath.Join(out, "index.html")); !strings.Contains(html, `<td class="failed"><a href="#liar--fifo.ordering" title="liar fifo.ordering: native, failed`) ||
+		!strings.Contains(html, `native: CONTRADICTED by a case`) {
 		t.Error("index.html does not colour the contradicted cell red")
 	}
 }
@@ -174,7 +175,7 @@ func TestMatrixKeepsOtherBackends(t *testing.T) {
 	if !strings.Contains(readme, "| Capability | [postgres](postgres.md) | [sqlite](sqlite.md) |") {
 		t.Errorf("README.md lacks both backends:\n%s", readme)
 	}
-	if !strings.Contains(readme, "| delay.message | [✅ degraded](postgres.md#cap-delay.message) | [✅ degraded](sqlite.md#cap-delay.message) |") {
+	if !strings.Contains(readme, "| delay.message | [degraded: fallback confirmed](postgres.md#cap-delay.message)") {
 		t.Error("README.md cells do not link their evidence")
 	}
 }

@@ -22,15 +22,17 @@ type admin struct {
 	ready    func(context.Context) error
 	draining atomic.Bool // set at shutdown: /readyz fails so balancers stop sending
 	srv      *http.Server
+	console  *console // nil unless the configuration enables it
 }
 
 // newAdmin builds the registry: the Go runtime's and the process's series and the build.
 // The gateway registers its series, and the driver's own, on reg when it starts.
 func newAdmin(backend string) (*admin, error) {
 	a := &admin{reg: prometheus.NewRegistry()}
+	b := buildInfo()
 	build := prometheus.NewGauge(prometheus.GaugeOpts{Name: "anysqs_build_info",
-		Help:        "Always 1; the labels say which anysqs and backend run.",
-		ConstLabels: prometheus.Labels{"version": version, "backend": backend}})
+		Help:        "Always 1; the labels say which anysqs, built from which commit with which Go, and which backend run.",
+		ConstLabels: prometheus.Labels{"version": b.Version, "commit": b.Commit, "goversion": b.Go, "backend": backend}})
 	build.Set(1)
 	cs := []prometheus.Collector{collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), build}
@@ -44,6 +46,9 @@ func newAdmin(backend string) (*admin, error) {
 
 func (a *admin) handler() http.Handler {
 	mux := http.NewServeMux()
+	if a.console != nil {
+		a.console.register(mux)
+	}
 	mux.Handle("GET /metrics", promhttp.HandlerFor(a.reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		_, _ = w.Write([]byte("ok\n"))
@@ -64,16 +69,11 @@ func (a *admin) handler() http.Handler {
 	return mux
 }
 
-// serve starts the listener on addr.
-func (a *admin) serve(addr string, log *slog.Logger) error {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return fmt.Errorf("admin_listen: %w", err)
-	}
+// serve serves on ln, bound by the caller before the backend opened.
+func (a *admin) serve(ln net.Listener, log *slog.Logger) {
 	a.srv = &http.Server{Handler: a.handler(), ReadHeaderTimeout: 10 * time.Second}
 	log.Info("admin listening", "addr", ln.Addr().String())
 	go func() { _ = a.srv.Serve(ln) }()
-	return nil
 }
 
 // close stops the listener once the gateway has finished.

@@ -14,15 +14,15 @@ func TestDriverServeArguments(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"driver"}, "want serve and a driver name"},
-		{[]string{"driver", "serve"}, "want serve and a driver name"},
-		{[]string{"driver", "run", "sqlite"}, "want serve and a driver name"},
+		{[]string{"driver"}, "usage: anysqs driver serve <"},
+		{[]string{"driver", "serve"}, "usage: anysqs driver serve <"},
+		{[]string{"driver", "run", "sqlite"}, "usage: anysqs driver serve <"},
 		{[]string{"driver", "serve", "nosuch"}, `unknown driver "nosuch" (built in: `},
 		{[]string{"driver", "serve", "plugin"}, `unknown driver "plugin"`},
 	} {
 		err := run(context.Background(), tt.args, io.Discard, io.Discard)
-		if err == nil || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("%v: got %v, want %q", tt.args, err, tt.want)
+		if err == nil || !strings.Contains(err.Error(), tt.want) || exitCode(err) != 2 {
+			t.Errorf("%v: got %v (exit %d), want %q and exit 2", tt.args, err, exitCode(err), tt.want)
 		}
 	}
 }

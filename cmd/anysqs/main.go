@@ -1,14 +1,10 @@
-// Command anysqs runs the SQS-compatible gateway and its tools.
-//
-//	anysqs serve  [--config FILE] [--listen HOST:PORT]   run the gateway
-//	anysqs report [flags]                                 build compatibility reports
-//	anysqs version
+// Command anysqs runs the SQS-compatible gateway and its tools. `anysqs --help` lists
+// the commands; each has --help of its own.
 package main
 
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -27,52 +23,58 @@ import (
 	_ "github.com/anysqs/anysqs/drivers/cosmos"     // registers "cosmos"
 	_ "github.com/anysqs/anysqs/drivers/firestore"  // registers "firestore"
 	_ "github.com/anysqs/anysqs/drivers/postgres"   // registers "postgres"
-	_ "github.com/anysqs/anysqs/drivers/postgres"   // registers "postgres"
 	_ "github.com/anysqs/anysqs/drivers/servicebus" // registers "servicebus"
 	_ "github.com/anysqs/anysqs/drivers/spanner"    // registers "spanner"
-	_ "github.com/anysqs/anysqs/drivers/sqlite"     // registers "sqlite"
 	_ "github.com/anysqs/anysqs/drivers/sqlite"     // registers "sqlite"
 	"github.com/anysqs/anysqs/gateway"
 	"github.com/anysqs/anysqs/internal/config"
 	"github.com/anysqs/anysqs/internal/gctune"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "dev"
+// commands is the dispatch table: one line per command. (Set in init: help and
+// completion read the table themselves.)
+var commands []command
+
+func init() {
+	commands = []command{
+		{"serve", "[--config FILE]", "run the gateway", serve},
+		{"mq", "SUBCOMMAND [flags]", "queue chores against a running gateway or AWS SQS", runMQ},
+		{"report", "[flags]", "run the conformance suite and write the compatibility reports", runReport},
+		{"driver", "serve NAME", "serve a built-in driver as an out-of-process plugin (for backend: plugin)",
+			func(ctx context.Context, args []string, _, stderr io.Writer) error {
+				return driverCommand(ctx, args, stderr)
+			}},
+		{"version", "[--short]", "print version, commit and Go version", runVersion},
+		{"completion", "bash|zsh|fish", "print a shell completion script", runCompletion},
+	}
+}
 
 func main() {
-	if err := run(context.Background(), os.Args[1:], os.Stdout, os.Stderr); err != nil {
+	err := run(context.Background(), os.Args[1:], os.Stdout, os.Stderr)
+	if err != nil && !errors.Is(err, errHelpShown) {
 		fmt.Fprintln(os.Stderr, "anysqs:", err)
-		os.Exit(1)
 	}
+	os.Exit(exitCode(err))
 }
 
+// run is main without the process: tests call it.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		return errors.New("usage: anysqs serve|report|version [flags]")
-	}
-	switch args[0] {
-	case "serve":
-		return serve(ctx, args[1:], stderr)
-	case "report":
-		return runReport(ctx, args[1:], stdout, stderr)
-	case "driver":
-		return driverCommand(ctx, args[1:], stderr)
-	case "version":
-		fmt.Fprintln(stdout, "anysqs", version)
-		return nil
-	default:
-		return fmt.Errorf("unknown command %q (want serve, report or version)", args[0])
-	}
+	return dispatch(ctx, args, stdout, stderr)
 }
 
-func serve(ctx context.Context, args []string, stderr io.Writer) error {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	cfgPath := fs.String("config", "", "YAML configuration file (default: embedded backend under ./data)")
-	listen := fs.String("listen", "", "HOST:PORT to listen on (overrides the config)")
-	pprofAddr := fs.String("pprof", "", "HOST:PORT for Go's /debug/pprof profiles (off by default; keep it on loopback)")
-	if err := fs.Parse(args); err != nil {
+func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("serve", "[flags]", `Run the gateway: the SQS API on listen, and /metrics, /healthz and /readyz on
+admin_listen when the configuration sets it. Without --config: the embedded SQLite
+backend with its data in ./data. Relative paths in a configuration file are relative
+to that file. Environment variables ANYSQS_* override the file (README.md lists them).
+SIGINT or SIGTERM drain in-flight requests and stop.`)
+	cfgPath := fs.String("config", "", "YAML configuration `FILE` (configs/ has examples)")
+	listen := fs.String("listen", "", "`HOST:PORT` of the SQS listener (overrides the config)")
+	pprofAddr := fs.String("pprof", "", "`HOST:PORT` for Go's /debug/pprof profiles (off by default; keep it on loopback)")
+	if err := fs.parse(args, stdout); err != nil {
+		return err
+	}
+	if err := fs.noArgs(); err != nil {
 		return err
 	}
 	cfg, err := config.Load(*cfgPath, os.Getenv)
@@ -82,20 +84,45 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	if *listen != "" {
 		cfg.Listen = *listen
 	}
-	log := newLogger(cfg.LogLevel, stderr)
+	log := newLogger(cfg.LogLevel, cfg.LogFormat, stderr)
 	gctune.Apply(os.Getenv)
 
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
+	// Every listener is bound before the backend opens: a start that fails on a busy
+	// port must not leave a database (or a lock, or a schema) behind.
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	defer ln.Close()
+	var admLn, pprofLn net.Listener
+	if cfg.AdminListen != "" {
+		if admLn, err = net.Listen("tcp", cfg.AdminListen); err != nil {
+			return fmt.Errorf("admin_listen: %w", err)
+		}
+		defer admLn.Close()
+	}
+	if *pprofAddr != "" {
+		if pprofLn, err = net.Listen("tcp", *pprofAddr); err != nil {
+			return fmt.Errorf("pprof: %w", err)
+		}
+		defer pprofLn.Close()
+	}
+
 	drv, err := drivers.Open(ctx, cfg.Backend.Name, cfg.Backend.Options)
 	if err != nil {
+		var oe *drivers.OptionError
+		if errors.As(err, &oe) {
+			return fmt.Errorf("%w (backend %s)", cfg.Locate("backend.options."+oe.Key, oe.Msg), cfg.Backend.Name)
+		}
 		return fmt.Errorf("backend %s: %w", cfg.Backend.Name, err)
 	}
 	defer drv.Close()
 	var adm *admin
 	var reg prometheus.Registerer // nil: no metrics
-	if cfg.AdminListen != "" {
+	if admLn != nil {
 		if adm, err = newAdmin(cfg.Backend.Name); err != nil {
 			return err
 		}
@@ -119,23 +146,22 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	defer gw.Close()
 	if adm != nil {
 		adm.ready = gw.Ready
-		if err := adm.serve(cfg.AdminListen, log); err != nil {
-			return err
+		if cfg.Console {
+			desc, err := drv.Describe(ctx)
+			if err != nil {
+				return fmt.Errorf("backend %s: %w", cfg.Backend.Name, err)
+			}
+			adm.console = newConsole(gw, desc, cfg.Auth.Secrets(), adm.reg, cfg.Region)
+			log.Info("console enabled", "url", "http://"+admLn.Addr().String()+"/console")
 		}
+		adm.serve(admLn, log)
 		defer adm.close()
 	}
-
-	ln, err := net.Listen("tcp", cfg.Listen)
-	if err != nil {
-		return err
-	}
-	if *pprofAddr != "" {
-		if err := servePprof(*pprofAddr, log); err != nil {
-			return err
-		}
+	if pprofLn != nil {
+		servePprof(pprofLn, log)
 	}
 	srv := &http.Server{Handler: gw, ReadHeaderTimeout: 10 * time.Second}
-	log.Info("anysqs listening", "addr", ln.Addr().String(), "backend", cfg.Backend.Name, "version", version,
+	log.Info("anysqs listening", "addr", ln.Addr().String(), "backend", cfg.Backend.Name, "version", buildInfo().Version,
 		"auth", authMode(cfg))
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -160,24 +186,25 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 
 // servePprof exposes the runtime profiles on their own listener, so profiling a
 // production gateway never puts /debug paths on the SQS endpoint.
-func servePprof(addr string, log *slog.Logger) error {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return fmt.Errorf("pprof: %w", err)
-	}
+func servePprof(ln net.Listener, log *slog.Logger) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	log.Info("pprof listening", "addr", ln.Addr().String())
 	go func() { _ = http.Serve(ln, mux) }()
-	return nil
 }
 
-func newLogger(level string, w io.Writer) *slog.Logger {
+// newLogger returns the process's logger: level and format (text or json) from the
+// configuration, which validated both.
+func newLogger(level, format string, w io.Writer) *slog.Logger {
 	var l slog.Level
-	_ = l.UnmarshalText([]byte(level)) // validated by config.Validate
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l}))
+	_ = l.UnmarshalText([]byte(level))
+	opts := &slog.HandlerOptions{Level: l}
+	if format == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
 }
 
 // authMode says in the start-up log whether requests are authenticated.

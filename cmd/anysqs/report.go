@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -17,8 +15,9 @@ import (
 // reports. Running the suite needs the source tree and the Go toolchain: the suite is a
 // go test package, so that `go test -json` output alone is enough to rebuild a report.
 func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("report", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags("report", "[flags]", `Run the conformance suite (from the source tree, with go test) or read a saved run,
+and write each backend's compatibility report (<backend>.md and .json), the matrix
+README.md and the page index.html. `+"`make report`"+` is the usual way to call it.`)
 	backends := fs.String("backends", "", "comma-separated backends to run and check (default: every backend; with --check, each committed report must be among those that ran)")
 	fs.StringVar(backends, "backend", "", "same as --backends")
 	from := fs.String("from", "", "read this go test -json file instead of running the suite")
@@ -26,19 +25,27 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	out := fs.String("out", "docs/compat", "directory for <backend>.md/.json, README.md and index.html")
 	allowNoEvidence := fs.Bool("allow-no-evidence", false, "treat capabilities without cases as warnings")
 	check := fs.String("check", "", "compare the fresh reports with the committed ones in this directory; differences fail")
-	if err := fs.Parse(args); err != nil {
+	quiet := fs.Bool("quiet", false, "print only the cases that did not pass, then the counts")
+	if err := fs.parse(args, stdout); err != nil {
+		return err
+	}
+	if err := fs.noArgs(); err != nil {
 		return err
 	}
 
 	opts := report.Options{
 		OutDir:          *out,
 		AllowNoEvidence: *allowNoEvidence,
-		Progress:        func(c report.CaseResult) { fmt.Fprintln(stderr, c.String()) },
+		Progress: func(c report.CaseResult) {
+			if !*quiet || c.Status != report.Pass {
+				fmt.Fprintln(stderr, c.String())
+			}
+		},
 	}
 	var wait func() error
 	if *from != "" {
 		if *decls == "" {
-			return errors.New("--from needs --declarations DIR")
+			return usagef("report: --from needs --declarations DIR")
 		}
 		f, err := os.Open(*from)
 		if err != nil {
@@ -93,8 +100,18 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			fmt.Fprintf(stdout, "  - %s\n", f)
 		}
 	}
-	for _, f := range sum.Files {
-		fmt.Fprintln(stdout, "wrote", f)
+	var total report.Totals
+	for _, b := range sum.Backends {
+		total.Pass += b.Totals.Pass
+		total.Fail += b.Totals.Fail
+		total.NotRun += b.Totals.NotRun
+	}
+	fmt.Fprintf(stdout, "conformance: %d passed, %d failed, %d not run, over %d backends\n",
+		total.Pass, total.Fail, total.NotRun, len(sum.Backends))
+	if !*quiet {
+		for _, f := range sum.Files {
+			fmt.Fprintln(stdout, "wrote", f)
+		}
 	}
 	if genErr != nil || *check == "" {
 		return genErr

@@ -1,15 +1,17 @@
 // Package config loads the anysqs gateway configuration: a YAML file, then environment
-// overrides for the common keys. Unknown keys are errors that name the key, so a typo
-// never silently falls back to a default.
+// overrides for the common keys. Unknown keys are errors that name the file, the line and
+// the key, so a typo never silently falls back to a default. Relative paths in a file are
+// relative to that file, so a configuration means the same wherever anysqs is started.
 package config
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
+	"path/filepath"
+	"reflect"
+	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -27,6 +29,10 @@ type Config struct {
 	// /metrics (Prometheus), /healthz (the process is up) and /readyz (the backend
 	// answers). Off by default; it is not authenticated, so keep it off public networks.
 	AdminListen string `yaml:"admin_listen"`
+	// Console serves a read-mostly web console at /console on the admin listener: queues
+	// and their counts, DLQs with a redrive button, the capability matrix, request rates.
+	// Behind HTTP Basic with an access key ID and secret from auth when auth lists any.
+	Console bool `yaml:"console"`
 	// PublicURL is the base of queue URLs handed to clients, e.g. "http://queues.internal:9324".
 	// Empty: derived from each request's Host header.
 	PublicURL string `yaml:"public_url"`
@@ -34,8 +40,10 @@ type Config struct {
 	AccountID string `yaml:"account_id"`
 	// Region appears in ARNs.
 	Region string `yaml:"region"`
-	// LogLevel is debug, info, warn or error.
+	// LogLevel is debug, info, warn or error. At debug every request logs one line.
 	LogLevel string `yaml:"log_level"`
+	// LogFormat is text (logfmt-style key=value) or json (one object a line).
+	LogFormat string `yaml:"log_format"`
 	// Backend selects and configures the storage driver.
 	Backend Backend `yaml:"backend"`
 	// Policy says what to do with capabilities the backend only degrades.
@@ -43,6 +51,9 @@ type Config struct {
 	// Auth, when it lists credentials, makes the gateway verify every request's AWS
 	// Signature Version 4 against them.
 	Auth Auth `yaml:"auth"`
+
+	// src is where the file's keys are, for errors raised after loading (driver options).
+	src *source
 }
 
 // Auth lists the access keys clients may sign with.
@@ -95,44 +106,71 @@ func Default() Config {
 		AccountID: "000000000000",
 		Region:    "us-east-1",
 		LogLevel:  "info",
+		LogFormat: "text",
 		Backend:   Backend{Name: "sqlite", Options: map[string]any{"data_dir": "./data"}},
 		Policy:    Policy{Mode: "degrade"},
 	}
 }
 
 // Load reads the file at path (none if path is empty) over the defaults, then applies
-// environment overrides from getenv, then validates.
+// environment overrides from getenv, then validates. Relative paths among the backend
+// options (keys ending in _dir, _file or _path) are resolved against the file's directory.
 func Load(path string, getenv func(string) string) (Config, error) {
 	cfg := Default()
 	if path != "" {
-		f, err := os.Open(path)
+		data, err := os.ReadFile(path)
 		if err != nil {
 			return Config{}, err
 		}
-		defer f.Close()
-		if err := decode(f, &cfg); err != nil {
-			return Config{}, fmt.Errorf("%s: %w", path, err)
+		src, err := decode(path, data, &cfg)
+		if err != nil {
+			return Config{}, err
+		}
+		cfg.src = src
+		if cfg.Backend.Options != nil {
+			resolvePaths(cfg.Backend.Options, filepath.Dir(path))
 		}
 	}
 	if err := applyEnv(&cfg, getenv); err != nil {
 		return Config{}, err
 	}
-	return cfg, cfg.Validate()
+	if err := cfg.Validate(); err != nil {
+		return Config{}, cfg.src.wrap(err)
+	}
+	return cfg, nil
 }
 
-func decode(r io.Reader, cfg *Config) error {
-	data, err := io.ReadAll(r)
-	if err != nil {
-		return err
+func decode(path string, data []byte, cfg *Config) (*source, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, syntaxError(path, err)
+	}
+	src := &source{path: path, lines: map[string]int{}}
+	if len(doc.Content) == 0 { // an empty file: the defaults
+		return src, nil
+	}
+	// Checked against the YAML tree first, so that a mistake is told in the file's terms
+	// (key, line, list, mapping) rather than in those of the Go types it decodes into.
+	if err := src.check(doc.Content[0], reflect.TypeFor[Config](), ""); err != nil {
+		return nil, err
 	}
 	var fromFile Config
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true) // unknown keys fail with "field X not found in type ..."
-	if err := dec.Decode(&fromFile); err != nil && !errors.Is(err, io.EOF) {
-		return err
+	if err := doc.Content[0].Decode(&fromFile); err != nil {
+		return nil, syntaxError(path, err)
 	}
 	merge(cfg, fromFile)
-	return nil
+	return src, nil
+}
+
+// syntaxError turns yaml's "yaml: line 3: ..." into "FILE:3: ...".
+func syntaxError(path string, err error) error {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	var line int
+	if _, scanErr := fmt.Sscanf(msg, "line %d:", &line); scanErr == nil {
+		_, rest, _ := strings.Cut(msg, ": ")
+		return fmt.Errorf("%s:%d: %s", path, line, rest)
+	}
+	return fmt.Errorf("%s: %s", path, msg)
 }
 
 // merge copies the keys the file set over the defaults. A backend section replaces the
@@ -145,10 +183,12 @@ func merge(dst *Config, src Config) {
 	}
 	set(&dst.Listen, src.Listen)
 	set(&dst.AdminListen, src.AdminListen)
+	dst.Console = dst.Console || src.Console
 	set(&dst.PublicURL, src.PublicURL)
 	set(&dst.AccountID, src.AccountID)
 	set(&dst.Region, src.Region)
 	set(&dst.LogLevel, src.LogLevel)
+	set(&dst.LogFormat, src.LogFormat)
 	if src.Backend.Name != "" {
 		dst.Backend = src.Backend
 	}
@@ -178,10 +218,19 @@ func setString(dst func(*Config) *string) func(*Config, string) error {
 var envVars = []envVar{
 	{"ANYSQS_LISTEN", setString(func(c *Config) *string { return &c.Listen })},
 	{"ANYSQS_ADMIN_LISTEN", setString(func(c *Config) *string { return &c.AdminListen })},
+	{"ANYSQS_CONSOLE", func(cfg *Config, v string) error {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return fmt.Errorf("ANYSQS_CONSOLE: %q is not true or false", v)
+		}
+		cfg.Console = b
+		return nil
+	}},
 	{"ANYSQS_PUBLIC_URL", setString(func(c *Config) *string { return &c.PublicURL })},
 	{"ANYSQS_ACCOUNT_ID", setString(func(c *Config) *string { return &c.AccountID })},
 	{"ANYSQS_REGION", setString(func(c *Config) *string { return &c.Region })},
 	{"ANYSQS_LOG_LEVEL", setString(func(c *Config) *string { return &c.LogLevel })},
+	{"ANYSQS_LOG_FORMAT", setString(func(c *Config) *string { return &c.LogFormat })},
 	{"ANYSQS_POLICY_MODE", setString(func(c *Config) *string { return &c.Policy.Mode })},
 	// KEY_ID:SECRET pairs separated by commas; they replace the file's list.
 	{"ANYSQS_AUTH_CREDENTIALS", func(cfg *Config, v string) error {
@@ -242,6 +291,9 @@ func (c Config) Validate() error {
 			return fmt.Errorf("admin_listen: %q is not HOST:PORT: %w", c.AdminListen, err)
 		}
 	}
+	if c.Console && c.AdminListen == "" {
+		return errors.New("console: needs admin_listen (the console is served there)")
+	}
 	if len(c.AccountID) != 12 || strings.Trim(c.AccountID, "0123456789") != "" {
 		return fmt.Errorf("account_id: %q must be 12 digits", c.AccountID)
 	}
@@ -252,6 +304,9 @@ func (c Config) Validate() error {
 	case "debug", "info", "warn", "error":
 	default:
 		return fmt.Errorf("log_level: %q is not one of debug, info, warn, error", c.LogLevel)
+	}
+	if c.LogFormat != "text" && c.LogFormat != "json" {
+		return fmt.Errorf("log_format: %q is not text or json", c.LogFormat)
 	}
 	if c.Backend.Name == "" {
 		return errors.New("backend.name: must name a driver")

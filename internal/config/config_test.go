@@ -70,6 +70,7 @@ func TestInvalidValues(t *testing.T) {
 		"auth:\n  credentials:\n    - {access_key_id: A, secret_access_key_env: ANYSQS_TEST_UNSET_SECRET}\n",
 		"account_id: '12'\n",
 		"log_level: loud\n",
+		"console: true\n", // needs admin_listen
 		"policy:\n  mode: lenient\n",
 		"policy:\n  overrides:\n    fifo.ordering: maybe\n",
 	} {
@@ -81,6 +82,8 @@ func TestInvalidValues(t *testing.T) {
 
 func TestExampleConfigsLoad(t *testing.T) {
 	files, _ := filepath.Glob("../../configs/*.yaml")
+	container, _ := filepath.Glob("../../deploy/container/*.yaml")
+	files = append(files, container...)
 	if len(files) == 0 {
 		t.Fatal("no example configs found")
 	}
@@ -152,5 +155,78 @@ func TestEveryStringOverride(t *testing.T) {
 		if got := tc.got(c); got != tc.value {
 			t.Errorf("%s=%s: got %q", name, tc.value, got)
 		}
+	}
+}
+
+// Mistakes are told in the file's terms: its name, the line, the dotted key, what the
+// section has; never a Go type.
+func TestErrorsNameFileLineAndKey(t *testing.T) {
+	for _, tc := range []struct{ body, want string }{
+		{"listen: 127.0.0.1:1\nlistn: x\n", ":2: listn: unknown key (did you mean listen?); this section has: "},
+		{"policy:\n  mode: strict\n  requir: [a]\n", ":3: policy.requir: unknown key (did you mean require?)"},
+		{"auth:\n  credentials:\n    - {access_key_id: A, secret: s}\n", ":3: auth.credentials[0].secret: unknown key"},
+		{"policy:\n  require: fifo.ordering\n", ":2: policy.require: want a list, got \"fifo.ordering\""},
+		{"backend: sqlite\n", ":1: backend: want a mapping, got \"sqlite\""},
+		{"listen: [a, b]\n", ":1: listen: want a single value, got a list"},
+		{"log_level: loud\n", ":1: log_level: \"loud\" is not one of debug, info, warn, error"},
+		{"policy:\n  overrides:\n    fifo.ordering: maybe\n", ":3: policy.overrides.fifo.ordering: \"maybe\" is not strict or degrade"},
+		{"listen: [unclosed\n", ":1: did not find expected ',' or ']'"},
+	} {
+		p := write(t, tc.body)
+		_, err := Load(p, nil)
+		if err == nil || !strings.Contains(err.Error(), p+tc.want) && !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q:\n got %v\nwant %s%s", tc.body, err, p, tc.want)
+		}
+		if err != nil && (strings.Contains(err.Error(), "config.") || strings.Contains(err.Error(), "[]string")) {
+			t.Errorf("%q: the error speaks Go: %v", tc.body, err)
+		}
+	}
+}
+
+// Locate points a driver's complaint about one of its options at the option's line, or
+// at the nearest enclosing key the file has.
+func TestLocateBackendOption(t *testing.T) {
+	p := write(t, "backend:\n  name: postgres\n  options:\n    dsn: postgres://x\n    tls:\n      mode: sure\n")
+	c, err := Load(p, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for key, want := range map[string]string{
+		"backend.options.tls.mode": p + ":6: backend.options.tls.mode: bad",
+		"backend.options.dsn":      p + ":4: backend.options.dsn: bad",
+		"backend.options.schema":   p + ":3: backend.options.schema: bad",
+	} {
+		if got := c.Locate(key, "bad").Error(); got != want {
+			t.Errorf("Locate(%s) = %s, want %s", key, got, want)
+		}
+	}
+}
+
+// Path options are relative to the file that holds them; other strings, absolute paths
+// and ":memory:" are left alone.
+func TestPathsRelativeToFile(t *testing.T) {
+	p := write(t, "backend:\n  name: x\n  options:\n    data_dir: ./data\n    dsn: ./not-a-path\n"+
+		"    mem_dir: \":memory:\"\n    abs_dir: /var/lib/anysqs\n    tls:\n      ca_file: certs/ca.pem\n")
+	c, err := Load(p, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Dir(p)
+	o := c.Backend.Options
+	if o["data_dir"] != filepath.Join(dir, "data") || o["dsn"] != "./not-a-path" || o["mem_dir"] != ":memory:" ||
+		o["abs_dir"] != "/var/lib/anysqs" || o["tls"].(map[string]any)["ca_file"] != filepath.Join(dir, "certs/ca.pem") {
+		t.Fatalf("options %v", o)
+	}
+}
+
+func TestLogFormat(t *testing.T) {
+	if c, err := Load(write(t, "log_format: json\n"), nil); err != nil || c.LogFormat != "json" {
+		t.Fatalf("%v %q", err, c.LogFormat)
+	}
+	if c, err := Load("", env(map[string]string{"ANYSQS_LOG_FORMAT": "json"})); err != nil || c.LogFormat != "json" {
+		t.Fatalf("%v %q", err, c.LogFormat)
+	}
+	if _, err := Load(write(t, "log_format: xml\n"), nil); err == nil {
+		t.Fatal("log_format xml must fail")
 	}
 }
