@@ -84,6 +84,6 @@ func declarations(pollMS int64) []capabilities.Declaration {
 		degraded(capabilities.AttrThroughputLimit, nil, "stored and returned; a queue is one logical partition whatever the setting (about 10,000 RU/s at most)"),
 		degraded(capabilities.AttrKMS, nil, "stored and returned; encryption at rest is the Cosmos account's own"),
 		degraded(capabilities.AttrKMSReuse, nil, "stored and returned without effect"),
-		degraded(capabilities.AttrSSE, nil, "stored and returned; Cosmos encrypts all data at rest"),
+		native(capabilities.AttrSSE, nil, "Cosmos DB encrypts all data at rest with service-managed keys, as SSE-SQS does with SQS-owned keys; the value is returned as set, and false does not turn encryption off"),
 	}
 }

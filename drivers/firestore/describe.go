@@ -91,7 +91,7 @@ func declarations(pollMS int64) []capabilities.Declaration {
 		degraded(capabilities.AttrThroughputLimit, "stored and returned; throughput is Firestore's, per document and index range (see the guide)"),
 		degraded(capabilities.AttrKMS, "stored and returned; Firestore encrypts at rest with Google-managed or CMEK keys of its own configuration"),
 		degraded(capabilities.AttrKMSReuse, "stored and returned without effect"),
-		degraded(capabilities.AttrSSE, "stored and returned; Firestore always encrypts at rest"),
+		native(capabilities.AttrSSE, "Firestore encrypts all data at rest with Google-managed keys, as SSE-SQS does with SQS-owned keys; the value is returned as set, and false does not turn encryption off"),
 	}
 }
 

@@ -58,8 +58,9 @@
 // database; Open runs each indexed query once and names a missing index. The emulator
 // enforces no index and resolves lock conflicts only by a timeout of about a second.
 //
-// KmsMasterKeyId, KmsDataKeyReusePeriodSeconds, SqsManagedSseEnabled, Policy and
-// FifoThroughputLimit are stored and returned without effect (declared Degraded).
+// KmsMasterKeyId, KmsDataKeyReusePeriodSeconds, Policy and FifoThroughputLimit are
+// stored and returned without effect (declared Degraded). SqsManagedSseEnabled is
+// native: Firestore encrypts all data at rest, so new queues report true.
 //
 // # Configuration
 //

@@ -110,6 +110,6 @@ func declarations(o Options) []capabilities.Declaration {
 		decl(capabilities.AttrThroughputLimit, degraded, "kept and returned; throughput is the namespace tier's"),
 		decl(capabilities.AttrKMS, degraded, "kept and returned; Service Bus encrypts at rest with its own keys, or customer-managed keys on Premium, configured in Azure"),
 		decl(capabilities.AttrKMSReuse, degraded, "kept and returned without effect"),
-		decl(capabilities.AttrSSE, degraded, "kept and returned; Service Bus always encrypts at rest"),
+		decl(capabilities.AttrSSE, native, "Service Bus encrypts all messages at rest with Microsoft-managed keys, as SSE-SQS does with SQS-owned keys; the value is returned as set, and false does not turn encryption off"),
 	}
 }

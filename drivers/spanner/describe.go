@@ -84,7 +84,7 @@ func declarations(pollMS int64) []capabilities.Declaration {
 		degraded(capabilities.AttrThroughputLimit, nil, "stored and returned; throughput is Spanner's own"),
 		degraded(capabilities.AttrKMS, nil, "stored and returned; encryption at rest is Spanner's own"),
 		degraded(capabilities.AttrKMSReuse, nil, "stored and returned without effect"),
-		degraded(capabilities.AttrSSE, nil, "stored and returned; encryption at rest is Spanner's own"),
+		native(capabilities.AttrSSE, nil, "Spanner encrypts all data at rest with Google-managed keys, as SSE-SQS does with SQS-owned keys; the value is returned as set, and false does not turn encryption off"),
 	}
 }
 
