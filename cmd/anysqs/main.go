@@ -139,6 +139,8 @@ SIGINT or SIGTERM drain in-flight requests and stop.`)
 		Logger:      log,
 		Metrics:     reg,
 		Credentials: cfg.Auth.Secrets(),
+		ClientLimits: gateway.ClientLimits{RequestsPerSecond: cfg.Limits.RequestsPerSecond,
+			Burst: cfg.Limits.Burst, MaxLongPolls: cfg.Limits.MaxLongPolls},
 	})
 	if err != nil {
 		return err

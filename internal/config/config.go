@@ -51,6 +51,8 @@ type Config struct {
 	// Auth, when it lists credentials, makes the gateway verify every request's AWS
 	// Signature Version 4 against them.
 	Auth Auth `yaml:"auth"`
+	// Limits bound what the holder of one access key may ask of the gateway.
+	Limits Limits `yaml:"limits"`
 
 	// src is where the file's keys are, for errors raised after loading (driver options).
 	src *source
@@ -60,6 +62,21 @@ type Config struct {
 type Auth struct {
 	Credentials []Credential `yaml:"credentials"`
 }
+
+// Limits are per access key (without auth, for all clients together); 0 is no limit.
+type Limits struct {
+	// RequestsPerSecond is each key's sustained request rate, Burst how many requests
+	// it may send at once above it (0: the rate rounded up); past them, RequestThrottled.
+	RequestsPerSecond float64 `yaml:"requests_per_second"`
+	Burst             int     `yaml:"burst"`
+	// MaxLongPolls is how many receives of one key may wait at once; one more is OverLimit.
+	MaxLongPolls int `yaml:"max_long_polls"`
+}
+
+// DefaultMaxLongPolls bounds one key's waiting receives unless the configuration says
+// otherwise: far above what one application runs, low enough that a runaway client
+// cannot hold every connection of the gateway.
+const DefaultMaxLongPolls = 2000
 
 // Credential is one access key. The secret may come from the environment instead of the
 // file: SecretAccessKeyEnv names the variable.
@@ -109,6 +126,7 @@ func Default() Config {
 		LogFormat: "text",
 		Backend:   Backend{Name: "sqlite", Options: map[string]any{"data_dir": "./data"}},
 		Policy:    Policy{Mode: "degrade"},
+		Limits:    Limits{MaxLongPolls: DefaultMaxLongPolls},
 	}
 }
 
@@ -201,6 +219,15 @@ func merge(dst *Config, src Config) {
 	}
 	if src.Auth.Credentials != nil {
 		dst.Auth = src.Auth
+	}
+	if src.Limits.RequestsPerSecond != 0 {
+		dst.Limits.RequestsPerSecond = src.Limits.RequestsPerSecond
+	}
+	if src.Limits.Burst != 0 {
+		dst.Limits.Burst = src.Limits.Burst
+	}
+	if src.Limits.MaxLongPolls != 0 {
+		dst.Limits.MaxLongPolls = src.Limits.MaxLongPolls
 	}
 }
 
@@ -315,6 +342,14 @@ func (c Config) Validate() error {
 	case "strict", "degrade":
 	default:
 		return fmt.Errorf("policy.mode: %q is not strict or degrade", c.Policy.Mode)
+	}
+	switch {
+	case c.Limits.RequestsPerSecond < 0:
+		return fmt.Errorf("limits.requests_per_second: %g must not be negative", c.Limits.RequestsPerSecond)
+	case c.Limits.Burst < 0:
+		return fmt.Errorf("limits.burst: %d must not be negative", c.Limits.Burst)
+	case c.Limits.MaxLongPolls < 0:
+		return fmt.Errorf("limits.max_long_polls: %d must not be negative", c.Limits.MaxLongPolls)
 	}
 	seen := map[string]bool{}
 	for i, cr := range c.Auth.Credentials {

@@ -73,6 +73,9 @@ func TestInvalidValues(t *testing.T) {
 		"console: true\n", // needs admin_listen
 		"policy:\n  mode: lenient\n",
 		"policy:\n  overrides:\n    fifo.ordering: maybe\n",
+		"limits:\n  requests_per_second: -1\n",
+		"limits:\n  max_long_polls: -5\n",
+		"limits:\n  max_long_pols: 5\n",
 	} {
 		if _, err := Load(write(t, body), nil); err == nil {
 			t.Errorf("%q: want an error", body)
@@ -228,5 +231,16 @@ func TestLogFormat(t *testing.T) {
 	}
 	if _, err := Load(write(t, "log_format: xml\n"), nil); err == nil {
 		t.Fatal("log_format xml must fail")
+	}
+}
+
+// TestLimits: per-key limits come from the file; unset ones keep their defaults.
+func TestLimits(t *testing.T) {
+	cfg, err := Load(write(t, "limits:\n  requests_per_second: 50\n  burst: 100\n"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (Limits{RequestsPerSecond: 50, Burst: 100, MaxLongPolls: DefaultMaxLongPolls}); cfg.Limits != want {
+		t.Fatalf("limits %+v, want %+v", cfg.Limits, want)
 	}
 }
