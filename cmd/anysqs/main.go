@@ -162,7 +162,7 @@ SIGINT or SIGTERM drain in-flight requests and stop.`)
 	if pprofLn != nil {
 		servePprof(pprofLn, log)
 	}
-	srv := &http.Server{Handler: gw, ReadHeaderTimeout: 10 * time.Second}
+	srv := newHTTPServer(gw)
 	log.Info("anysqs listening", "addr", ln.Addr().String(), "backend", cfg.Backend.Name, "version", buildInfo().Version,
 		"auth", authMode(cfg))
 	errc := make(chan error, 1)
@@ -215,4 +215,21 @@ func authMode(cfg config.Config) string {
 		return fmt.Sprintf("sigv4 (%d access keys)", n)
 	}
 	return "off"
+}
+
+// The SQS listener's limits on slow and greedy clients. A request must arrive whole within
+// readTimeout (headers within readHeaderTimeout); an answer, a 20-second long poll
+// included, must be written within writeTimeout; an idle keep-alive connection is closed
+// after idleTimeout; headers past maxHeaderBytes are refused with 431.
+var (
+	readHeaderTimeout = 10 * time.Second
+	readTimeout       = 60 * time.Second
+	writeTimeout      = 60 * time.Second
+	idleTimeout       = 120 * time.Second
+	maxHeaderBytes    = 64 << 10
+)
+
+func newHTTPServer(h http.Handler) *http.Server {
+	return &http.Server{Handler: h, ReadHeaderTimeout: readHeaderTimeout, ReadTimeout: readTimeout,
+		WriteTimeout: writeTimeout, IdleTimeout: idleTimeout, MaxHeaderBytes: maxHeaderBytes}
 }

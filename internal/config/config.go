@@ -61,6 +61,9 @@ type Config struct {
 // Auth lists the access keys clients may sign with.
 type Auth struct {
 	Credentials []Credential `yaml:"credentials"`
+	// AllowUnauthenticated lets a gateway without credentials listen on an address other
+	// than loopback, where anyone who reaches the port may read and delete every queue.
+	AllowUnauthenticated bool `yaml:"allow_unauthenticated"`
 }
 
 // Limits are per access key (without auth, for all clients together); 0 is no limit.
@@ -218,8 +221,9 @@ func merge(dst *Config, src Config) {
 		dst.Policy.Require = src.Policy.Require
 	}
 	if src.Auth.Credentials != nil {
-		dst.Auth = src.Auth
+		dst.Auth.Credentials = src.Auth.Credentials
 	}
+	dst.Auth.AllowUnauthenticated = dst.Auth.AllowUnauthenticated || src.Auth.AllowUnauthenticated
 	if src.Limits.RequestsPerSecond != 0 {
 		dst.Limits.RequestsPerSecond = src.Limits.RequestsPerSecond
 	}
@@ -318,6 +322,11 @@ func (c Config) Validate() error {
 			return fmt.Errorf("admin_listen: %q is not HOST:PORT: %w", c.AdminListen, err)
 		}
 	}
+	if len(c.Auth.Credentials) == 0 && !c.Auth.AllowUnauthenticated && !loopback(c.Listen) {
+		return fmt.Errorf("listen: %s is reachable from other hosts and auth lists no credentials, so anyone "+
+			"who reaches it could read and delete every queue; list access keys under auth.credentials "+
+			"(or ANYSQS_AUTH_CREDENTIALS), listen on 127.0.0.1, or set auth.allow_unauthenticated: true", c.Listen)
+	}
 	if c.Console && c.AdminListen == "" {
 		return errors.New("console: needs admin_listen (the console is served there)")
 	}
@@ -371,4 +380,18 @@ func (c Config) Validate() error {
 		}
 	}
 	return nil
+}
+
+// loopback says whether HOST:PORT binds loopback only: localhost or a loopback IP. An
+// empty host binds every interface.
+func loopback(hostPort string) bool {
+	host, _, err := net.SplitHostPort(hostPort)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }

@@ -38,11 +38,11 @@ func TestUnknownKeyIsNamed(t *testing.T) {
 
 func TestFileThenEnv(t *testing.T) {
 	p := write(t, "listen: 127.0.0.1:1000\nadmin_listen: 127.0.0.1:1001\nbackend:\n  name: postgres\n  options:\n    dsn: postgres://x\n")
-	c, err := Load(p, env(map[string]string{"ANYSQS_LISTEN": "0.0.0.0:2000"}))
+	c, err := Load(p, env(map[string]string{"ANYSQS_LISTEN": "127.0.0.2:2000"}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Listen != "0.0.0.0:2000" || c.AdminListen != "127.0.0.1:1001" {
+	if c.Listen != "127.0.0.2:2000" || c.AdminListen != "127.0.0.1:1001" {
 		t.Errorf("env did not override listen, or admin_listen not from the file: %q, %q", c.Listen, c.AdminListen)
 	}
 	if c, err := Load(p, env(map[string]string{"ANYSQS_ADMIN_LISTEN": "127.0.0.1:3000"})); err != nil || c.AdminListen != "127.0.0.1:3000" {
@@ -74,6 +74,9 @@ func TestInvalidValues(t *testing.T) {
 		"policy:\n  mode: lenient\n",
 		"policy:\n  overrides:\n    fifo.ordering: maybe\n",
 		"limits:\n  requests_per_second: -1\n",
+		"listen: 0.0.0.0:9324\n", // every interface without credentials
+		"listen: ':9324'\n",
+		"listen: 10.0.0.5:9324\n",
 		"limits:\n  max_long_polls: -5\n",
 		"limits:\n  max_long_pols: 5\n",
 	} {
@@ -90,8 +93,10 @@ func TestExampleConfigsLoad(t *testing.T) {
 	if len(files) == 0 {
 		t.Fatal("no example configs found")
 	}
+	// A container listens on every interface, so it needs keys: its deployment sets them.
+	keys := env(map[string]string{"ANYSQS_AUTH_CREDENTIALS": "AKIDEXAMPLE:secret"})
 	for _, f := range files {
-		if _, err := Load(f, nil); err != nil {
+		if _, err := Load(f, keys); err != nil {
 			t.Errorf("%s: %v", f, err)
 		}
 	}
@@ -242,5 +247,25 @@ func TestLimits(t *testing.T) {
 	}
 	if want := (Limits{RequestsPerSecond: 50, Burst: 100, MaxLongPolls: DefaultMaxLongPolls}); cfg.Limits != want {
 		t.Fatalf("limits %+v, want %+v", cfg.Limits, want)
+	}
+}
+
+// TestUnauthenticatedOnlyOnLoopback: without credentials the gateway listens on loopback
+// only, unless the configuration says so in as many words.
+func TestUnauthenticatedOnlyOnLoopback(t *testing.T) {
+	for _, body := range []string{
+		"listen: 127.0.0.1:9324\n",
+		"listen: '[::1]:9324'\n",
+		"listen: localhost:9324\n",
+		"listen: 0.0.0.0:9324\nauth:\n  allow_unauthenticated: true\n",
+		"listen: 0.0.0.0:9324\nauth:\n  credentials:\n    - {access_key_id: A, secret_access_key: s}\n",
+	} {
+		if _, err := Load(write(t, body), nil); err != nil {
+			t.Errorf("%q: %v", body, err)
+		}
+	}
+	_, err := Load(write(t, "listen: 0.0.0.0:9324\n"), nil)
+	if err == nil || !strings.Contains(err.Error(), "auth.allow_unauthenticated") {
+		t.Errorf("0.0.0.0 without credentials: %v, want the reason and the ways out", err)
 	}
 }
