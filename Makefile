@@ -17,7 +17,7 @@ run: build ## build, then run the gateway on the embedded SQLite backend (127.0.
 	bin/anysqs serve $(if $(CONFIG),--config $(CONFIG))
 
 build: ## build bin/anysqs (static, version-stamped) and bin/anysqs-load
-	@echo "building bin/anysqs $(VERSION) (the first build compiles every dependency: about a minute)"
+	@echo "building bin/anysqs $(VERSION) (the first build compiles every dependency: a few minutes with the cloud SDKs)"
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/anysqs ./cmd/anysqs
 	CGO_ENABLED=0 $(GO) build -trimpath -o bin/anysqs-load ./cmd/anysqs-load
 
