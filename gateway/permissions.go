@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/anysqs/anysqs/capabilities"
 	"github.com/anysqs/anysqs/drivers"
 	"github.com/anysqs/anysqs/gateway/queueattr"
 	"github.com/anysqs/anysqs/gateway/sqserr"
@@ -131,7 +130,8 @@ func invalidLabel(label, reason string) error {
 }
 
 // storePolicy writes pol as the queue's Policy attribute through the same checks as
-// SetQueueAttributes; a policy left without statements is removed.
+// SetQueueAttributes (attribute.Policy among them); a policy left without statements is
+// removed.
 func (s *Server) storePolicy(ctx context.Context, c *call, q drivers.Queue, pol queuePolicy) (any, error) {
 	doc := ""
 	if len(pol.Statement) > 0 {
@@ -141,23 +141,7 @@ func (s *Server) storePolicy(ctx context.Context, c *call, q drivers.Queue, pol 
 		}
 		doc = string(b)
 	}
-	change := map[string]string{queueattr.Policy: doc}
-	attrs, err := queueattr.Apply(q.Attributes, change, s.parseARN)
-	if err != nil {
-		return nil, err
-	}
-	if err := c.need(q.Name, capabilities.AttrPolicy); err != nil {
-		return nil, err
-	}
-	if err := s.limits.checkAttributes(c, q.Name, change, attrs); err != nil {
-		return nil, err
-	}
-	err = s.driver.SetQueueAttributes(ctx, drivers.SetQueueAttributesRequest{Name: q.Name, Attributes: attrs, Now: s.clock.Now()})
-	s.queues.invalidate(q.Name)
-	if err != nil {
-		return nil, driverError(err, q.Name)
-	}
-	return emptyOutput{}, nil
+	return s.changeAttributes(ctx, c, q, map[string]string{queueattr.Policy: doc})
 }
 
 func parseQueuePolicy(doc string) (queuePolicy, error) {

@@ -363,17 +363,25 @@ func (s *Server) setQueueAttributes(ctx context.Context, c *call) (any, error) {
 	if len(in.Attributes) == 0 {
 		return nil, sqserr.New(sqserr.MissingParameter, "The request must contain the parameter Attribute.N.Name (queue %s).", q.Name)
 	}
-	attrs, err := queueattr.Apply(q.Attributes, in.Attributes, s.parseARN)
+	return s.changeAttributes(ctx, c, q, in.Attributes)
+}
+
+// changeAttributes merges change into q's attributes and stores them, after the checks
+// every attribute change goes through: validation, the capabilities it needs, declared
+// limits and, for a redrive policy, its target. SetQueueAttributes and the permission
+// actions (which change Policy) share it.
+func (s *Server) changeAttributes(ctx context.Context, c *call, q drivers.Queue, change map[string]string) (any, error) {
+	attrs, err := queueattr.Apply(q.Attributes, change, s.parseARN)
 	if err != nil {
 		return nil, err
 	}
-	if err := c.needAttributes(q.Name, in.Attributes); err != nil {
+	if err := c.needAttributes(q.Name, change); err != nil {
 		return nil, err
 	}
-	if err := s.limits.checkAttributes(c, q.Name, in.Attributes, attrs); err != nil {
+	if err := s.limits.checkAttributes(c, q.Name, change, attrs); err != nil {
 		return nil, err
 	}
-	if _, changed := in.Attributes[queueattr.RedrivePolicy]; changed {
+	if _, changed := change[queueattr.RedrivePolicy]; changed {
 		if err := s.checkRedriveTarget(ctx, q.Name, attrs); err != nil {
 			return nil, err
 		}
