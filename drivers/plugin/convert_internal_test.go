@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/anysqs/anysqs/capabilities"
@@ -148,6 +150,12 @@ func TestErrorsCrossIntact(t *testing.T) {
 	plain := errors.New("not a driver error")
 	if got := fromStatus(ctx, "p", wireStatus(t, toStatus(plain))); got.Error() != plain.Error() || drivers.KindOf(got) != drivers.KindUnknown {
 		t.Errorf("got %v, want %v", got, plain)
+	}
+	// gRPC reports some broken connections as Unknown with no detail: the plugin said
+	// nothing, so the outcome is unknown and the call is retryable, not an internal error.
+	broken := status.Error(codes.Unknown, "unexpected EOF")
+	if got := fromStatus(ctx, "p", broken); drivers.KindOf(got) != drivers.KindUnavailable {
+		t.Errorf("a detail-less Unknown status: got %v (kind %v), want KindUnavailable", got, drivers.KindOf(got))
 	}
 }
 

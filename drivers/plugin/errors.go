@@ -16,8 +16,10 @@ import (
 
 // An error crosses the boundary as a gRPC status: a *drivers.Error as the status's
 // detail (pb.Error: kind, message, cause text, retry hint), context errors as Canceled
-// and DeadlineExceeded, anything else as Unknown with its text. The status code of a
-// *drivers.Error is only a courtesy to gRPC tooling; the detail is what the host reads.
+// and DeadlineExceeded, anything else as Unknown with a plain pb.Error detail holding
+// its text. The status code is only a courtesy to gRPC tooling; the detail is what the
+// host reads, and a status without one is the transport's (gRPC reports some broken
+// connections as Unknown, which must not pass for the plugin's own answer).
 
 func toErrorDetail(e *drivers.Error) *pb.Error {
 	if e == nil {
@@ -109,7 +111,11 @@ func toStatus(err error) error {
 	case errors.Is(err, context.DeadlineExceeded):
 		return status.Error(codes.DeadlineExceeded, err.Error())
 	}
-	return status.Error(codes.Unknown, err.Error())
+	st, derr := status.New(codes.Unknown, err.Error()).WithDetails(protoadapt.MessageV1Of(&pb.Error{Message: err.Error(), Plain: true}))
+	if derr != nil {
+		return status.Error(codes.Internal, fmt.Sprintf("plugin: encoding error %q: %v", err, derr))
+	}
+	return st.Err()
 }
 
 // fromStatus is the host side: the error a driver method returns for a failed call.
@@ -129,6 +135,9 @@ func fromStatus(ctx context.Context, name string, err error) error {
 	}
 	for _, d := range st.Details() {
 		if e, ok := d.(*pb.Error); ok {
+			if e.GetPlain() {
+				return &remoteCause{msg: e.GetMessage()}
+			}
 			return fromErrorDetail(e)
 		}
 	}
@@ -137,8 +146,6 @@ func fromStatus(ctx context.Context, name string, err error) error {
 		return context.Canceled
 	case codes.DeadlineExceeded:
 		return context.DeadlineExceeded
-	case codes.Unknown:
-		return &remoteCause{msg: st.Message()}
 	}
 	return drivers.Wrap(drivers.KindUnavailable, errors.New(st.Message()), "plugin "+name+" ("+st.Code().String()+")")
 }

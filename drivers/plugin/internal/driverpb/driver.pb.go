@@ -318,7 +318,9 @@ func (x *MessageAttribute) GetBinaryValue() []byte {
 }
 
 // Error is a *drivers.Error: in a batch entry's result, or as the detail of a failed
-// call's gRPC status. The native cause crosses as its text.
+// call's gRPC status. The native cause crosses as its text. With plain set it is an
+// error without a kind, of which only the text (message) crosses: every error a plugin
+// returns carries this detail, so a status without one can only be the transport's.
 type Error struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Kind          int32                  `protobuf:"varint,1,opt,name=kind,proto3" json:"kind,omitempty"`
@@ -326,6 +328,7 @@ type Error struct {
 	Cause         *string                `protobuf:"bytes,3,opt,name=cause,proto3,oneof" json:"cause,omitempty"`
 	ContextCause  ContextCause           `protobuf:"varint,4,opt,name=context_cause,json=contextCause,proto3,enum=anysqs.plugin.v1.ContextCause" json:"context_cause,omitempty"`
 	RetryAfterNs  int64                  `protobuf:"varint,5,opt,name=retry_after_ns,json=retryAfterNs,proto3" json:"retry_after_ns,omitempty"`
+	Plain         bool                   `protobuf:"varint,6,opt,name=plain,proto3" json:"plain,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -393,6 +396,13 @@ func (x *Error) GetRetryAfterNs() int64 {
 		return x.RetryAfterNs
 	}
 	return 0
+}
+
+func (x *Error) GetPlain() bool {
+	if x != nil {
+		return x.Plain
+	}
+	return false
 }
 
 type OpenRequest struct {
@@ -3371,13 +3381,14 @@ const file_driver_proto_rawDesc = "" +
 	"\tdata_type\x18\x01 \x01(\tR\bdataType\x12!\n" +
 	"\fstring_value\x18\x02 \x01(\tR\vstringValue\x12&\n" +
 	"\fbinary_value\x18\x03 \x01(\fH\x00R\vbinaryValue\x88\x01\x01B\x0f\n" +
-	"\r_binary_value\"\xc5\x01\n" +
+	"\r_binary_value\"\xdb\x01\n" +
 	"\x05Error\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\x05R\x04kind\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\x12\x19\n" +
 	"\x05cause\x18\x03 \x01(\tH\x00R\x05cause\x88\x01\x01\x12C\n" +
 	"\rcontext_cause\x18\x04 \x01(\x0e2\x1e.anysqs.plugin.v1.ContextCauseR\fcontextCause\x12$\n" +
-	"\x0eretry_after_ns\x18\x05 \x01(\x03R\fretryAfterNsB\b\n" +
+	"\x0eretry_after_ns\x18\x05 \x01(\x03R\fretryAfterNs\x12\x14\n" +
+	"\x05plain\x18\x06 \x01(\bR\x05plainB\b\n" +
 	"\x06_cause\".\n" +
 	"\vOpenRequest\x12\x1f\n" +
 	"\vconfig_json\x18\x01 \x01(\fR\n" +
