@@ -339,6 +339,9 @@ type protocol int
 const (
 	protoQuery protocol = iota
 	protoJSON
+	// protoQueryJSON is a Query request that accepts JSON: decoded and its errors
+	// rendered as Query, its results in SQS's legacy JSON (queryjson.go).
+	protoQueryJSON
 )
 
 // ServeHTTP decodes one request in either protocol, runs its action and renders the result
@@ -349,6 +352,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	proto := protoQuery
 	if target := r.Header.Get("X-Amz-Target"); target != "" {
 		proto = protoJSON
+	} else if acceptsJSON(r.Header.Get("Accept")) {
+		proto = protoQueryJSON
 	}
 	name, c, err := s.decodeRequest(w, r, proto)
 	defer func() {
@@ -523,6 +528,12 @@ func (s *Server) writeResult(w http.ResponseWriter, proto protocol, reqID, name 
 		return
 	}
 	var b bytes.Buffer
+	if proto == protoQueryJSON {
+		renderQueryJSON(&b, reqID, name, out)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(b.Bytes())
+		return
+	}
 	b.WriteString(xml.Header)
 	b.WriteString(`<` + name + `Response xmlns="` + xmlNamespace + `">`)
 	if _, empty := out.(emptyOutput); !empty {
