@@ -7,6 +7,8 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+
+	"github.com/anysqs/anysqs/capabilities"
 )
 
 // htmlPage is the view model of index.html.
@@ -20,6 +22,14 @@ type htmlPage struct {
 	// Reference is the run against AWS SQS, if recorded: a section, no matrix column.
 	Reference *htmlBackend
 	Rows      []htmlRow
+	// Operations are the backends' operational properties, a row each, in display order.
+	Operations []htmlOpsRow
+}
+
+// htmlOpsRow is one operational property across the backends.
+type htmlOpsRow struct {
+	Title string
+	Cells []string
 }
 
 type htmlBackend struct {
@@ -180,6 +190,13 @@ func pageHTML(reps []BackendReport, noEvidenceOK bool) ([]byte, error) {
 	for _, r := range profiles {
 		p.Profiles = append(p.Profiles, section(r))
 	}
+	for _, prop := range capabilities.OperationalProperties() {
+		row := htmlOpsRow{Title: prop.Title}
+		for _, r := range reps {
+			row.Cells = append(row.Cells, operationText(r, prop))
+		}
+		p.Operations = append(p.Operations, row)
+	}
 	for _, row := range matrixRows(reps) {
 		hr := htmlRow{ID: row.id}
 		differs := len(row.cells) < len(reps)
@@ -269,22 +286,26 @@ capability and what its conformance cases showed, in words; a colour only repeat
 Levels: <b>native</b> (what SQS does), <b>emulated</b> (rebuilt exactly by the driver), <b>degraded</b> (a documented
 fallback, described in the cell; responses carry <code>X-Anysqs-Degraded</code>; <code>policy: strict</code> rejects it),
 <b>unsupported</b> (rejected with an SQS error, nothing changes).</p>
-<p><b>Beyond capabilities</b>, backends differ in how many gateways can share the data, durability, availability,
-throughput, cost and what must run where: see <a href="../backends/README.md">Choosing a backend</a> (docs/backends/README.md)
-and each backend's guide.</p>
 {{with .Reference}}<p>Reference run against AWS SQS: <a href="#{{.Backend}}">{{.Backend}}</a>, {{or .Date "unknown"}}, commit <code>{{short .Commit}}</code>: {{.Totals.Pass}} of {{.Totals.Cases}} cases passed.</p>
 {{else}}<p>No run against AWS SQS is recorded: the suite's expectations come from the SQS API reference and the SDKs' service models, unconfirmed against the service.
 To record one: <code>ANYSQS_CONFORMANCE_ENDPOINT=https://sqs.&lt;region&gt;.amazonaws.com</code> with AWS credentials in the environment, then <code>make report BACKENDS=aws-sqs</code> (see docs/development.md).</p>
-{{end}}<h2>Where the backends differ</h2>
-<p>Capabilities on which the backends' cells differ, or that some backend does not give natively or unchecked.
-{{len .Same}} more are native and confirmed on every backend: listed after this table.</p>
+{{end}}<h2>How each backend runs</h2>
+<p>As each driver declares it, beside its capabilities; the backend guides say more (<a href="../backends/README.md">Choosing a backend</a>, docs/backends/README.md).
+The evidence rows say what the conformance cases ran against and when.</p>
 <table>
 <tr><th class="cap">Backend</th>{{range .Backends}}<th><a href="#{{.Backend}}">{{.Backend}}</a></th>{{end}}</tr>
 <tr><th>result</th>{{range .Backends}}<td><span class="{{.Result}}">{{.Result}}</span></td>{{end}}</tr>
 <tr><th>verified against</th>{{range .Backends}}<td>{{or .Run.Target "unknown"}}</td>{{end}}</tr>
+<tr><th>evidence</th>{{range .Backends}}<td>run {{or (day .Date) "unknown"}}, commit <code>{{short .Commit}}</code>{{with .Stale}}<br><span class="stale">{{.}}</span>{{end}}</td>{{end}}</tr>
+{{range .Operations}}<tr><th>{{.Title}}</th>{{range .Cells}}<td>{{.}}</td>{{end}}</tr>
+{{end}}</table>
+<h2>Where the capabilities differ</h2>
+<p>Capabilities on which the backends' cells differ, or that some backend does not give natively or unchecked.
+{{len .Same}} more are native and confirmed on every backend: listed after this table.</p>
+<table>
+<tr><th class="cap">Capability</th>{{range .Backends}}<th><a href="#{{.Backend}}">{{.Backend}}</a></th>{{end}}</tr>
 <tr><th>queue time kept by</th>{{range .Backends}}<td>{{clock .Run.Clock}}</td>{{end}}</tr>
 <tr><th>receipt handles hold</th>{{range .Backends}}<td>{{scope .Run.ReceiptScope}}</td>{{end}}</tr>
-<tr><th>evidence</th>{{range .Backends}}<td>run {{or (day .Date) "unknown"}}, commit <code>{{short .Commit}}</code>{{with .Stale}}<br><span class="stale">{{.}}</span>{{end}}</td>{{end}}</tr>
 {{range .Differ}}{{template "row" .}}{{else}}<tr><td colspan="{{len $.Backends | inc}}">None: every capability is native and confirmed on every backend.</td></tr>
 {{end}}</table>
 {{if .Same}}<details><summary>Native and confirmed on every backend ({{len .Same}} capabilities)</summary>
