@@ -5,7 +5,8 @@
 # messages with `anysqs mq`, has scripts/browser/check.mjs click the console's redrive
 # button, then checks through the SQS API that the three messages are back in their source
 # queue and the DLQ is empty. Saves docs/console-1280.png and docs/compat-page-1280.png
-# (of REPORT, default docs/compat/index.html; OUT=DIR writes them elsewhere).
+# (of REPORT, default docs/compat/index.html; OUT=DIR writes them elsewhere); the console's matrix
+# must equal the sqlite.json beside REPORT.
 # Needs Debian's chromium (apt-get install chromium) and npm; not part of make test.
 set -euo pipefail
 cd "$(dirname "$0")/.."

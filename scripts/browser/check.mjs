@@ -1,13 +1,15 @@
 // Drives headless Chromium (Debian's /usr/bin/chromium) for make browser-check: opens the
 // console of a live gateway at 1280 px, clicks the redrive button of one dead-letter queue,
-// waits until the console reports the move task COMPLETED, and saves screenshots of the
-// console and of the compatibility page. scripts/browser-check.sh starts the gateway, fills
+// waits until the console reports the move task COMPLETED, checks that the console's
+// matrix (levels and operational properties) is the one in sqlite.json beside REPORT_HTML,
+// and saves screenshots of the console and of the compatibility page. scripts/browser-check.sh starts the gateway, fills
 // the DLQ and checks afterwards, through the SQS API, that the messages moved.
 //
 //   node check.mjs CONSOLE_URL KEY SECRET DLQ REPORT_HTML OUT_DIR
 import { chromium } from 'playwright-core';
 import { pathToFileURL } from 'node:url';
 import path from 'node:path';
+import { readFileSync } from 'node:fs';
 
 const [consoleURL, key, secret, dlq, reportHTML, outDir] = process.argv.slice(2);
 if (!outDir) {
@@ -47,6 +49,24 @@ try {
     await page.waitForTimeout(500);
     await page.reload();
   }
+  // The console's matrix as the browser shows it, against the report's sqlite.json.
+  const compatJSON = path.join(path.dirname(reportHTML), 'sqlite.json');
+  const rep = JSON.parse(readFileSync(compatJSON, 'utf8'));
+  const shown = await page.$$eval('tr', (trs) => trs.filter((tr) => tr.className && tr.cells.length === 3)
+    .map((tr) => [tr.cells[0].innerText.trim(), tr.cells[1].innerText.trim()]));
+  const levels = new Map(shown);
+  const wrong = rep.capabilities.filter((c) => levels.get(c.id) !== c.level).map((c) => `${c.id}: console ${levels.get(c.id)}, report ${c.level}`);
+  if (wrong.length || levels.size !== rep.capabilities.length) {
+    throw new Error(`the console's matrix (${levels.size}) is not ${compatJSON}'s (${rep.capabilities.length}): ${wrong.join('; ')}`);
+  }
+  if (!rep.operations) throw new Error(`${compatJSON} has no operational properties: regenerate it`);
+  const ops = new Map(await page.$$eval('table.ops tr', (trs) => trs.map((tr) => [tr.cells[0].innerText.trim(), tr.cells[1].innerText.trim()])));
+  const keys = { 'what runs where': 'runs_where', 'scale-out': 'scale_out', durability: 'durability',
+    'high availability': 'availability', 'ordering guarantees': 'ordering', 'throughput class': 'throughput', 'cost drivers': 'cost_drivers' };
+  for (const [title, key] of Object.entries(keys)) {
+    if (ops.get(title) !== rep.operations[key]) throw new Error(`console ${title}: "${ops.get(title)}", ${compatJSON}: "${rep.operations[key]}"`);
+  }
+  console.log(`console: its matrix (${levels.size} capabilities, ${ops.size} operational properties) is ${compatJSON}'s`);
   await page.screenshot({ path: path.join(outDir, 'console-1280.png'), fullPage: true });
   console.log(`saved ${path.join(outDir, 'console-1280.png')}`);
 
