@@ -8,7 +8,7 @@ COMMIT  ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 ENDPOINT ?= http://127.0.0.1:9324
 
-.PHONY: help run build generate test lint conformance report bench fuzz load bench-postgres bench-plugin system soak
+.PHONY: help run build generate test lint conformance report bench fuzz load bench-postgres bench-plugin system soak browser-check
 
 help: ## this list
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -34,6 +34,9 @@ lint: ## gofmt, go vet and staticcheck
 
 conformance: ## run the conformance suite on one backend: make conformance BACKEND=postgres
 	eval "$$(scripts/test-env.sh)"; ANYSQS_CONFORMANCE_BACKENDS=$(BACKEND) $(GO) test -count=1 -run '^TestConformance$$/^$(BACKEND)$$/' ./conformance/ -v
+
+browser-check: ## click the console's redrive in headless Chromium and refresh docs/*-1280.png (needs chromium, npm; REPORT=FILE)
+	scripts/browser-check.sh
 
 report: ## regenerate docs/compat from a fresh conformance run (only some: make report BACKENDS=sqlite,postgres)
 	eval "$$(scripts/test-env.sh)"; $(GO) run ./cmd/anysqs report --out docs/compat $(if $(BACKENDS),--backends $(BACKENDS))

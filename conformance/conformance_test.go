@@ -219,6 +219,13 @@ func (r *runRecord) write(t *testing.T) {
 		d.Target = r.row.target(r.desc.ServiceVersion)
 	}
 	d.TestOnly, d.Reference = r.row.testOnly, r.row.reference
+	if ops := r.desc.Operations; ops != (capabilities.Operations{}) {
+		d.Operations = &ops
+	}
+	// A backend of the matrix must say how it runs: the report shows it first.
+	if missing := r.desc.Operations.Missing(); len(missing) > 0 && !r.row.testOnly && !r.row.reference {
+		t.Errorf("%s declares no operational %s (drivers.Description.Operations)", r.row.name, strings.Join(missing, ", "))
+	}
 	if desc.Clock == drivers.ClockService {
 		d.RealClockBudget = realClockBudget.String()
 	}

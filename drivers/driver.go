@@ -287,6 +287,10 @@ type Description struct {
 	MoveTaskStore bool
 	// Capabilities has one declaration per catalog capability, with its level and limits.
 	Capabilities []capabilities.Declaration
+	// Operations are the backend's operational properties (durability, availability,
+	// scale-out, ordering, throughput, cost, what runs where), for the report and the
+	// console; the gateway does not act on them.
+	Operations capabilities.Operations
 	// Warnings name settings of the backend that work but will hurt (the gateway logs
 	// them at start), each with what to do about it.
 	Warnings []string

@@ -36,6 +36,8 @@ type Declarations struct {
 	TestOnly        bool                 `json:"test_only,omitempty"`
 	Reference       bool                 `json:"reference,omitempty"`
 	Capabilities    []DeclaredCapability `json:"capabilities"`
+	// Operations are the driver's operational properties, nil when it declares none.
+	Operations *capabilities.Operations `json:"operations,omitempty"`
 }
 
 // DeclaredCapability is one capabilities.Declaration in the file.

@@ -3,6 +3,8 @@ package report
 import (
 	"strings"
 	"testing"
+
+	"github.com/anysqs/anysqs/capabilities"
 )
 
 // The page leads with what differs, says each cell in words, shows notes of non-native
@@ -19,7 +21,9 @@ func TestPageHelpsChoose(t *testing.T) {
 				{ID: "delay.message", Level: level, Note: note, Verdict: Verified},
 			}}
 	}
-	page, err := pageHTML([]BackendReport{mk("one", "aaa", "native", ""), mk("two", "bbb", "degraded", "delays capped at 60 s")}, false)
+	one := mk("one", "aaa", "native", "")
+	one.Operations = &capabilities.Operations{Durability: "fsync before the answer", ScaleOut: "one gateway per file"}
+	page, err := pageHTML([]BackendReport{one, mk("two", "bbb", "degraded", "delays capped at 60 s")}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,6 +38,18 @@ func TestPageHelpsChoose(t *testing.T) {
 	}
 	if differ < 0 || same < 0 || differ > same {
 		t.Errorf("the differing capability must come first (%d, %d)", differ, same)
+	}
+	// How the backends run comes first, in words, each property in its own row; a
+	// driver that declares none is said to, not left blank.
+	ops, caps := strings.Index(html, "<h2>How each backend runs</h2>"), strings.Index(html, "<h2>Where the capabilities differ</h2>")
+	if ops < 0 || caps < 0 || ops > caps {
+		t.Errorf("the operational table must come before the capabilities (%d, %d)", ops, caps)
+	}
+	for _, want := range []string{"<tr><th>durability</th><td>fsync before the answer</td><td>not declared by the driver</td></tr>",
+		"<tr><th>scale-out</th><td>one gateway per file</td><td>not declared by the driver</td></tr>"} {
+		if !strings.Contains(html, want) {
+			t.Errorf("the page lacks %q", want)
+		}
 	}
 	if strings.Contains(html, "STALE: 0") || strings.Count(html, "STALE") != 2 { // matrix and section of "one" only
 		t.Errorf("only the report with commits since is stale: %d flags", strings.Count(html, "STALE"))

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/anysqs/anysqs/capabilities"
 )
 
 // anchor is the id of a capability's details, the target of every matrix cell.
@@ -171,10 +173,10 @@ func matrixMarkdown(reps []BackendReport, noEvidenceOK bool) []byte {
 		"unsupported: *rejection confirmed*), *CONTRADICTED by a case*, *no case checks it*, *not run* (the " +
 		"backend's service was not available), *unchecked (needs a gateway clock)* (the service keeps queue time " +
 		"and the cases needed more of it than a run waits for).\n\n")
-	b.WriteString("Backends also differ beyond capabilities (gateways per data set, durability, availability, " +
-		"throughput, cost, what runs where): see [Choosing a backend](../backends/README.md). " +
-		"The table first lists the capabilities on which the backends differ or that some backend does not give " +
-		"natively; those native and confirmed everywhere follow as a list.\n\n")
+	b.WriteString("First how each backend runs (its driver's declared operational properties; more in " +
+		"[Choosing a backend](../backends/README.md) and each backend's guide), then the capabilities on which " +
+		"the backends differ or that some backend does not give natively; those native and confirmed " +
+		"everywhere follow as a list.\n\n")
 	reps, ref := splitReference(reps)
 	b.WriteString(referenceLine(ref) + "\n\n")
 	reps, profiles := splitTestOnly(reps)
@@ -193,37 +195,19 @@ func matrixMarkdown(reps []BackendReport, noEvidenceOK bool) []byte {
 		b.WriteString("No backend has been reported yet.\n")
 		return []byte(b.String())
 	}
-	b.WriteString("| Capability |")
+	operationsMarkdown(&b, reps, noEvidenceOK)
+	b.WriteString("## Where the capabilities differ\n\n| Capability |")
 	for _, r := range reps {
 		fmt.Fprintf(&b, " [%s](%s.md) |", r.Backend, r.Backend)
 	}
-	b.WriteString("\n|---|" + strings.Repeat("---|", len(reps)) + "\n| *result* |")
-	for _, r := range reps {
-		fmt.Fprintf(&b, " %s |", resultWord(r.failures(noEvidenceOK)))
-	}
-	b.WriteString("\n| *service version* |")
-	for _, r := range reps {
-		fmt.Fprintf(&b, " %s |", mdCell(orUnknown(r.ServiceVersion)))
-	}
-	b.WriteString("\n| *verified against* |")
-	for _, r := range reps {
-		fmt.Fprintf(&b, " %s |", mdCell(orUnknown(r.Run.Target)))
-	}
-	b.WriteString("\n| *queue time kept by* |")
+	b.WriteString("\n|---|" + strings.Repeat("---|", len(reps)) + "\n")
+	b.WriteString("| *queue time kept by* |")
 	for _, r := range reps {
 		fmt.Fprintf(&b, " %s |", mdCell(clockWords(r.Run.Clock)))
 	}
 	b.WriteString("\n| *receipt handles hold* |")
 	for _, r := range reps {
 		fmt.Fprintf(&b, " %s |", mdCell(scopeWords(r.Run.ReceiptScope)))
-	}
-	b.WriteString("\n| *run* |")
-	for _, r := range reps {
-		fmt.Fprintf(&b, " %s `%s`", mdCell(orUnknown(day(r.Date))), mdCell(shortCommit(r.Commit)))
-		if st := staleness(r); st != "" {
-			fmt.Fprintf(&b, " **%s**", mdCell(st))
-		}
-		b.WriteString(" |")
 	}
 	b.WriteString("\n")
 	var same []string
@@ -252,6 +236,51 @@ func matrixMarkdown(reps []BackendReport, noEvidenceOK bool) []byte {
 		fmt.Fprintf(&b, "\nNative and confirmed on every backend (%d): %s.\n", len(same), strings.Join(same, ", "))
 	}
 	return []byte(b.String())
+}
+
+// operationsMarkdown writes the table of the backends' operational properties.
+func operationsMarkdown(b *strings.Builder, reps []BackendReport, noEvidenceOK bool) {
+	b.WriteString("## How each backend runs\n\n| Property |")
+	for _, r := range reps {
+		fmt.Fprintf(b, " [%s](%s.md) |", r.Backend, r.Backend)
+	}
+	b.WriteString("\n|---|" + strings.Repeat("---|", len(reps)) + "\n| *result* |")
+	for _, r := range reps {
+		fmt.Fprintf(b, " %s |", resultWord(r.failures(noEvidenceOK)))
+	}
+	b.WriteString("\n| *service version* |")
+	for _, r := range reps {
+		fmt.Fprintf(b, " %s |", mdCell(orUnknown(r.ServiceVersion)))
+	}
+	b.WriteString("\n| *verified against* |")
+	for _, r := range reps {
+		fmt.Fprintf(b, " %s |", mdCell(orUnknown(r.Run.Target)))
+	}
+	b.WriteString("\n| *run* |")
+	for _, r := range reps {
+		fmt.Fprintf(b, " %s `%s`", mdCell(orUnknown(day(r.Date))), mdCell(shortCommit(r.Commit)))
+		if st := staleness(r); st != "" {
+			fmt.Fprintf(b, " **%s**", mdCell(st))
+		}
+		b.WriteString(" |")
+	}
+	b.WriteString("\n")
+	for _, p := range capabilities.OperationalProperties() {
+		fmt.Fprintf(b, "| *%s* |", p.Title)
+		for _, r := range reps {
+			fmt.Fprintf(b, " %s |", mdCell(operationText(r, p)))
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\n")
+}
+
+// operationText is one backend's operational property in words, or says it is missing.
+func operationText(r BackendReport, p capabilities.OperationalProperty) string {
+	if r.Operations == nil || p.Value(*r.Operations) == "" {
+		return "not declared by the driver"
+	}
+	return p.Value(*r.Operations)
 }
 
 // matrixCells says each backend's cell of a row in words, and whether the row belongs

@@ -43,6 +43,8 @@ type BackendReport struct {
 	AWSConfirmation *AWSConfirmation   `json:"aws_confirmation,omitempty"`
 	Totals          Totals             `json:"totals"`
 	Capabilities    []CapabilityResult `json:"capabilities"`
+	// Operations are the driver's operational properties as declared; nil when none are.
+	Operations *capabilities.Operations `json:"operations,omitempty"`
 	// Problems are reasons the report fails other than capability verdicts.
 	Problems []string `json:"problems,omitempty"`
 }
@@ -119,6 +121,7 @@ func evaluate(d Declarations, cases []CaseResult) BackendReport {
 		Run: RunConditions{Target: d.Target, Clock: d.Clock, ReceiptScope: d.ReceiptScope,
 			RealClockBudget: d.RealClockBudget, TestOnly: d.TestOnly,
 			Reference: d.Reference},
+		Operations: d.Operations,
 	}
 	if err := capabilities.Validate(d.declarations()); err != nil {
 		for _, line := range strings.Split(err.Error(), "\n") {

@@ -107,6 +107,11 @@ func generate(t *testing.T, backend string, decls []capabilities.Declaration, in
 		if opts.OutDir != "" { // a test profile beside the backend: service clock
 			d.Clock, d.ReceiptScope, d.RealClockBudget, d.TestOnly = "service", "instance", "45s", true
 		}
+		if !d.TestOnly { // every property but the cost drivers, which the page must call missing
+			d.Operations = &capabilities.Operations{RunsWhere: "in the test process", ScaleOut: "one gateway",
+				Durability: "none: memory only", Availability: "the process", Ordering: "FIFO per group",
+				Throughput: "memory bound"}
+		}
 		if err := report.WriteDeclarations(declDir, d); err != nil {
 			t.Fatal(err)
 		}

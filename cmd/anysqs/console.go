@@ -21,6 +21,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/anysqs/anysqs/capabilities"
 	"github.com/anysqs/anysqs/drivers"
 )
 
@@ -113,11 +114,15 @@ type consolePage struct {
 	Backend, Version, Service, Build string
 	Queues                           []consoleQueue
 	Capabilities                     []consoleCapability
+	Operations                       []consoleOperation
 	Rates                            []consoleRate
 	Message, Error                   string
 }
 
 type consoleCapability struct{ ID, Level, Note string }
+
+// consoleOperation is one of the driver's operational properties, as the report shows it.
+type consoleOperation struct{ Title, Value string }
 
 func (c *console) page(w http.ResponseWriter, r *http.Request) {
 	p := consolePage{Backend: c.desc.Name, Version: c.desc.Version, Service: c.desc.ServiceVersion,
@@ -129,6 +134,13 @@ func (c *console) page(w http.ResponseWriter, r *http.Request) {
 	p.Queues = queues
 	for _, d := range c.desc.Capabilities {
 		p.Capabilities = append(p.Capabilities, consoleCapability{string(d.ID), string(d.Level), d.Note})
+	}
+	for _, prop := range capabilities.OperationalProperties() {
+		v := prop.Value(c.desc.Operations)
+		if v == "" {
+			v = "not declared by the driver"
+		}
+		p.Operations = append(p.Operations, consoleOperation{prop.Title, v})
 	}
 	p.Rates = c.rates()
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
@@ -275,7 +287,7 @@ var consoleTemplate = template.Must(template.New("console").Funcs(template.FuncM
 <style>
 body{font-family:system-ui,sans-serif;margin:1.5em auto;max-width:1240px;padding:0 1em;color:#222}
 table{border-collapse:collapse;width:100%;margin:.5em 0 1.5em}th,td{border:1px solid #bbb;padding:.3em .5em;text-align:left;vertical-align:top}
-th{background:#f4f4f4}td.n{text-align:right;font-variant-numeric:tabular-nums}
+th{background:#f4f4f4}table.ops th{width:12em}td.n{text-align:right;font-variant-numeric:tabular-nums}
 .msg{background:#eef6ee;border:1px solid #9c9;padding:.5em}.err{background:#fbeaea;border:1px solid #c99;padding:.5em}
 .native{}.degraded{background:#fff4c2}.unsupported{background:#dde4f7}.emulated{}
 </style></head><body>
@@ -292,6 +304,8 @@ th{background:#f4f4f4}td.n{text-align:right;font-variant-numeric:tabular-nums}
 <table><tr><th>Action</th><th>Total</th><th>Per second since the previous view</th></tr>
 {{range .Rates}}<tr><td>{{.Action}}</td><td class="n">{{.Total}}</td><td class="n">{{.PerSecond}} (over {{.SinceSeconds}} s)</td></tr>
 {{else}}<tr><td colspan="3">No requests yet.</td></tr>{{end}}</table>
+<h2>How {{.Backend}} runs</h2>
+<table class="ops">{{range .Operations}}<tr><th>{{.Title}}</th><td>{{.Value}}</td></tr>{{end}}</table>
 <h2>Capabilities of {{.Backend}}</h2>
 <p>As the driver declares them; the evidence for each is in docs/compat/{{.Backend}}.md.</p>
 <table><tr><th>Capability</th><th>Level</th><th>Note</th></tr>

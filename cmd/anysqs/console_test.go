@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"html"
 	"io"
 	"net/http"
 	"net/url"
@@ -12,6 +13,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/anysqs/anysqs/capabilities"
 )
 
 // startConsoleGateway runs serve with the console on, auth on and SQLite on disk (the
@@ -115,9 +118,20 @@ func TestConsole(t *testing.T) {
 	}
 	var rep struct {
 		Capabilities []struct{ ID, Level string }
+		Operations   *capabilities.Operations
 	}
 	if err := json.Unmarshal(raw, &rep); err != nil {
 		t.Fatal(err)
+	}
+	// So are the operational properties, shown in the same words.
+	if rep.Operations == nil {
+		t.Errorf("docs/compat/sqlite.json has no operational properties: regenerate it (make report)")
+	} else {
+		for _, prop := range capabilities.OperationalProperties() {
+			if want := "<tr><th>" + prop.Title + "</th><td>" + html.EscapeString(prop.Value(*rep.Operations)) + "</td></tr>"; !strings.Contains(page, want) {
+				t.Errorf("console lacks %s as docs/compat/sqlite.json says it: %q", prop.Key, want)
+			}
+		}
 	}
 	shown := map[string]string{}
 	for _, m := range regexp.MustCompile(`<tr class="\w+"><td>([^<]+)</td><td>(\w+)</td>`).FindAllStringSubmatch(page, -1) {

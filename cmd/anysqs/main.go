@@ -66,7 +66,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("serve", "[flags]", `Run the gateway: the SQS API on listen, and /metrics, /healthz and /readyz on
 admin_listen when the configuration sets it. Without --config: the embedded SQLite
 backend with its data in ./data. Relative paths in a configuration file are relative
-to that file. Environment variables ANYSQS_* override the file (README.md lists them).
+to that file. Environment variables ANYSQS_* override the file (docs/configuration.md lists them).
 SIGINT or SIGTERM drain in-flight requests and stop.`)
 	cfgPath := fs.String("config", "", "YAML configuration `FILE` (configs/ has examples)")
 	listen := fs.String("listen", "", "`HOST:PORT` of the SQS listener (overrides the config)")

@@ -18,7 +18,8 @@ func (d *Driver) Describe(ctx context.Context) (drivers.Description, error) {
 	return drivers.Description{Name: "cosmos", Version: Version, ServiceVersion: host,
 		Clock: drivers.ClockGateway, ReceiptScope: drivers.ReceiptStorage, SharedStorage: true,
 		Activity: drivers.ActivityPoll, PollInterval: d.poll, Capabilities: declarations(d.poll.Milliseconds()),
-		Warnings: d.warnings}, nil
+		Operations: operations(),
+		Warnings:   d.warnings}, nil
 }
 
 func declarations(pollMS int64) []capabilities.Declaration {

@@ -19,7 +19,8 @@ func (d *Driver) Describe(ctx context.Context) (drivers.Description, error) {
 	desc := drivers.Description{Name: "firestore", Version: Version, ServiceVersion: target,
 		Clock: drivers.ClockGateway, ReceiptScope: drivers.ReceiptStorage, SharedStorage: true,
 		Activity: drivers.ActivityPoll, PollInterval: d.poll, MoveTaskStore: true,
-		Capabilities: declarations(d.poll.Milliseconds())}
+		Capabilities: declarations(d.poll.Milliseconds()),
+		Operations:   operations()}
 	if d.unchecked && d.emulator == "" {
 		desc.Warnings = append(desc.Warnings, "check_indexes is off: a missing composite index fails the first request "+
 			"that needs it (FAILED_PRECONDITION, answered as InternalError); create the indexes listed in docs/backends/firestore.md")

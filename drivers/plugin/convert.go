@@ -103,6 +103,9 @@ func toDescription(d drivers.Description) *pb.Description {
 		Clock: string(d.Clock), ReceiptScope: string(d.ReceiptScope), SharedStorage: d.SharedStorage,
 		Activity: string(d.Activity), PollIntervalNs: int64(d.PollInterval), BlockingReceive: d.BlockingReceive,
 		MoveTaskStore: d.MoveTaskStore, Warnings: d.Warnings,
+		Operations: &pb.Operations{Durability: d.Operations.Durability, Availability: d.Operations.Availability,
+			ScaleOut: d.Operations.ScaleOut, Ordering: d.Operations.Ordering, Throughput: d.Operations.Throughput,
+			CostDrivers: d.Operations.CostDrivers, RunsWhere: d.Operations.RunsWhere},
 		Capabilities: mapSlice(d.Capabilities, func(c capabilities.Declaration) *pb.Declaration {
 			return &pb.Declaration{Id: string(c.ID), Level: string(c.Level), Limits: toStringMap(c.Limits), Note: c.Note}
 		}),
@@ -116,6 +119,10 @@ func fromDescription(d *pb.Description) drivers.Description {
 		SharedStorage: d.GetSharedStorage(), Activity: drivers.ActivityMode(d.GetActivity()),
 		PollInterval: time.Duration(d.GetPollIntervalNs()), BlockingReceive: d.GetBlockingReceive(),
 		MoveTaskStore: d.GetMoveTaskStore(), Warnings: emptyNil(d.GetWarnings()),
+		Operations: capabilities.Operations{Durability: d.GetOperations().GetDurability(),
+			Availability: d.GetOperations().GetAvailability(), ScaleOut: d.GetOperations().GetScaleOut(),
+			Ordering: d.GetOperations().GetOrdering(), Throughput: d.GetOperations().GetThroughput(),
+			CostDrivers: d.GetOperations().GetCostDrivers(), RunsWhere: d.GetOperations().GetRunsWhere()},
 		Capabilities: mapSlice(d.GetCapabilities(), func(c *pb.Declaration) capabilities.Declaration {
 			return capabilities.Declaration{ID: capabilities.ID(c.GetId()), Level: capabilities.Level(c.GetLevel()),
 				Limits: fromStringMap(c.GetLimits()), Note: c.GetNote()}

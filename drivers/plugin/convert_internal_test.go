@@ -81,7 +81,9 @@ func TestRoundTrip(t *testing.T) {
 			{ID: capabilities.QueueTags, Level: capabilities.Degraded, Limits: map[string]string{}, Note: "n"},
 			{ID: capabilities.VisibilityMax, Level: capabilities.Emulated, Limits: map[string]string{"max_seconds": "43200"}},
 		},
-		Warnings: []string{"w"}}
+		Warnings: []string{"w"},
+		Operations: capabilities.Operations{Durability: "1", Availability: "2", ScaleOut: "3", Ordering: "4",
+			Throughput: "5", CostDrivers: "6", RunsWhere: "7"}}
 	for _, d := range []drivers.Description{{}, desc} {
 		if got := fromDescription(wire(t, toDescription(d))); !reflect.DeepEqual(got, d) {
 			t.Errorf("description:\n got %#v\nwant %#v", got, d)

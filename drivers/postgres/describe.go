@@ -17,7 +17,8 @@ func (d *Driver) Describe(ctx context.Context) (drivers.Description, error) {
 	}
 	desc := drivers.Description{Name: "postgres", Version: Version, ServiceVersion: version,
 		Clock: drivers.ClockGateway, ReceiptScope: drivers.ReceiptStorage, SharedStorage: true,
-		Activity: drivers.ActivityWatch, MoveTaskStore: true, Capabilities: declarations()}
+		Activity: drivers.ActivityWatch, MoveTaskStore: true, Capabilities: declarations(),
+		Operations: operations()}
 	if !autovacuum {
 		// The tables' own autovacuum parameters (schema.go) are what keep claims fast; with
 		// the server's autovacuum off they do nothing.

@@ -13,7 +13,8 @@ import (
 func (d *Driver) Describe(ctx context.Context) (drivers.Description, error) {
 	return drivers.Description{Name: "servicebus", Version: Version, ServiceVersion: d.service,
 		Clock: drivers.ClockService, ReceiptScope: drivers.ReceiptInstance, SharedStorage: true,
-		Activity: drivers.ActivityLocal, BlockingReceive: true, Capabilities: declarations(d.opts)}, nil
+		Activity: drivers.ActivityLocal, BlockingReceive: true, Capabilities: declarations(d.opts),
+		Operations: operations()}, nil
 }
 
 func decl(id capabilities.ID, level capabilities.Level, note string, limits ...string) capabilities.Declaration {

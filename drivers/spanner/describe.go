@@ -21,7 +21,8 @@ func (d *Driver) Describe(ctx context.Context) (drivers.Description, error) {
 	desc := drivers.Description{Name: "spanner", Version: Version, ServiceVersion: service,
 		Clock: drivers.ClockGateway, ReceiptScope: drivers.ReceiptStorage, SharedStorage: true,
 		Activity: drivers.ActivityPoll, PollInterval: d.poll, MoveTaskStore: true,
-		Capabilities: declarations(d.poll.Milliseconds())}
+		Capabilities: declarations(d.poll.Milliseconds()),
+		Operations:   operations()}
 	if d.serial != nil && d.emulator == "" {
 		desc.Warnings = append(desc.Warnings, "serialize_read_write is always: this gateway runs one Spanner "+
 			"read-write transaction at a time, which caps its throughput; it is meant for the emulator only")

@@ -18,7 +18,8 @@ func (d *Driver) Describe(ctx context.Context) (drivers.Description, error) {
 	}
 	return drivers.Description{Name: "sqlite", Version: Version, ServiceVersion: v,
 		Clock: drivers.ClockGateway, ReceiptScope: drivers.ReceiptStorage, Activity: drivers.ActivityLocal,
-		MoveTaskStore: true, Capabilities: declarations(d.memory)}, nil
+		MoveTaskStore: true, Capabilities: declarations(d.memory),
+		Operations: operations()}, nil
 }
 
 func native(id capabilities.ID, note string, limits ...string) capabilities.Declaration {

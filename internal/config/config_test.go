@@ -128,15 +128,15 @@ func TestAuthCredentials(t *testing.T) {
 	}
 }
 
-// The README is where operators look the overrides up: it must name every one.
+// docs/configuration.md is where operators look the overrides up: it must name every one.
 func TestReadmeNamesEveryEnvOverride(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+	readme, err := os.ReadFile("../../docs/configuration.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, name := range EnvNames() {
 		if !strings.Contains(string(readme), "`"+name+"`") {
-			t.Errorf("README.md does not name %s", name)
+			t.Errorf("docs/configuration.md does not name %s", name)
 		}
 	}
 }

@@ -56,6 +56,8 @@ func check(doc []byte) error {
 		obj = &corev1.Secret{}
 	case "v1 Service":
 		obj = &corev1.Service{}
+	case "v1 ServiceAccount":
+		obj = &corev1.ServiceAccount{}
 	case "apps/v1 Deployment":
 		obj = &appsv1.Deployment{}
 	case "apps/v1 StatefulSet":

@@ -532,6 +532,7 @@ type Description struct {
 	MoveTaskStore   bool                   `protobuf:"varint,10,opt,name=move_task_store,json=moveTaskStore,proto3" json:"move_task_store,omitempty"`
 	Capabilities    []*Declaration         `protobuf:"bytes,11,rep,name=capabilities,proto3" json:"capabilities,omitempty"`
 	Warnings        []string               `protobuf:"bytes,12,rep,name=warnings,proto3" json:"warnings,omitempty"`
+	Operations      *Operations            `protobuf:"bytes,13,opt,name=operations,proto3" json:"operations,omitempty"`
 	unknownFields   protoimpl.UnknownFields
 	sizeCache       protoimpl.SizeCache
 }
@@ -650,6 +651,105 @@ func (x *Description) GetWarnings() []string {
 	return nil
 }
 
+func (x *Description) GetOperations() *Operations {
+	if x != nil {
+		return x.Operations
+	}
+	return nil
+}
+
+type Operations struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Durability    string                 `protobuf:"bytes,1,opt,name=durability,proto3" json:"durability,omitempty"`
+	Availability  string                 `protobuf:"bytes,2,opt,name=availability,proto3" json:"availability,omitempty"`
+	ScaleOut      string                 `protobuf:"bytes,3,opt,name=scale_out,json=scaleOut,proto3" json:"scale_out,omitempty"`
+	Ordering      string                 `protobuf:"bytes,4,opt,name=ordering,proto3" json:"ordering,omitempty"`
+	Throughput    string                 `protobuf:"bytes,5,opt,name=throughput,proto3" json:"throughput,omitempty"`
+	CostDrivers   string                 `protobuf:"bytes,6,opt,name=cost_drivers,json=costDrivers,proto3" json:"cost_drivers,omitempty"`
+	RunsWhere     string                 `protobuf:"bytes,7,opt,name=runs_where,json=runsWhere,proto3" json:"runs_where,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Operations) Reset() {
+	*x = Operations{}
+	mi := &file_driver_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Operations) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Operations) ProtoMessage() {}
+
+func (x *Operations) ProtoReflect() protoreflect.Message {
+	mi := &file_driver_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Operations.ProtoReflect.Descriptor instead.
+func (*Operations) Descriptor() ([]byte, []int) {
+	return file_driver_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *Operations) GetDurability() string {
+	if x != nil {
+		return x.Durability
+	}
+	return ""
+}
+
+func (x *Operations) GetAvailability() string {
+	if x != nil {
+		return x.Availability
+	}
+	return ""
+}
+
+func (x *Operations) GetScaleOut() string {
+	if x != nil {
+		return x.ScaleOut
+	}
+	return ""
+}
+
+func (x *Operations) GetOrdering() string {
+	if x != nil {
+		return x.Ordering
+	}
+	return ""
+}
+
+func (x *Operations) GetThroughput() string {
+	if x != nil {
+		return x.Throughput
+	}
+	return ""
+}
+
+func (x *Operations) GetCostDrivers() string {
+	if x != nil {
+		return x.CostDrivers
+	}
+	return ""
+}
+
+func (x *Operations) GetRunsWhere() string {
+	if x != nil {
+		return x.RunsWhere
+	}
+	return ""
+}
+
 type Label struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
@@ -660,7 +760,7 @@ type Label struct {
 
 func (x *Label) Reset() {
 	*x = Label{}
-	mi := &file_driver_proto_msgTypes[9]
+	mi := &file_driver_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -672,7 +772,7 @@ func (x *Label) String() string {
 func (*Label) ProtoMessage() {}
 
 func (x *Label) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[9]
+	mi := &file_driver_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -685,7 +785,7 @@ func (x *Label) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Label.ProtoReflect.Descriptor instead.
 func (*Label) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{9}
+	return file_driver_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Label) GetName() string {
@@ -715,7 +815,7 @@ type Metric struct {
 
 func (x *Metric) Reset() {
 	*x = Metric{}
-	mi := &file_driver_proto_msgTypes[10]
+	mi := &file_driver_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -727,7 +827,7 @@ func (x *Metric) String() string {
 func (*Metric) ProtoMessage() {}
 
 func (x *Metric) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[10]
+	mi := &file_driver_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -740,7 +840,7 @@ func (x *Metric) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Metric.ProtoReflect.Descriptor instead.
 func (*Metric) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{10}
+	return file_driver_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Metric) GetName() string {
@@ -787,7 +887,7 @@ type MetricsResult struct {
 
 func (x *MetricsResult) Reset() {
 	*x = MetricsResult{}
-	mi := &file_driver_proto_msgTypes[11]
+	mi := &file_driver_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -799,7 +899,7 @@ func (x *MetricsResult) String() string {
 func (*MetricsResult) ProtoMessage() {}
 
 func (x *MetricsResult) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[11]
+	mi := &file_driver_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -812,7 +912,7 @@ func (x *MetricsResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MetricsResult.ProtoReflect.Descriptor instead.
 func (*MetricsResult) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{11}
+	return file_driver_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *MetricsResult) GetMetrics() []*Metric {
@@ -832,7 +932,7 @@ type RedrivePolicy struct {
 
 func (x *RedrivePolicy) Reset() {
 	*x = RedrivePolicy{}
-	mi := &file_driver_proto_msgTypes[12]
+	mi := &file_driver_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -844,7 +944,7 @@ func (x *RedrivePolicy) String() string {
 func (*RedrivePolicy) ProtoMessage() {}
 
 func (x *RedrivePolicy) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[12]
+	mi := &file_driver_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -857,7 +957,7 @@ func (x *RedrivePolicy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RedrivePolicy.ProtoReflect.Descriptor instead.
 func (*RedrivePolicy) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{12}
+	return file_driver_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *RedrivePolicy) GetDeadLetterQueue() string {
@@ -897,7 +997,7 @@ type QueueAttributes struct {
 
 func (x *QueueAttributes) Reset() {
 	*x = QueueAttributes{}
-	mi := &file_driver_proto_msgTypes[13]
+	mi := &file_driver_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -909,7 +1009,7 @@ func (x *QueueAttributes) String() string {
 func (*QueueAttributes) ProtoMessage() {}
 
 func (x *QueueAttributes) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[13]
+	mi := &file_driver_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -922,7 +1022,7 @@ func (x *QueueAttributes) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueueAttributes.ProtoReflect.Descriptor instead.
 func (*QueueAttributes) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{13}
+	return file_driver_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *QueueAttributes) GetDelaySeconds() int32 {
@@ -1043,7 +1143,7 @@ type Queue struct {
 
 func (x *Queue) Reset() {
 	*x = Queue{}
-	mi := &file_driver_proto_msgTypes[14]
+	mi := &file_driver_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1055,7 +1155,7 @@ func (x *Queue) String() string {
 func (*Queue) ProtoMessage() {}
 
 func (x *Queue) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[14]
+	mi := &file_driver_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1068,7 +1168,7 @@ func (x *Queue) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Queue.ProtoReflect.Descriptor instead.
 func (*Queue) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{14}
+	return file_driver_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Queue) GetName() string {
@@ -1115,7 +1215,7 @@ type CreateQueueRequest struct {
 
 func (x *CreateQueueRequest) Reset() {
 	*x = CreateQueueRequest{}
-	mi := &file_driver_proto_msgTypes[15]
+	mi := &file_driver_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1127,7 +1227,7 @@ func (x *CreateQueueRequest) String() string {
 func (*CreateQueueRequest) ProtoMessage() {}
 
 func (x *CreateQueueRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[15]
+	mi := &file_driver_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1140,7 +1240,7 @@ func (x *CreateQueueRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateQueueRequest.ProtoReflect.Descriptor instead.
 func (*CreateQueueRequest) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{15}
+	return file_driver_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *CreateQueueRequest) GetQueue() *Queue {
@@ -1160,7 +1260,7 @@ type CreateQueueResult struct {
 
 func (x *CreateQueueResult) Reset() {
 	*x = CreateQueueResult{}
-	mi := &file_driver_proto_msgTypes[16]
+	mi := &file_driver_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1172,7 +1272,7 @@ func (x *CreateQueueResult) String() string {
 func (*CreateQueueResult) ProtoMessage() {}
 
 func (x *CreateQueueResult) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[16]
+	mi := &file_driver_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1185,7 +1285,7 @@ func (x *CreateQueueResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateQueueResult.ProtoReflect.Descriptor instead.
 func (*CreateQueueResult) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{16}
+	return file_driver_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *CreateQueueResult) GetQueue() *Queue {
@@ -1211,7 +1311,7 @@ type GetQueueRequest struct {
 
 func (x *GetQueueRequest) Reset() {
 	*x = GetQueueRequest{}
-	mi := &file_driver_proto_msgTypes[17]
+	mi := &file_driver_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1223,7 +1323,7 @@ func (x *GetQueueRequest) String() string {
 func (*GetQueueRequest) ProtoMessage() {}
 
 func (x *GetQueueRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[17]
+	mi := &file_driver_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1236,7 +1336,7 @@ func (x *GetQueueRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetQueueRequest.ProtoReflect.Descriptor instead.
 func (*GetQueueRequest) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{17}
+	return file_driver_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *GetQueueRequest) GetName() string {
@@ -1257,7 +1357,7 @@ type ListQueuesRequest struct {
 
 func (x *ListQueuesRequest) Reset() {
 	*x = ListQueuesRequest{}
-	mi := &file_driver_proto_msgTypes[18]
+	mi := &file_driver_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1269,7 +1369,7 @@ func (x *ListQueuesRequest) String() string {
 func (*ListQueuesRequest) ProtoMessage() {}
 
 func (x *ListQueuesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[18]
+	mi := &file_driver_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1282,7 +1382,7 @@ func (x *ListQueuesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListQueuesRequest.ProtoReflect.Descriptor instead.
 func (*ListQueuesRequest) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{18}
+	return file_driver_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ListQueuesRequest) GetPrefix() string {
@@ -1316,7 +1416,7 @@ type ListQueuesResult struct {
 
 func (x *ListQueuesResult) Reset() {
 	*x = ListQueuesResult{}
-	mi := &file_driver_proto_msgTypes[19]
+	mi := &file_driver_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1328,7 +1428,7 @@ func (x *ListQueuesResult) String() string {
 func (*ListQueuesResult) ProtoMessage() {}
 
 func (x *ListQueuesResult) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[19]
+	mi := &file_driver_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1341,7 +1441,7 @@ func (x *ListQueuesResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListQueuesResult.ProtoReflect.Descriptor instead.
 func (*ListQueuesResult) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{19}
+	return file_driver_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ListQueuesResult) GetQueues() []*Queue {
@@ -1369,7 +1469,7 @@ type SetQueueAttributesRequest struct {
 
 func (x *SetQueueAttributesRequest) Reset() {
 	*x = SetQueueAttributesRequest{}
-	mi := &file_driver_proto_msgTypes[20]
+	mi := &file_driver_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1381,7 +1481,7 @@ func (x *SetQueueAttributesRequest) String() string {
 func (*SetQueueAttributesRequest) ProtoMessage() {}
 
 func (x *SetQueueAttributesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[20]
+	mi := &file_driver_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1394,7 +1494,7 @@ func (x *SetQueueAttributesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetQueueAttributesRequest.ProtoReflect.Descriptor instead.
 func (*SetQueueAttributesRequest) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{20}
+	return file_driver_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *SetQueueAttributesRequest) GetName() string {
@@ -1429,7 +1529,7 @@ type UpdateQueueTagsRequest struct {
 
 func (x *UpdateQueueTagsRequest) Reset() {
 	*x = UpdateQueueTagsRequest{}
-	mi := &file_driver_proto_msgTypes[21]
+	mi := &file_driver_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1441,7 +1541,7 @@ func (x *UpdateQueueTagsRequest) String() string {
 func (*UpdateQueueTagsRequest) ProtoMessage() {}
 
 func (x *UpdateQueueTagsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[21]
+	mi := &file_driver_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1454,7 +1554,7 @@ func (x *UpdateQueueTagsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateQueueTagsRequest.ProtoReflect.Descriptor instead.
 func (*UpdateQueueTagsRequest) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{21}
+	return file_driver_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *UpdateQueueTagsRequest) GetName() string {
@@ -1488,7 +1588,7 @@ type DeleteQueueRequest struct {
 
 func (x *DeleteQueueRequest) Reset() {
 	*x = DeleteQueueRequest{}
-	mi := &file_driver_proto_msgTypes[22]
+	mi := &file_driver_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1500,7 +1600,7 @@ func (x *DeleteQueueRequest) String() string {
 func (*DeleteQueueRequest) ProtoMessage() {}
 
 func (x *DeleteQueueRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[22]
+	mi := &file_driver_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1513,7 +1613,7 @@ func (x *DeleteQueueRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteQueueRequest.ProtoReflect.Descriptor instead.
 func (*DeleteQueueRequest) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{22}
+	return file_driver_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *DeleteQueueRequest) GetName() string {
@@ -1540,7 +1640,7 @@ type PurgeQueueRequest struct {
 
 func (x *PurgeQueueRequest) Reset() {
 	*x = PurgeQueueRequest{}
-	mi := &file_driver_proto_msgTypes[23]
+	mi := &file_driver_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1552,7 +1652,7 @@ func (x *PurgeQueueRequest) String() string {
 func (*PurgeQueueRequest) ProtoMessage() {}
 
 func (x *PurgeQueueRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[23]
+	mi := &file_driver_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1565,7 +1665,7 @@ func (x *PurgeQueueRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PurgeQueueRequest.ProtoReflect.Descriptor instead.
 func (*PurgeQueueRequest) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{23}
+	return file_driver_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *PurgeQueueRequest) GetName() string {
@@ -1592,7 +1692,7 @@ type QueueStatsRequest struct {
 
 func (x *QueueStatsRequest) Reset() {
 	*x = QueueStatsRequest{}
-	mi := &file_driver_proto_msgTypes[24]
+	mi := &file_driver_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1604,7 +1704,7 @@ func (x *QueueStatsRequest) String() string {
 func (*QueueStatsRequest) ProtoMessage() {}
 
 func (x *QueueStatsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[24]
+	mi := &file_driver_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1617,7 +1717,7 @@ func (x *QueueStatsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueueStatsRequest.ProtoReflect.Descriptor instead.
 func (*QueueStatsRequest) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{24}
+	return file_driver_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *QueueStatsRequest) GetName() string {
@@ -1645,7 +1745,7 @@ type QueueStatsResult struct {
 
 func (x *QueueStatsResult) Reset() {
 	*x = QueueStatsResult{}
-	mi := &file_driver_proto_msgTypes[25]
+	mi := &file_driver_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1657,7 +1757,7 @@ func (x *QueueStatsResult) String() string {
 func (*QueueStatsResult) ProtoMessage() {}
 
 func (x *QueueStatsResult) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[25]
+	mi := &file_driver_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1670,7 +1770,7 @@ func (x *QueueStatsResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueueStatsResult.ProtoReflect.Descriptor instead.
 func (*QueueStatsResult) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{25}
+	return file_driver_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *QueueStatsResult) GetVisible() int64 {
@@ -1711,7 +1811,7 @@ type SendEntry struct {
 
 func (x *SendEntry) Reset() {
 	*x = SendEntry{}
-	mi := &file_driver_proto_msgTypes[26]
+	mi := &file_driver_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1723,7 +1823,7 @@ func (x *SendEntry) String() string {
 func (*SendEntry) ProtoMessage() {}
 
 func (x *SendEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[26]
+	mi := &file_driver_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1736,7 +1836,7 @@ func (x *SendEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendEntry.ProtoReflect.Descriptor instead.
 func (*SendEntry) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{26}
+	return file_driver_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *SendEntry) GetEntryId() string {
@@ -1813,7 +1913,7 @@ type SendMessagesRequest struct {
 
 func (x *SendMessagesRequest) Reset() {
 	*x = SendMessagesRequest{}
-	mi := &file_driver_proto_msgTypes[27]
+	mi := &file_driver_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1825,7 +1925,7 @@ func (x *SendMessagesRequest) String() string {
 func (*SendMessagesRequest) ProtoMessage() {}
 
 func (x *SendMessagesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[27]
+	mi := &file_driver_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1838,7 +1938,7 @@ func (x *SendMessagesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendMessagesRequest.ProtoReflect.Descriptor instead.
 func (*SendMessagesRequest) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{27}
+	return file_driver_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *SendMessagesRequest) GetName() string {
@@ -1875,7 +1975,7 @@ type SendEntryResult struct {
 
 func (x *SendEntryResult) Reset() {
 	*x = SendEntryResult{}
-	mi := &file_driver_proto_msgTypes[28]
+	mi := &file_driver_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1887,7 +1987,7 @@ func (x *SendEntryResult) String() string {
 func (*SendEntryResult) ProtoMessage() {}
 
 func (x *SendEntryResult) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[28]
+	mi := &file_driver_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1900,7 +2000,7 @@ func (x *SendEntryResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendEntryResult.ProtoReflect.Descriptor instead.
 func (*SendEntryResult) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{28}
+	return file_driver_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *SendEntryResult) GetEntryId() string {
@@ -1947,7 +2047,7 @@ type SendMessagesResult struct {
 
 func (x *SendMessagesResult) Reset() {
 	*x = SendMessagesResult{}
-	mi := &file_driver_proto_msgTypes[29]
+	mi := &file_driver_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1959,7 +2059,7 @@ func (x *SendMessagesResult) String() string {
 func (*SendMessagesResult) ProtoMessage() {}
 
 func (x *SendMessagesResult) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[29]
+	mi := &file_driver_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1972,7 +2072,7 @@ func (x *SendMessagesResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendMessagesResult.ProtoReflect.Descriptor instead.
 func (*SendMessagesResult) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{29}
+	return file_driver_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *SendMessagesResult) GetEntries() []*SendEntryResult {
@@ -1996,7 +2096,7 @@ type ReceiveMessagesRequest struct {
 
 func (x *ReceiveMessagesRequest) Reset() {
 	*x = ReceiveMessagesRequest{}
-	mi := &file_driver_proto_msgTypes[30]
+	mi := &file_driver_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2008,7 +2108,7 @@ func (x *ReceiveMessagesRequest) String() string {
 func (*ReceiveMessagesRequest) ProtoMessage() {}
 
 func (x *ReceiveMessagesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[30]
+	mi := &file_driver_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2021,7 +2121,7 @@ func (x *ReceiveMessagesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReceiveMessagesRequest.ProtoReflect.Descriptor instead.
 func (*ReceiveMessagesRequest) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{30}
+	return file_driver_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ReceiveMessagesRequest) GetName() string {
@@ -2087,7 +2187,7 @@ type Message struct {
 
 func (x *Message) Reset() {
 	*x = Message{}
-	mi := &file_driver_proto_msgTypes[31]
+	mi := &file_driver_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2099,7 +2199,7 @@ func (x *Message) String() string {
 func (*Message) ProtoMessage() {}
 
 func (x *Message) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[31]
+	mi := &file_driver_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2112,7 +2212,7 @@ func (x *Message) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Message.ProtoReflect.Descriptor instead.
 func (*Message) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{31}
+	return file_driver_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *Message) GetMessageId() string {
@@ -2216,7 +2316,7 @@ type ReceiveMessagesResult struct {
 
 func (x *ReceiveMessagesResult) Reset() {
 	*x = ReceiveMessagesResult{}
-	mi := &file_driver_proto_msgTypes[32]
+	mi := &file_driver_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2228,7 +2328,7 @@ func (x *ReceiveMessagesResult) String() string {
 func (*ReceiveMessagesResult) ProtoMessage() {}
 
 func (x *ReceiveMessagesResult) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[32]
+	mi := &file_driver_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2241,7 +2341,7 @@ func (x *ReceiveMessagesResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReceiveMessagesResult.ProtoReflect.Descriptor instead.
 func (*ReceiveMessagesResult) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{32}
+	return file_driver_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *ReceiveMessagesResult) GetMessages() []*Message {
@@ -2268,7 +2368,7 @@ type DeleteEntry struct {
 
 func (x *DeleteEntry) Reset() {
 	*x = DeleteEntry{}
-	mi := &file_driver_proto_msgTypes[33]
+	mi := &file_driver_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2280,7 +2380,7 @@ func (x *DeleteEntry) String() string {
 func (*DeleteEntry) ProtoMessage() {}
 
 func (x *DeleteEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[33]
+	mi := &file_driver_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2293,7 +2393,7 @@ func (x *DeleteEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteEntry.ProtoReflect.Descriptor instead.
 func (*DeleteEntry) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{33}
+	return file_driver_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *DeleteEntry) GetEntryId() string {
@@ -2321,7 +2421,7 @@ type DeleteMessagesRequest struct {
 
 func (x *DeleteMessagesRequest) Reset() {
 	*x = DeleteMessagesRequest{}
-	mi := &file_driver_proto_msgTypes[34]
+	mi := &file_driver_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2333,7 +2433,7 @@ func (x *DeleteMessagesRequest) String() string {
 func (*DeleteMessagesRequest) ProtoMessage() {}
 
 func (x *DeleteMessagesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[34]
+	mi := &file_driver_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2346,7 +2446,7 @@ func (x *DeleteMessagesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteMessagesRequest.ProtoReflect.Descriptor instead.
 func (*DeleteMessagesRequest) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{34}
+	return file_driver_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *DeleteMessagesRequest) GetName() string {
@@ -2381,7 +2481,7 @@ type ChangeVisibilityEntry struct {
 
 func (x *ChangeVisibilityEntry) Reset() {
 	*x = ChangeVisibilityEntry{}
-	mi := &file_driver_proto_msgTypes[35]
+	mi := &file_driver_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2393,7 +2493,7 @@ func (x *ChangeVisibilityEntry) String() string {
 func (*ChangeVisibilityEntry) ProtoMessage() {}
 
 func (x *ChangeVisibilityEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[35]
+	mi := &file_driver_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2406,7 +2506,7 @@ func (x *ChangeVisibilityEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChangeVisibilityEntry.ProtoReflect.Descriptor instead.
 func (*ChangeVisibilityEntry) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{35}
+	return file_driver_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ChangeVisibilityEntry) GetEntryId() string {
@@ -2441,7 +2541,7 @@ type ChangeVisibilityRequest struct {
 
 func (x *ChangeVisibilityRequest) Reset() {
 	*x = ChangeVisibilityRequest{}
-	mi := &file_driver_proto_msgTypes[36]
+	mi := &file_driver_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2453,7 +2553,7 @@ func (x *ChangeVisibilityRequest) String() string {
 func (*ChangeVisibilityRequest) ProtoMessage() {}
 
 func (x *ChangeVisibilityRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[36]
+	mi := &file_driver_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2466,7 +2566,7 @@ func (x *ChangeVisibilityRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChangeVisibilityRequest.ProtoReflect.Descriptor instead.
 func (*ChangeVisibilityRequest) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{36}
+	return file_driver_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *ChangeVisibilityRequest) GetName() string {
@@ -2500,7 +2600,7 @@ type EntryResult struct {
 
 func (x *EntryResult) Reset() {
 	*x = EntryResult{}
-	mi := &file_driver_proto_msgTypes[37]
+	mi := &file_driver_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2512,7 +2612,7 @@ func (x *EntryResult) String() string {
 func (*EntryResult) ProtoMessage() {}
 
 func (x *EntryResult) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[37]
+	mi := &file_driver_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2525,7 +2625,7 @@ func (x *EntryResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EntryResult.ProtoReflect.Descriptor instead.
 func (*EntryResult) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{37}
+	return file_driver_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *EntryResult) GetEntryId() string {
@@ -2551,7 +2651,7 @@ type BatchResult struct {
 
 func (x *BatchResult) Reset() {
 	*x = BatchResult{}
-	mi := &file_driver_proto_msgTypes[38]
+	mi := &file_driver_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2563,7 +2663,7 @@ func (x *BatchResult) String() string {
 func (*BatchResult) ProtoMessage() {}
 
 func (x *BatchResult) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[38]
+	mi := &file_driver_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2576,7 +2676,7 @@ func (x *BatchResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BatchResult.ProtoReflect.Descriptor instead.
 func (*BatchResult) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{38}
+	return file_driver_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *BatchResult) GetEntries() []*EntryResult {
@@ -2598,7 +2698,7 @@ type MoveMessagesRequest struct {
 
 func (x *MoveMessagesRequest) Reset() {
 	*x = MoveMessagesRequest{}
-	mi := &file_driver_proto_msgTypes[39]
+	mi := &file_driver_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2610,7 +2710,7 @@ func (x *MoveMessagesRequest) String() string {
 func (*MoveMessagesRequest) ProtoMessage() {}
 
 func (x *MoveMessagesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[39]
+	mi := &file_driver_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2623,7 +2723,7 @@ func (x *MoveMessagesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MoveMessagesRequest.ProtoReflect.Descriptor instead.
 func (*MoveMessagesRequest) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{39}
+	return file_driver_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *MoveMessagesRequest) GetSource() string {
@@ -2664,7 +2764,7 @@ type MoveMessagesResult struct {
 
 func (x *MoveMessagesResult) Reset() {
 	*x = MoveMessagesResult{}
-	mi := &file_driver_proto_msgTypes[40]
+	mi := &file_driver_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2676,7 +2776,7 @@ func (x *MoveMessagesResult) String() string {
 func (*MoveMessagesResult) ProtoMessage() {}
 
 func (x *MoveMessagesResult) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[40]
+	mi := &file_driver_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2689,7 +2789,7 @@ func (x *MoveMessagesResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MoveMessagesResult.ProtoReflect.Descriptor instead.
 func (*MoveMessagesResult) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{40}
+	return file_driver_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *MoveMessagesResult) GetMoved() int64 {
@@ -2716,7 +2816,7 @@ type SweepRequest struct {
 
 func (x *SweepRequest) Reset() {
 	*x = SweepRequest{}
-	mi := &file_driver_proto_msgTypes[41]
+	mi := &file_driver_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2728,7 +2828,7 @@ func (x *SweepRequest) String() string {
 func (*SweepRequest) ProtoMessage() {}
 
 func (x *SweepRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[41]
+	mi := &file_driver_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2741,7 +2841,7 @@ func (x *SweepRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SweepRequest.ProtoReflect.Descriptor instead.
 func (*SweepRequest) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{41}
+	return file_driver_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *SweepRequest) GetNow() *Time {
@@ -2768,7 +2868,7 @@ type SweepResult struct {
 
 func (x *SweepResult) Reset() {
 	*x = SweepResult{}
-	mi := &file_driver_proto_msgTypes[42]
+	mi := &file_driver_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2780,7 +2880,7 @@ func (x *SweepResult) String() string {
 func (*SweepResult) ProtoMessage() {}
 
 func (x *SweepResult) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[42]
+	mi := &file_driver_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2793,7 +2893,7 @@ func (x *SweepResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SweepResult.ProtoReflect.Descriptor instead.
 func (*SweepResult) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{42}
+	return file_driver_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *SweepResult) GetDeleted() int64 {
@@ -2819,7 +2919,7 @@ type AwaitActivityRequest struct {
 
 func (x *AwaitActivityRequest) Reset() {
 	*x = AwaitActivityRequest{}
-	mi := &file_driver_proto_msgTypes[43]
+	mi := &file_driver_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2831,7 +2931,7 @@ func (x *AwaitActivityRequest) String() string {
 func (*AwaitActivityRequest) ProtoMessage() {}
 
 func (x *AwaitActivityRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[43]
+	mi := &file_driver_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2844,7 +2944,7 @@ func (x *AwaitActivityRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AwaitActivityRequest.ProtoReflect.Descriptor instead.
 func (*AwaitActivityRequest) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{43}
+	return file_driver_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *AwaitActivityRequest) GetTimeoutNs() int64 {
@@ -2863,7 +2963,7 @@ type AwaitActivityResult struct {
 
 func (x *AwaitActivityResult) Reset() {
 	*x = AwaitActivityResult{}
-	mi := &file_driver_proto_msgTypes[44]
+	mi := &file_driver_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2875,7 +2975,7 @@ func (x *AwaitActivityResult) String() string {
 func (*AwaitActivityResult) ProtoMessage() {}
 
 func (x *AwaitActivityResult) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[44]
+	mi := &file_driver_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2888,7 +2988,7 @@ func (x *AwaitActivityResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AwaitActivityResult.ProtoReflect.Descriptor instead.
 func (*AwaitActivityResult) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{44}
+	return file_driver_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *AwaitActivityResult) GetQueues() []string {
@@ -2908,7 +3008,7 @@ type WatchActivityRequest struct {
 
 func (x *WatchActivityRequest) Reset() {
 	*x = WatchActivityRequest{}
-	mi := &file_driver_proto_msgTypes[45]
+	mi := &file_driver_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2920,7 +3020,7 @@ func (x *WatchActivityRequest) String() string {
 func (*WatchActivityRequest) ProtoMessage() {}
 
 func (x *WatchActivityRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[45]
+	mi := &file_driver_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2933,7 +3033,7 @@ func (x *WatchActivityRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchActivityRequest.ProtoReflect.Descriptor instead.
 func (*WatchActivityRequest) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{45}
+	return file_driver_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *WatchActivityRequest) GetName() string {
@@ -2969,7 +3069,7 @@ type MoveTask struct {
 
 func (x *MoveTask) Reset() {
 	*x = MoveTask{}
-	mi := &file_driver_proto_msgTypes[46]
+	mi := &file_driver_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2981,7 +3081,7 @@ func (x *MoveTask) String() string {
 func (*MoveTask) ProtoMessage() {}
 
 func (x *MoveTask) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[46]
+	mi := &file_driver_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2994,7 +3094,7 @@ func (x *MoveTask) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MoveTask.ProtoReflect.Descriptor instead.
 func (*MoveTask) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{46}
+	return file_driver_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *MoveTask) GetHandle() string {
@@ -3088,7 +3188,7 @@ type ReportMoveTaskRequest struct {
 
 func (x *ReportMoveTaskRequest) Reset() {
 	*x = ReportMoveTaskRequest{}
-	mi := &file_driver_proto_msgTypes[47]
+	mi := &file_driver_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3100,7 +3200,7 @@ func (x *ReportMoveTaskRequest) String() string {
 func (*ReportMoveTaskRequest) ProtoMessage() {}
 
 func (x *ReportMoveTaskRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[47]
+	mi := &file_driver_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3113,7 +3213,7 @@ func (x *ReportMoveTaskRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportMoveTaskRequest.ProtoReflect.Descriptor instead.
 func (*ReportMoveTaskRequest) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{47}
+	return file_driver_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *ReportMoveTaskRequest) GetHandle() string {
@@ -3167,7 +3267,7 @@ type CancelMoveTaskRequest struct {
 
 func (x *CancelMoveTaskRequest) Reset() {
 	*x = CancelMoveTaskRequest{}
-	mi := &file_driver_proto_msgTypes[48]
+	mi := &file_driver_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3179,7 +3279,7 @@ func (x *CancelMoveTaskRequest) String() string {
 func (*CancelMoveTaskRequest) ProtoMessage() {}
 
 func (x *CancelMoveTaskRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[48]
+	mi := &file_driver_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3192,7 +3292,7 @@ func (x *CancelMoveTaskRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelMoveTaskRequest.ProtoReflect.Descriptor instead.
 func (*CancelMoveTaskRequest) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{48}
+	return file_driver_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *CancelMoveTaskRequest) GetHandle() string {
@@ -3212,7 +3312,7 @@ type ListMoveTasksRequest struct {
 
 func (x *ListMoveTasksRequest) Reset() {
 	*x = ListMoveTasksRequest{}
-	mi := &file_driver_proto_msgTypes[49]
+	mi := &file_driver_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3224,7 +3324,7 @@ func (x *ListMoveTasksRequest) String() string {
 func (*ListMoveTasksRequest) ProtoMessage() {}
 
 func (x *ListMoveTasksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[49]
+	mi := &file_driver_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3237,7 +3337,7 @@ func (x *ListMoveTasksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMoveTasksRequest.ProtoReflect.Descriptor instead.
 func (*ListMoveTasksRequest) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{49}
+	return file_driver_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *ListMoveTasksRequest) GetSource() string {
@@ -3263,7 +3363,7 @@ type MoveTasks struct {
 
 func (x *MoveTasks) Reset() {
 	*x = MoveTasks{}
-	mi := &file_driver_proto_msgTypes[50]
+	mi := &file_driver_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3275,7 +3375,7 @@ func (x *MoveTasks) String() string {
 func (*MoveTasks) ProtoMessage() {}
 
 func (x *MoveTasks) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[50]
+	mi := &file_driver_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3288,7 +3388,7 @@ func (x *MoveTasks) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MoveTasks.ProtoReflect.Descriptor instead.
 func (*MoveTasks) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{50}
+	return file_driver_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *MoveTasks) GetTasks() []*MoveTask {
@@ -3309,7 +3409,7 @@ type AdoptMoveTasksRequest struct {
 
 func (x *AdoptMoveTasksRequest) Reset() {
 	*x = AdoptMoveTasksRequest{}
-	mi := &file_driver_proto_msgTypes[51]
+	mi := &file_driver_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3321,7 +3421,7 @@ func (x *AdoptMoveTasksRequest) String() string {
 func (*AdoptMoveTasksRequest) ProtoMessage() {}
 
 func (x *AdoptMoveTasksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[51]
+	mi := &file_driver_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3334,7 +3434,7 @@ func (x *AdoptMoveTasksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AdoptMoveTasksRequest.ProtoReflect.Descriptor instead.
 func (*AdoptMoveTasksRequest) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{51}
+	return file_driver_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *AdoptMoveTasksRequest) GetOwner() string {
@@ -3397,7 +3497,7 @@ const file_driver_proto_rawDesc = "" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
 	"\x05level\x18\x02 \x01(\tR\x05level\x123\n" +
 	"\x06limits\x18\x03 \x01(\v2\x1b.anysqs.plugin.v1.StringMapR\x06limits\x12\x12\n" +
-	"\x04note\x18\x04 \x01(\tR\x04note\"\xbe\x03\n" +
+	"\x04note\x18\x04 \x01(\tR\x04note\"\xfc\x03\n" +
 	"\vDescription\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12'\n" +
@@ -3411,7 +3511,24 @@ const file_driver_proto_rawDesc = "" +
 	"\x0fmove_task_store\x18\n" +
 	" \x01(\bR\rmoveTaskStore\x12A\n" +
 	"\fcapabilities\x18\v \x03(\v2\x1d.anysqs.plugin.v1.DeclarationR\fcapabilities\x12\x1a\n" +
-	"\bwarnings\x18\f \x03(\tR\bwarnings\"1\n" +
+	"\bwarnings\x18\f \x03(\tR\bwarnings\x12<\n" +
+	"\n" +
+	"operations\x18\r \x01(\v2\x1c.anysqs.plugin.v1.OperationsR\n" +
+	"operations\"\xeb\x01\n" +
+	"\n" +
+	"Operations\x12\x1e\n" +
+	"\n" +
+	"durability\x18\x01 \x01(\tR\n" +
+	"durability\x12\"\n" +
+	"\favailability\x18\x02 \x01(\tR\favailability\x12\x1b\n" +
+	"\tscale_out\x18\x03 \x01(\tR\bscaleOut\x12\x1a\n" +
+	"\bordering\x18\x04 \x01(\tR\bordering\x12\x1e\n" +
+	"\n" +
+	"throughput\x18\x05 \x01(\tR\n" +
+	"throughput\x12!\n" +
+	"\fcost_drivers\x18\x06 \x01(\tR\vcostDrivers\x12\x1d\n" +
+	"\n" +
+	"runs_where\x18\a \x01(\tR\trunsWhere\"1\n" +
 	"\x05Label\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value\"\x8b\x01\n" +
@@ -3671,7 +3788,7 @@ func file_driver_proto_rawDescGZIP() []byte {
 }
 
 var file_driver_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_driver_proto_msgTypes = make([]protoimpl.MessageInfo, 54)
+var file_driver_proto_msgTypes = make([]protoimpl.MessageInfo, 55)
 var file_driver_proto_goTypes = []any{
 	(ContextCause)(0),                 // 0: anysqs.plugin.v1.ContextCause
 	(*Empty)(nil),                     // 1: anysqs.plugin.v1.Empty
@@ -3683,160 +3800,162 @@ var file_driver_proto_goTypes = []any{
 	(*OpenRequest)(nil),               // 7: anysqs.plugin.v1.OpenRequest
 	(*Declaration)(nil),               // 8: anysqs.plugin.v1.Declaration
 	(*Description)(nil),               // 9: anysqs.plugin.v1.Description
-	(*Label)(nil),                     // 10: anysqs.plugin.v1.Label
-	(*Metric)(nil),                    // 11: anysqs.plugin.v1.Metric
-	(*MetricsResult)(nil),             // 12: anysqs.plugin.v1.MetricsResult
-	(*RedrivePolicy)(nil),             // 13: anysqs.plugin.v1.RedrivePolicy
-	(*QueueAttributes)(nil),           // 14: anysqs.plugin.v1.QueueAttributes
-	(*Queue)(nil),                     // 15: anysqs.plugin.v1.Queue
-	(*CreateQueueRequest)(nil),        // 16: anysqs.plugin.v1.CreateQueueRequest
-	(*CreateQueueResult)(nil),         // 17: anysqs.plugin.v1.CreateQueueResult
-	(*GetQueueRequest)(nil),           // 18: anysqs.plugin.v1.GetQueueRequest
-	(*ListQueuesRequest)(nil),         // 19: anysqs.plugin.v1.ListQueuesRequest
-	(*ListQueuesResult)(nil),          // 20: anysqs.plugin.v1.ListQueuesResult
-	(*SetQueueAttributesRequest)(nil), // 21: anysqs.plugin.v1.SetQueueAttributesRequest
-	(*UpdateQueueTagsRequest)(nil),    // 22: anysqs.plugin.v1.UpdateQueueTagsRequest
-	(*DeleteQueueRequest)(nil),        // 23: anysqs.plugin.v1.DeleteQueueRequest
-	(*PurgeQueueRequest)(nil),         // 24: anysqs.plugin.v1.PurgeQueueRequest
-	(*QueueStatsRequest)(nil),         // 25: anysqs.plugin.v1.QueueStatsRequest
-	(*QueueStatsResult)(nil),          // 26: anysqs.plugin.v1.QueueStatsResult
-	(*SendEntry)(nil),                 // 27: anysqs.plugin.v1.SendEntry
-	(*SendMessagesRequest)(nil),       // 28: anysqs.plugin.v1.SendMessagesRequest
-	(*SendEntryResult)(nil),           // 29: anysqs.plugin.v1.SendEntryResult
-	(*SendMessagesResult)(nil),        // 30: anysqs.plugin.v1.SendMessagesResult
-	(*ReceiveMessagesRequest)(nil),    // 31: anysqs.plugin.v1.ReceiveMessagesRequest
-	(*Message)(nil),                   // 32: anysqs.plugin.v1.Message
-	(*ReceiveMessagesResult)(nil),     // 33: anysqs.plugin.v1.ReceiveMessagesResult
-	(*DeleteEntry)(nil),               // 34: anysqs.plugin.v1.DeleteEntry
-	(*DeleteMessagesRequest)(nil),     // 35: anysqs.plugin.v1.DeleteMessagesRequest
-	(*ChangeVisibilityEntry)(nil),     // 36: anysqs.plugin.v1.ChangeVisibilityEntry
-	(*ChangeVisibilityRequest)(nil),   // 37: anysqs.plugin.v1.ChangeVisibilityRequest
-	(*EntryResult)(nil),               // 38: anysqs.plugin.v1.EntryResult
-	(*BatchResult)(nil),               // 39: anysqs.plugin.v1.BatchResult
-	(*MoveMessagesRequest)(nil),       // 40: anysqs.plugin.v1.MoveMessagesRequest
-	(*MoveMessagesResult)(nil),        // 41: anysqs.plugin.v1.MoveMessagesResult
-	(*SweepRequest)(nil),              // 42: anysqs.plugin.v1.SweepRequest
-	(*SweepResult)(nil),               // 43: anysqs.plugin.v1.SweepResult
-	(*AwaitActivityRequest)(nil),      // 44: anysqs.plugin.v1.AwaitActivityRequest
-	(*AwaitActivityResult)(nil),       // 45: anysqs.plugin.v1.AwaitActivityResult
-	(*WatchActivityRequest)(nil),      // 46: anysqs.plugin.v1.WatchActivityRequest
-	(*MoveTask)(nil),                  // 47: anysqs.plugin.v1.MoveTask
-	(*ReportMoveTaskRequest)(nil),     // 48: anysqs.plugin.v1.ReportMoveTaskRequest
-	(*CancelMoveTaskRequest)(nil),     // 49: anysqs.plugin.v1.CancelMoveTaskRequest
-	(*ListMoveTasksRequest)(nil),      // 50: anysqs.plugin.v1.ListMoveTasksRequest
-	(*MoveTasks)(nil),                 // 51: anysqs.plugin.v1.MoveTasks
-	(*AdoptMoveTasksRequest)(nil),     // 52: anysqs.plugin.v1.AdoptMoveTasksRequest
-	nil,                               // 53: anysqs.plugin.v1.StringMap.EntriesEntry
-	nil,                               // 54: anysqs.plugin.v1.AttributeMap.EntriesEntry
+	(*Operations)(nil),                // 10: anysqs.plugin.v1.Operations
+	(*Label)(nil),                     // 11: anysqs.plugin.v1.Label
+	(*Metric)(nil),                    // 12: anysqs.plugin.v1.Metric
+	(*MetricsResult)(nil),             // 13: anysqs.plugin.v1.MetricsResult
+	(*RedrivePolicy)(nil),             // 14: anysqs.plugin.v1.RedrivePolicy
+	(*QueueAttributes)(nil),           // 15: anysqs.plugin.v1.QueueAttributes
+	(*Queue)(nil),                     // 16: anysqs.plugin.v1.Queue
+	(*CreateQueueRequest)(nil),        // 17: anysqs.plugin.v1.CreateQueueRequest
+	(*CreateQueueResult)(nil),         // 18: anysqs.plugin.v1.CreateQueueResult
+	(*GetQueueRequest)(nil),           // 19: anysqs.plugin.v1.GetQueueRequest
+	(*ListQueuesRequest)(nil),         // 20: anysqs.plugin.v1.ListQueuesRequest
+	(*ListQueuesResult)(nil),          // 21: anysqs.plugin.v1.ListQueuesResult
+	(*SetQueueAttributesRequest)(nil), // 22: anysqs.plugin.v1.SetQueueAttributesRequest
+	(*UpdateQueueTagsRequest)(nil),    // 23: anysqs.plugin.v1.UpdateQueueTagsRequest
+	(*DeleteQueueRequest)(nil),        // 24: anysqs.plugin.v1.DeleteQueueRequest
+	(*PurgeQueueRequest)(nil),         // 25: anysqs.plugin.v1.PurgeQueueRequest
+	(*QueueStatsRequest)(nil),         // 26: anysqs.plugin.v1.QueueStatsRequest
+	(*QueueStatsResult)(nil),          // 27: anysqs.plugin.v1.QueueStatsResult
+	(*SendEntry)(nil),                 // 28: anysqs.plugin.v1.SendEntry
+	(*SendMessagesRequest)(nil),       // 29: anysqs.plugin.v1.SendMessagesRequest
+	(*SendEntryResult)(nil),           // 30: anysqs.plugin.v1.SendEntryResult
+	(*SendMessagesResult)(nil),        // 31: anysqs.plugin.v1.SendMessagesResult
+	(*ReceiveMessagesRequest)(nil),    // 32: anysqs.plugin.v1.ReceiveMessagesRequest
+	(*Message)(nil),                   // 33: anysqs.plugin.v1.Message
+	(*ReceiveMessagesResult)(nil),     // 34: anysqs.plugin.v1.ReceiveMessagesResult
+	(*DeleteEntry)(nil),               // 35: anysqs.plugin.v1.DeleteEntry
+	(*DeleteMessagesRequest)(nil),     // 36: anysqs.plugin.v1.DeleteMessagesRequest
+	(*ChangeVisibilityEntry)(nil),     // 37: anysqs.plugin.v1.ChangeVisibilityEntry
+	(*ChangeVisibilityRequest)(nil),   // 38: anysqs.plugin.v1.ChangeVisibilityRequest
+	(*EntryResult)(nil),               // 39: anysqs.plugin.v1.EntryResult
+	(*BatchResult)(nil),               // 40: anysqs.plugin.v1.BatchResult
+	(*MoveMessagesRequest)(nil),       // 41: anysqs.plugin.v1.MoveMessagesRequest
+	(*MoveMessagesResult)(nil),        // 42: anysqs.plugin.v1.MoveMessagesResult
+	(*SweepRequest)(nil),              // 43: anysqs.plugin.v1.SweepRequest
+	(*SweepResult)(nil),               // 44: anysqs.plugin.v1.SweepResult
+	(*AwaitActivityRequest)(nil),      // 45: anysqs.plugin.v1.AwaitActivityRequest
+	(*AwaitActivityResult)(nil),       // 46: anysqs.plugin.v1.AwaitActivityResult
+	(*WatchActivityRequest)(nil),      // 47: anysqs.plugin.v1.WatchActivityRequest
+	(*MoveTask)(nil),                  // 48: anysqs.plugin.v1.MoveTask
+	(*ReportMoveTaskRequest)(nil),     // 49: anysqs.plugin.v1.ReportMoveTaskRequest
+	(*CancelMoveTaskRequest)(nil),     // 50: anysqs.plugin.v1.CancelMoveTaskRequest
+	(*ListMoveTasksRequest)(nil),      // 51: anysqs.plugin.v1.ListMoveTasksRequest
+	(*MoveTasks)(nil),                 // 52: anysqs.plugin.v1.MoveTasks
+	(*AdoptMoveTasksRequest)(nil),     // 53: anysqs.plugin.v1.AdoptMoveTasksRequest
+	nil,                               // 54: anysqs.plugin.v1.StringMap.EntriesEntry
+	nil,                               // 55: anysqs.plugin.v1.AttributeMap.EntriesEntry
 }
 var file_driver_proto_depIdxs = []int32{
-	53, // 0: anysqs.plugin.v1.StringMap.entries:type_name -> anysqs.plugin.v1.StringMap.EntriesEntry
-	54, // 1: anysqs.plugin.v1.AttributeMap.entries:type_name -> anysqs.plugin.v1.AttributeMap.EntriesEntry
+	54, // 0: anysqs.plugin.v1.StringMap.entries:type_name -> anysqs.plugin.v1.StringMap.EntriesEntry
+	55, // 1: anysqs.plugin.v1.AttributeMap.entries:type_name -> anysqs.plugin.v1.AttributeMap.EntriesEntry
 	0,  // 2: anysqs.plugin.v1.Error.context_cause:type_name -> anysqs.plugin.v1.ContextCause
 	3,  // 3: anysqs.plugin.v1.Declaration.limits:type_name -> anysqs.plugin.v1.StringMap
 	8,  // 4: anysqs.plugin.v1.Description.capabilities:type_name -> anysqs.plugin.v1.Declaration
-	10, // 5: anysqs.plugin.v1.Metric.labels:type_name -> anysqs.plugin.v1.Label
-	11, // 6: anysqs.plugin.v1.MetricsResult.metrics:type_name -> anysqs.plugin.v1.Metric
-	13, // 7: anysqs.plugin.v1.QueueAttributes.redrive_policy:type_name -> anysqs.plugin.v1.RedrivePolicy
-	14, // 8: anysqs.plugin.v1.Queue.attributes:type_name -> anysqs.plugin.v1.QueueAttributes
-	3,  // 9: anysqs.plugin.v1.Queue.tags:type_name -> anysqs.plugin.v1.StringMap
-	2,  // 10: anysqs.plugin.v1.Queue.created_at:type_name -> anysqs.plugin.v1.Time
-	2,  // 11: anysqs.plugin.v1.Queue.last_modified:type_name -> anysqs.plugin.v1.Time
-	15, // 12: anysqs.plugin.v1.CreateQueueRequest.queue:type_name -> anysqs.plugin.v1.Queue
-	15, // 13: anysqs.plugin.v1.CreateQueueResult.queue:type_name -> anysqs.plugin.v1.Queue
-	15, // 14: anysqs.plugin.v1.ListQueuesResult.queues:type_name -> anysqs.plugin.v1.Queue
-	14, // 15: anysqs.plugin.v1.SetQueueAttributesRequest.attributes:type_name -> anysqs.plugin.v1.QueueAttributes
-	2,  // 16: anysqs.plugin.v1.SetQueueAttributesRequest.now:type_name -> anysqs.plugin.v1.Time
-	3,  // 17: anysqs.plugin.v1.UpdateQueueTagsRequest.set:type_name -> anysqs.plugin.v1.StringMap
-	2,  // 18: anysqs.plugin.v1.DeleteQueueRequest.now:type_name -> anysqs.plugin.v1.Time
-	2,  // 19: anysqs.plugin.v1.PurgeQueueRequest.now:type_name -> anysqs.plugin.v1.Time
-	2,  // 20: anysqs.plugin.v1.QueueStatsRequest.now:type_name -> anysqs.plugin.v1.Time
-	4,  // 21: anysqs.plugin.v1.SendEntry.attributes:type_name -> anysqs.plugin.v1.AttributeMap
-	4,  // 22: anysqs.plugin.v1.SendEntry.system_attributes:type_name -> anysqs.plugin.v1.AttributeMap
-	2,  // 23: anysqs.plugin.v1.SendMessagesRequest.now:type_name -> anysqs.plugin.v1.Time
-	27, // 24: anysqs.plugin.v1.SendMessagesRequest.entries:type_name -> anysqs.plugin.v1.SendEntry
-	6,  // 25: anysqs.plugin.v1.SendEntryResult.err:type_name -> anysqs.plugin.v1.Error
-	29, // 26: anysqs.plugin.v1.SendMessagesResult.entries:type_name -> anysqs.plugin.v1.SendEntryResult
-	2,  // 27: anysqs.plugin.v1.ReceiveMessagesRequest.now:type_name -> anysqs.plugin.v1.Time
-	4,  // 28: anysqs.plugin.v1.Message.attributes:type_name -> anysqs.plugin.v1.AttributeMap
-	4,  // 29: anysqs.plugin.v1.Message.system_attributes:type_name -> anysqs.plugin.v1.AttributeMap
-	2,  // 30: anysqs.plugin.v1.Message.sent_at:type_name -> anysqs.plugin.v1.Time
-	2,  // 31: anysqs.plugin.v1.Message.first_received_at:type_name -> anysqs.plugin.v1.Time
-	32, // 32: anysqs.plugin.v1.ReceiveMessagesResult.messages:type_name -> anysqs.plugin.v1.Message
-	2,  // 33: anysqs.plugin.v1.ReceiveMessagesResult.next_visible_at:type_name -> anysqs.plugin.v1.Time
-	2,  // 34: anysqs.plugin.v1.DeleteMessagesRequest.now:type_name -> anysqs.plugin.v1.Time
-	34, // 35: anysqs.plugin.v1.DeleteMessagesRequest.entries:type_name -> anysqs.plugin.v1.DeleteEntry
-	2,  // 36: anysqs.plugin.v1.ChangeVisibilityRequest.now:type_name -> anysqs.plugin.v1.Time
-	36, // 37: anysqs.plugin.v1.ChangeVisibilityRequest.entries:type_name -> anysqs.plugin.v1.ChangeVisibilityEntry
-	6,  // 38: anysqs.plugin.v1.EntryResult.err:type_name -> anysqs.plugin.v1.Error
-	38, // 39: anysqs.plugin.v1.BatchResult.entries:type_name -> anysqs.plugin.v1.EntryResult
-	2,  // 40: anysqs.plugin.v1.MoveMessagesRequest.now:type_name -> anysqs.plugin.v1.Time
-	2,  // 41: anysqs.plugin.v1.SweepRequest.now:type_name -> anysqs.plugin.v1.Time
-	2,  // 42: anysqs.plugin.v1.WatchActivityRequest.until:type_name -> anysqs.plugin.v1.Time
-	2,  // 43: anysqs.plugin.v1.MoveTask.started:type_name -> anysqs.plugin.v1.Time
-	2,  // 44: anysqs.plugin.v1.MoveTask.lease_until:type_name -> anysqs.plugin.v1.Time
-	2,  // 45: anysqs.plugin.v1.ReportMoveTaskRequest.lease_until:type_name -> anysqs.plugin.v1.Time
-	47, // 46: anysqs.plugin.v1.MoveTasks.tasks:type_name -> anysqs.plugin.v1.MoveTask
-	2,  // 47: anysqs.plugin.v1.AdoptMoveTasksRequest.now:type_name -> anysqs.plugin.v1.Time
-	2,  // 48: anysqs.plugin.v1.AdoptMoveTasksRequest.lease_until:type_name -> anysqs.plugin.v1.Time
-	5,  // 49: anysqs.plugin.v1.AttributeMap.EntriesEntry.value:type_name -> anysqs.plugin.v1.MessageAttribute
-	7,  // 50: anysqs.plugin.v1.Driver.Open:input_type -> anysqs.plugin.v1.OpenRequest
-	1,  // 51: anysqs.plugin.v1.Driver.Describe:input_type -> anysqs.plugin.v1.Empty
-	1,  // 52: anysqs.plugin.v1.Driver.Ping:input_type -> anysqs.plugin.v1.Empty
-	1,  // 53: anysqs.plugin.v1.Driver.Metrics:input_type -> anysqs.plugin.v1.Empty
-	16, // 54: anysqs.plugin.v1.Driver.CreateQueue:input_type -> anysqs.plugin.v1.CreateQueueRequest
-	18, // 55: anysqs.plugin.v1.Driver.GetQueue:input_type -> anysqs.plugin.v1.GetQueueRequest
-	19, // 56: anysqs.plugin.v1.Driver.ListQueues:input_type -> anysqs.plugin.v1.ListQueuesRequest
-	21, // 57: anysqs.plugin.v1.Driver.SetQueueAttributes:input_type -> anysqs.plugin.v1.SetQueueAttributesRequest
-	22, // 58: anysqs.plugin.v1.Driver.UpdateQueueTags:input_type -> anysqs.plugin.v1.UpdateQueueTagsRequest
-	23, // 59: anysqs.plugin.v1.Driver.DeleteQueue:input_type -> anysqs.plugin.v1.DeleteQueueRequest
-	24, // 60: anysqs.plugin.v1.Driver.PurgeQueue:input_type -> anysqs.plugin.v1.PurgeQueueRequest
-	25, // 61: anysqs.plugin.v1.Driver.QueueStats:input_type -> anysqs.plugin.v1.QueueStatsRequest
-	28, // 62: anysqs.plugin.v1.Driver.SendMessages:input_type -> anysqs.plugin.v1.SendMessagesRequest
-	31, // 63: anysqs.plugin.v1.Driver.ReceiveMessages:input_type -> anysqs.plugin.v1.ReceiveMessagesRequest
-	35, // 64: anysqs.plugin.v1.Driver.DeleteMessages:input_type -> anysqs.plugin.v1.DeleteMessagesRequest
-	37, // 65: anysqs.plugin.v1.Driver.ChangeVisibility:input_type -> anysqs.plugin.v1.ChangeVisibilityRequest
-	40, // 66: anysqs.plugin.v1.Driver.MoveMessages:input_type -> anysqs.plugin.v1.MoveMessagesRequest
-	42, // 67: anysqs.plugin.v1.Driver.Sweep:input_type -> anysqs.plugin.v1.SweepRequest
-	44, // 68: anysqs.plugin.v1.Driver.AwaitActivity:input_type -> anysqs.plugin.v1.AwaitActivityRequest
-	46, // 69: anysqs.plugin.v1.Driver.WatchActivity:input_type -> anysqs.plugin.v1.WatchActivityRequest
-	47, // 70: anysqs.plugin.v1.Driver.StartMoveTask:input_type -> anysqs.plugin.v1.MoveTask
-	48, // 71: anysqs.plugin.v1.Driver.ReportMoveTask:input_type -> anysqs.plugin.v1.ReportMoveTaskRequest
-	49, // 72: anysqs.plugin.v1.Driver.CancelMoveTask:input_type -> anysqs.plugin.v1.CancelMoveTaskRequest
-	50, // 73: anysqs.plugin.v1.Driver.ListMoveTasks:input_type -> anysqs.plugin.v1.ListMoveTasksRequest
-	52, // 74: anysqs.plugin.v1.Driver.AdoptMoveTasks:input_type -> anysqs.plugin.v1.AdoptMoveTasksRequest
-	1,  // 75: anysqs.plugin.v1.Driver.Close:input_type -> anysqs.plugin.v1.Empty
-	1,  // 76: anysqs.plugin.v1.Driver.Open:output_type -> anysqs.plugin.v1.Empty
-	9,  // 77: anysqs.plugin.v1.Driver.Describe:output_type -> anysqs.plugin.v1.Description
-	1,  // 78: anysqs.plugin.v1.Driver.Ping:output_type -> anysqs.plugin.v1.Empty
-	12, // 79: anysqs.plugin.v1.Driver.Metrics:output_type -> anysqs.plugin.v1.MetricsResult
-	17, // 80: anysqs.plugin.v1.Driver.CreateQueue:output_type -> anysqs.plugin.v1.CreateQueueResult
-	15, // 81: anysqs.plugin.v1.Driver.GetQueue:output_type -> anysqs.plugin.v1.Queue
-	20, // 82: anysqs.plugin.v1.Driver.ListQueues:output_type -> anysqs.plugin.v1.ListQueuesResult
-	1,  // 83: anysqs.plugin.v1.Driver.SetQueueAttributes:output_type -> anysqs.plugin.v1.Empty
-	1,  // 84: anysqs.plugin.v1.Driver.UpdateQueueTags:output_type -> anysqs.plugin.v1.Empty
-	1,  // 85: anysqs.plugin.v1.Driver.DeleteQueue:output_type -> anysqs.plugin.v1.Empty
-	1,  // 86: anysqs.plugin.v1.Driver.PurgeQueue:output_type -> anysqs.plugin.v1.Empty
-	26, // 87: anysqs.plugin.v1.Driver.QueueStats:output_type -> anysqs.plugin.v1.QueueStatsResult
-	30, // 88: anysqs.plugin.v1.Driver.SendMessages:output_type -> anysqs.plugin.v1.SendMessagesResult
-	33, // 89: anysqs.plugin.v1.Driver.ReceiveMessages:output_type -> anysqs.plugin.v1.ReceiveMessagesResult
-	39, // 90: anysqs.plugin.v1.Driver.DeleteMessages:output_type -> anysqs.plugin.v1.BatchResult
-	39, // 91: anysqs.plugin.v1.Driver.ChangeVisibility:output_type -> anysqs.plugin.v1.BatchResult
-	41, // 92: anysqs.plugin.v1.Driver.MoveMessages:output_type -> anysqs.plugin.v1.MoveMessagesResult
-	43, // 93: anysqs.plugin.v1.Driver.Sweep:output_type -> anysqs.plugin.v1.SweepResult
-	45, // 94: anysqs.plugin.v1.Driver.AwaitActivity:output_type -> anysqs.plugin.v1.AwaitActivityResult
-	1,  // 95: anysqs.plugin.v1.Driver.WatchActivity:output_type -> anysqs.plugin.v1.Empty
-	1,  // 96: anysqs.plugin.v1.Driver.StartMoveTask:output_type -> anysqs.plugin.v1.Empty
-	47, // 97: anysqs.plugin.v1.Driver.ReportMoveTask:output_type -> anysqs.plugin.v1.MoveTask
-	47, // 98: anysqs.plugin.v1.Driver.CancelMoveTask:output_type -> anysqs.plugin.v1.MoveTask
-	51, // 99: anysqs.plugin.v1.Driver.ListMoveTasks:output_type -> anysqs.plugin.v1.MoveTasks
-	51, // 100: anysqs.plugin.v1.Driver.AdoptMoveTasks:output_type -> anysqs.plugin.v1.MoveTasks
-	1,  // 101: anysqs.plugin.v1.Driver.Close:output_type -> anysqs.plugin.v1.Empty
-	76, // [76:102] is the sub-list for method output_type
-	50, // [50:76] is the sub-list for method input_type
-	50, // [50:50] is the sub-list for extension type_name
-	50, // [50:50] is the sub-list for extension extendee
-	0,  // [0:50] is the sub-list for field type_name
+	10, // 5: anysqs.plugin.v1.Description.operations:type_name -> anysqs.plugin.v1.Operations
+	11, // 6: anysqs.plugin.v1.Metric.labels:type_name -> anysqs.plugin.v1.Label
+	12, // 7: anysqs.plugin.v1.MetricsResult.metrics:type_name -> anysqs.plugin.v1.Metric
+	14, // 8: anysqs.plugin.v1.QueueAttributes.redrive_policy:type_name -> anysqs.plugin.v1.RedrivePolicy
+	15, // 9: anysqs.plugin.v1.Queue.attributes:type_name -> anysqs.plugin.v1.QueueAttributes
+	3,  // 10: anysqs.plugin.v1.Queue.tags:type_name -> anysqs.plugin.v1.StringMap
+	2,  // 11: anysqs.plugin.v1.Queue.created_at:type_name -> anysqs.plugin.v1.Time
+	2,  // 12: anysqs.plugin.v1.Queue.last_modified:type_name -> anysqs.plugin.v1.Time
+	16, // 13: anysqs.plugin.v1.CreateQueueRequest.queue:type_name -> anysqs.plugin.v1.Queue
+	16, // 14: anysqs.plugin.v1.CreateQueueResult.queue:type_name -> anysqs.plugin.v1.Queue
+	16, // 15: anysqs.plugin.v1.ListQueuesResult.queues:type_name -> anysqs.plugin.v1.Queue
+	15, // 16: anysqs.plugin.v1.SetQueueAttributesRequest.attributes:type_name -> anysqs.plugin.v1.QueueAttributes
+	2,  // 17: anysqs.plugin.v1.SetQueueAttributesRequest.now:type_name -> anysqs.plugin.v1.Time
+	3,  // 18: anysqs.plugin.v1.UpdateQueueTagsRequest.set:type_name -> anysqs.plugin.v1.StringMap
+	2,  // 19: anysqs.plugin.v1.DeleteQueueRequest.now:type_name -> anysqs.plugin.v1.Time
+	2,  // 20: anysqs.plugin.v1.PurgeQueueRequest.now:type_name -> anysqs.plugin.v1.Time
+	2,  // 21: anysqs.plugin.v1.QueueStatsRequest.now:type_name -> anysqs.plugin.v1.Time
+	4,  // 22: anysqs.plugin.v1.SendEntry.attributes:type_name -> anysqs.plugin.v1.AttributeMap
+	4,  // 23: anysqs.plugin.v1.SendEntry.system_attributes:type_name -> anysqs.plugin.v1.AttributeMap
+	2,  // 24: anysqs.plugin.v1.SendMessagesRequest.now:type_name -> anysqs.plugin.v1.Time
+	28, // 25: anysqs.plugin.v1.SendMessagesRequest.entries:type_name -> anysqs.plugin.v1.SendEntry
+	6,  // 26: anysqs.plugin.v1.SendEntryResult.err:type_name -> anysqs.plugin.v1.Error
+	30, // 27: anysqs.plugin.v1.SendMessagesResult.entries:type_name -> anysqs.plugin.v1.SendEntryResult
+	2,  // 28: anysqs.plugin.v1.ReceiveMessagesRequest.now:type_name -> anysqs.plugin.v1.Time
+	4,  // 29: anysqs.plugin.v1.Message.attributes:type_name -> anysqs.plugin.v1.AttributeMap
+	4,  // 30: anysqs.plugin.v1.Message.system_attributes:type_name -> anysqs.plugin.v1.AttributeMap
+	2,  // 31: anysqs.plugin.v1.Message.sent_at:type_name -> anysqs.plugin.v1.Time
+	2,  // 32: anysqs.plugin.v1.Message.first_received_at:type_name -> anysqs.plugin.v1.Time
+	33, // 33: anysqs.plugin.v1.ReceiveMessagesResult.messages:type_name -> anysqs.plugin.v1.Message
+	2,  // 34: anysqs.plugin.v1.ReceiveMessagesResult.next_visible_at:type_name -> anysqs.plugin.v1.Time
+	2,  // 35: anysqs.plugin.v1.DeleteMessagesRequest.now:type_name -> anysqs.plugin.v1.Time
+	35, // 36: anysqs.plugin.v1.DeleteMessagesRequest.entries:type_name -> anysqs.plugin.v1.DeleteEntry
+	2,  // 37: anysqs.plugin.v1.ChangeVisibilityRequest.now:type_name -> anysqs.plugin.v1.Time
+	37, // 38: anysqs.plugin.v1.ChangeVisibilityRequest.entries:type_name -> anysqs.plugin.v1.ChangeVisibilityEntry
+	6,  // 39: anysqs.plugin.v1.EntryResult.err:type_name -> anysqs.plugin.v1.Error
+	39, // 40: anysqs.plugin.v1.BatchResult.entries:type_name -> anysqs.plugin.v1.EntryResult
+	2,  // 41: anysqs.plugin.v1.MoveMessagesRequest.now:type_name -> anysqs.plugin.v1.Time
+	2,  // 42: anysqs.plugin.v1.SweepRequest.now:type_name -> anysqs.plugin.v1.Time
+	2,  // 43: anysqs.plugin.v1.WatchActivityRequest.until:type_name -> anysqs.plugin.v1.Time
+	2,  // 44: anysqs.plugin.v1.MoveTask.started:type_name -> anysqs.plugin.v1.Time
+	2,  // 45: anysqs.plugin.v1.MoveTask.lease_until:type_name -> anysqs.plugin.v1.Time
+	2,  // 46: anysqs.plugin.v1.ReportMoveTaskRequest.lease_until:type_name -> anysqs.plugin.v1.Time
+	48, // 47: anysqs.plugin.v1.MoveTasks.tasks:type_name -> anysqs.plugin.v1.MoveTask
+	2,  // 48: anysqs.plugin.v1.AdoptMoveTasksRequest.now:type_name -> anysqs.plugin.v1.Time
+	2,  // 49: anysqs.plugin.v1.AdoptMoveTasksRequest.lease_until:type_name -> anysqs.plugin.v1.Time
+	5,  // 50: anysqs.plugin.v1.AttributeMap.EntriesEntry.value:type_name -> anysqs.plugin.v1.MessageAttribute
+	7,  // 51: anysqs.plugin.v1.Driver.Open:input_type -> anysqs.plugin.v1.OpenRequest
+	1,  // 52: anysqs.plugin.v1.Driver.Describe:input_type -> anysqs.plugin.v1.Empty
+	1,  // 53: anysqs.plugin.v1.Driver.Ping:input_type -> anysqs.plugin.v1.Empty
+	1,  // 54: anysqs.plugin.v1.Driver.Metrics:input_type -> anysqs.plugin.v1.Empty
+	17, // 55: anysqs.plugin.v1.Driver.CreateQueue:input_type -> anysqs.plugin.v1.CreateQueueRequest
+	19, // 56: anysqs.plugin.v1.Driver.GetQueue:input_type -> anysqs.plugin.v1.GetQueueRequest
+	20, // 57: anysqs.plugin.v1.Driver.ListQueues:input_type -> anysqs.plugin.v1.ListQueuesRequest
+	22, // 58: anysqs.plugin.v1.Driver.SetQueueAttributes:input_type -> anysqs.plugin.v1.SetQueueAttributesRequest
+	23, // 59: anysqs.plugin.v1.Driver.UpdateQueueTags:input_type -> anysqs.plugin.v1.UpdateQueueTagsRequest
+	24, // 60: anysqs.plugin.v1.Driver.DeleteQueue:input_type -> anysqs.plugin.v1.DeleteQueueRequest
+	25, // 61: anysqs.plugin.v1.Driver.PurgeQueue:input_type -> anysqs.plugin.v1.PurgeQueueRequest
+	26, // 62: anysqs.plugin.v1.Driver.QueueStats:input_type -> anysqs.plugin.v1.QueueStatsRequest
+	29, // 63: anysqs.plugin.v1.Driver.SendMessages:input_type -> anysqs.plugin.v1.SendMessagesRequest
+	32, // 64: anysqs.plugin.v1.Driver.ReceiveMessages:input_type -> anysqs.plugin.v1.ReceiveMessagesRequest
+	36, // 65: anysqs.plugin.v1.Driver.DeleteMessages:input_type -> anysqs.plugin.v1.DeleteMessagesRequest
+	38, // 66: anysqs.plugin.v1.Driver.ChangeVisibility:input_type -> anysqs.plugin.v1.ChangeVisibilityRequest
+	41, // 67: anysqs.plugin.v1.Driver.MoveMessages:input_type -> anysqs.plugin.v1.MoveMessagesRequest
+	43, // 68: anysqs.plugin.v1.Driver.Sweep:input_type -> anysqs.plugin.v1.SweepRequest
+	45, // 69: anysqs.plugin.v1.Driver.AwaitActivity:input_type -> anysqs.plugin.v1.AwaitActivityRequest
+	47, // 70: anysqs.plugin.v1.Driver.WatchActivity:input_type -> anysqs.plugin.v1.WatchActivityRequest
+	48, // 71: anysqs.plugin.v1.Driver.StartMoveTask:input_type -> anysqs.plugin.v1.MoveTask
+	49, // 72: anysqs.plugin.v1.Driver.ReportMoveTask:input_type -> anysqs.plugin.v1.ReportMoveTaskRequest
+	50, // 73: anysqs.plugin.v1.Driver.CancelMoveTask:input_type -> anysqs.plugin.v1.CancelMoveTaskRequest
+	51, // 74: anysqs.plugin.v1.Driver.ListMoveTasks:input_type -> anysqs.plugin.v1.ListMoveTasksRequest
+	53, // 75: anysqs.plugin.v1.Driver.AdoptMoveTasks:input_type -> anysqs.plugin.v1.AdoptMoveTasksRequest
+	1,  // 76: anysqs.plugin.v1.Driver.Close:input_type -> anysqs.plugin.v1.Empty
+	1,  // 77: anysqs.plugin.v1.Driver.Open:output_type -> anysqs.plugin.v1.Empty
+	9,  // 78: anysqs.plugin.v1.Driver.Describe:output_type -> anysqs.plugin.v1.Description
+	1,  // 79: anysqs.plugin.v1.Driver.Ping:output_type -> anysqs.plugin.v1.Empty
+	13, // 80: anysqs.plugin.v1.Driver.Metrics:output_type -> anysqs.plugin.v1.MetricsResult
+	18, // 81: anysqs.plugin.v1.Driver.CreateQueue:output_type -> anysqs.plugin.v1.CreateQueueResult
+	16, // 82: anysqs.plugin.v1.Driver.GetQueue:output_type -> anysqs.plugin.v1.Queue
+	21, // 83: anysqs.plugin.v1.Driver.ListQueues:output_type -> anysqs.plugin.v1.ListQueuesResult
+	1,  // 84: anysqs.plugin.v1.Driver.SetQueueAttributes:output_type -> anysqs.plugin.v1.Empty
+	1,  // 85: anysqs.plugin.v1.Driver.UpdateQueueTags:output_type -> anysqs.plugin.v1.Empty
+	1,  // 86: anysqs.plugin.v1.Driver.DeleteQueue:output_type -> anysqs.plugin.v1.Empty
+	1,  // 87: anysqs.plugin.v1.Driver.PurgeQueue:output_type -> anysqs.plugin.v1.Empty
+	27, // 88: anysqs.plugin.v1.Driver.QueueStats:output_type -> anysqs.plugin.v1.QueueStatsResult
+	31, // 89: anysqs.plugin.v1.Driver.SendMessages:output_type -> anysqs.plugin.v1.SendMessagesResult
+	34, // 90: anysqs.plugin.v1.Driver.ReceiveMessages:output_type -> anysqs.plugin.v1.ReceiveMessagesResult
+	40, // 91: anysqs.plugin.v1.Driver.DeleteMessages:output_type -> anysqs.plugin.v1.BatchResult
+	40, // 92: anysqs.plugin.v1.Driver.ChangeVisibility:output_type -> anysqs.plugin.v1.BatchResult
+	42, // 93: anysqs.plugin.v1.Driver.MoveMessages:output_type -> anysqs.plugin.v1.MoveMessagesResult
+	44, // 94: anysqs.plugin.v1.Driver.Sweep:output_type -> anysqs.plugin.v1.SweepResult
+	46, // 95: anysqs.plugin.v1.Driver.AwaitActivity:output_type -> anysqs.plugin.v1.AwaitActivityResult
+	1,  // 96: anysqs.plugin.v1.Driver.WatchActivity:output_type -> anysqs.plugin.v1.Empty
+	1,  // 97: anysqs.plugin.v1.Driver.StartMoveTask:output_type -> anysqs.plugin.v1.Empty
+	48, // 98: anysqs.plugin.v1.Driver.ReportMoveTask:output_type -> anysqs.plugin.v1.MoveTask
+	48, // 99: anysqs.plugin.v1.Driver.CancelMoveTask:output_type -> anysqs.plugin.v1.MoveTask
+	52, // 100: anysqs.plugin.v1.Driver.ListMoveTasks:output_type -> anysqs.plugin.v1.MoveTasks
+	52, // 101: anysqs.plugin.v1.Driver.AdoptMoveTasks:output_type -> anysqs.plugin.v1.MoveTasks
+	1,  // 102: anysqs.plugin.v1.Driver.Close:output_type -> anysqs.plugin.v1.Empty
+	77, // [77:103] is the sub-list for method output_type
+	51, // [51:77] is the sub-list for method input_type
+	51, // [51:51] is the sub-list for extension type_name
+	51, // [51:51] is the sub-list for extension extendee
+	0,  // [0:51] is the sub-list for field type_name
 }
 
 func init() { file_driver_proto_init() }
@@ -3846,14 +3965,14 @@ func file_driver_proto_init() {
 	}
 	file_driver_proto_msgTypes[4].OneofWrappers = []any{}
 	file_driver_proto_msgTypes[5].OneofWrappers = []any{}
-	file_driver_proto_msgTypes[46].OneofWrappers = []any{}
+	file_driver_proto_msgTypes[47].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_driver_proto_rawDesc), len(file_driver_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   54,
+			NumMessages:   55,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

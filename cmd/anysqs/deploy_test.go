@@ -1,0 +1,72 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/anysqs/anysqs/drivers"
+	"github.com/anysqs/anysqs/drivers/cosmos"
+	"github.com/anysqs/anysqs/drivers/firestore"
+	"github.com/anysqs/anysqs/drivers/postgres"
+	"github.com/anysqs/anysqs/drivers/servicebus"
+	"github.com/anysqs/anysqs/drivers/spanner"
+	"github.com/anysqs/anysqs/drivers/sqlite"
+	"github.com/anysqs/anysqs/internal/config"
+)
+
+// Every Kubernetes ConfigMap carries an anysqs.yaml that the binary accepts: the file's
+// keys as config.Load checks them, and the backend's options as its driver decodes them
+// (unknown keys and wrong types fail). The manifests' Kubernetes schema is checked by
+// deploy/kubernetes/check; this checks what the gateway itself reads.
+func TestKubernetesConfigMaps(t *testing.T) {
+	options := map[string]func() any{
+		"sqlite": func() any { return &sqlite.Options{} }, "postgres": func() any { return &postgres.Options{} },
+		"spanner": func() any { return &spanner.Options{} }, "firestore": func() any { return &firestore.Options{} },
+		"cosmos": func() any { return &cosmos.Options{} }, "servicebus": func() any { return &servicebus.Options{} },
+	}
+	files, _ := filepath.Glob("../../deploy/kubernetes/*/configmap.yaml")
+	if len(files) != len(options) {
+		t.Fatalf("%d ConfigMaps %v, want one per backend (%d)", len(files), files, len(options))
+	}
+	// The Deployments set the credentials from Secrets; the gateway refuses 0.0.0.0 without.
+	getenv := func(k string) string {
+		if k == "ANYSQS_AUTH_CREDENTIALS" {
+			return "AKIDEXAMPLE:secret"
+		}
+		return ""
+	}
+	for _, f := range files {
+		backend := filepath.Base(filepath.Dir(f))
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var cm struct{ Data map[string]string }
+		if err := yaml.Unmarshal(raw, &cm); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		body, ok := cm.Data["anysqs.yaml"]
+		if !ok {
+			t.Fatalf("%s: no anysqs.yaml", f)
+		}
+		p := filepath.Join(t.TempDir(), "anysqs.yaml")
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := config.Load(p, getenv)
+		if err != nil {
+			t.Errorf("%s: %v", f, err)
+			continue
+		}
+		if cfg.Backend.Name != backend {
+			t.Errorf("%s: backend %q in the %s directory", f, cfg.Backend.Name, backend)
+			continue
+		}
+		if err := drivers.DecodeOptions(cfg.Backend.Options, options[backend]()); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+}
