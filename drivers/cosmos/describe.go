@@ -43,7 +43,7 @@ func declarations(pollMS int64) []capabilities.Declaration {
 		native(capabilities.QueuePurge, nil, "a purge starts a new generation in one conditional write; Sweep deletes the old messages later, none is delivered"),
 		native(capabilities.QueueTags, lim("max_tags", "50"), ""),
 		native(capabilities.FIFOOrdering, nil, "a receive claims each group's visible prefix in sequence order, skipping groups whose head is in flight"),
-		degraded(capabilities.FIFOGroupRelease, nil, "a receive skips every group with a message in flight: a message released while a later one of its group is in flight waits for it; a receive may take several groups' messages interleaved"),
+		native(capabilities.FIFOGroupRelease, nil, "a receive reads the received messages first, so a group whose head came back is served while later messages are in flight; groups go in order of their head's visibility within the 500 oldest messages it reads"),
 		native(capabilities.FIFOGroupBatch, lim("max_messages", "10"), ""),
 		native(capabilities.FIFODedupExplicit, window, "the marker, the sequence head and the message are written in one transactional batch"),
 		native(capabilities.FIFODedupContent, window, ""),
