@@ -76,7 +76,7 @@ func declarations(pollMS int64) []capabilities.Declaration {
 			"max_bytes", "1048576"),
 		native(capabilities.MessageAttrs, "", "max_count", "10"),
 		native(capabilities.MessageSystem, ""),
-		degraded(capabilities.RedeliveryOrder, "a receive takes messages in the order they became visible: a returned message waits behind messages sent after it that were visible earlier"),
+		degraded(capabilities.RedeliveryOrder, "a receive takes messages in the order they became visible, per index shard: a returned message waits behind newer messages that were visible earlier"),
 		native(capabilities.LongPolling, fmt.Sprintf("the gateway re-checks a waiting receive at least every %d ms; a message sent through another gateway is picked up at most that late", pollMS),
 			"mode", "polled", "max_overrun_ms", strconv.FormatInt(pollMS, 10)),
 		native(capabilities.CountsApprox, "three aggregation (COUNT) queries over the queue's index", "accuracy", "exact"),
