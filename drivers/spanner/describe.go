@@ -44,7 +44,7 @@ func declarations(pollMS int64) []capabilities.Declaration {
 		native(capabilities.QueuePurge, nil, "one transaction deletes every message sent up to the purge"),
 		native(capabilities.QueueTags, map[string]string{"max_tags": "50"}, ""),
 		native(capabilities.FIFOOrdering, nil, "a group's messages are keyed by group and sequence number; a claim re-reads the group's row and head in its read-write transaction"),
-		degraded(capabilities.FIFOGroupRelease, nil, "a group's row holds it until its in-flight messages have all come back or gone: a message released while a later one of its group is in flight waits for it; a receive may take several groups' messages interleaved"),
+		native(capabilities.FIFOGroupRelease, nil, "the scan orders groups by the visibility of their first visible message and leaves out those with an earlier message hidden; the claim takes each group from its head while messages are visible"),
 		native(capabilities.FIFOGroupBatch, map[string]string{"max_messages": "10"}, ""),
 		native(capabilities.FIFODedupExplicit, window, "the dedup record is written in the send's transaction"),
 		native(capabilities.FIFODedupContent, window, ""),
