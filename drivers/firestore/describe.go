@@ -50,7 +50,7 @@ func declarations(pollMS int64) []capabilities.Declaration {
 		native(capabilities.QueuePurge, "a purge switches the queue to fresh message storage in one transaction; Sweep deletes the old documents later"),
 		native(capabilities.QueueTags, "", "max_tags", "50"),
 		native(capabilities.FIFOOrdering, "a claim transaction reads the group document and the group's messages in sequence order"),
-		degraded(capabilities.FIFOGroupRelease, "a group's row holds it until its in-flight messages have all come back or gone: a message released while a later one of its group is in flight waits for it; a receive may take several groups' messages interleaved"),
+		native(capabilities.FIFOGroupRelease, "groups are claimed in order of their ready time (when their head became visible) and walked from the head while messages are visible"),
 		native(capabilities.FIFOGroupBatch, "", "max_messages", "10"),
 		native(capabilities.FIFODedupExplicit, "deduplication records are documents written in the send's transaction", "window_seconds", "300"),
 		native(capabilities.FIFODedupContent, "", "window_seconds", "300"),
