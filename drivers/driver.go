@@ -117,7 +117,7 @@ type Driver interface {
 	// Order on standard queues is best effort. A message that became visible again after
 	// a receive (its visibility ended or was set to 0) should come before messages sent
 	// after it, as in SQS; among the messages a driver looks at, older sends go first.
-	// The redelivery-order declaration says whether the driver does so.
+	// The receive.redelivery-order declaration says whether the driver does so.
 	//
 	// FIFO: a group's receivable messages are its visible messages before the group's
 	// first invisible one (in flight or delayed), in sequence order: so no message is ever
