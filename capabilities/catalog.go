@@ -166,6 +166,11 @@ var catalog = []Entry{
 		Native:     "repeating a receive with the same attempt id returns the same message ids and receipt handles while they are in flight",
 		Degraded:   "a repeated attempt id behaves as a new receive",
 		RejectCode: SQSInvalidParameterValue},
+	{ID: FIFOGroupRelease, Title: "FIFO group release and batch fill",
+		Reference:  "A FIFO message whose visibility ends is receivable again while later messages of its group stay in flight; a receive returns as many messages of one group as it can before the next group, and serves groups in the order they became available.",
+		Native:     "a group's first message released while the second is in flight is received again, after the groups that were waiting; a receive of 10 takes a whole group before the next",
+		Degraded:   "a group waits until none of its messages is in flight, and a receive may interleave groups; order within a group holds",
+		RejectCode: SQSUnsupportedOperation},
 
 	// Visibility and receipt handles.
 	{ID: VisibilityTimeout, Title: "Visibility timeout",
@@ -254,6 +259,11 @@ var catalog = []Entry{
 		Native:     "each requested system attribute is present with the expected value",
 		Degraded:   "attributes the note lists are missing or approximate",
 		RejectCode: SQSInvalidAttributeName},
+	{ID: RedeliveryOrder, Title: "Returned messages before newer ones",
+		Reference:  "Standard queues order best-effort: a message whose visibility timeout ended is usually received before messages sent after it.",
+		Native:     "a message released after its receive is received again before a message sent after it",
+		Degraded:   "messages are received in the order they became visible: a returned message waits behind messages sent after it",
+		RejectCode: SQSUnsupportedOperation},
 	{ID: LongPolling, Title: "Long polling",
 		Reference: "ReceiveMessage with WaitTimeSeconds up to 20 returns as soon as a message is available, else empty when the wait ends.",
 		Limits: []LimitKey{enumLimit("mode", "informational: how waiting receives learn of new messages", "native", "polled"),

@@ -17,6 +17,7 @@ const (
 	FIFODedupScopeGroup ID = "fifo.dedup-scope-group" // DeduplicationScope=messageGroup
 	FIFOSequenceNumber  ID = "fifo.sequence-number"
 	FIFOReceiveAttempt  ID = "fifo.receive-attempt-id" // ReceiveRequestAttemptId replay
+	FIFOGroupRelease    ID = "fifo.group-release"      // a released message is receivable while later ones are in flight; batch fill
 
 	VisibilityTimeout ID = "visibility.timeout" // queue default and per-receive override
 	VisibilityMax     ID = "visibility.max"     // up to 12 hours
@@ -38,8 +39,9 @@ const (
 	MessageAttrs    ID = "message.attributes"
 	MessageSystem   ID = "message.system-attributes" // SentTimestamp, ApproximateReceiveCount, ...
 
-	LongPolling  ID = "receive.long-polling"
-	CountsApprox ID = "counts.approximate" // ApproximateNumberOfMessages*
+	LongPolling     ID = "receive.long-polling"
+	RedeliveryOrder ID = "receive.redelivery-order" // standard queues: returned messages before newer ones
+	CountsApprox    ID = "counts.approximate"       // ApproximateNumberOfMessages*
 
 	AttrVisibilityTimeout ID = "attribute.VisibilityTimeout"
 	AttrDelaySeconds      ID = "attribute.DelaySeconds"

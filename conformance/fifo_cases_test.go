@@ -130,6 +130,70 @@ func fifoCases() []tc {
 				}
 			}
 		}},
+		{caps: []capabilities.ID{capabilities.FIFOGroupRelease}, name: "released-first-while-later-in-flight", run: func(h *H) {
+			// SQS: the released g1-m1 is received again while g1-m2 is still in flight,
+			// after g2, which waited since its send; g1-m3 waits behind g1-m2.
+			url := h.FifoQueue("ContentBasedDeduplication", "true")
+			h.SendFifo(url, "g1", "", "g1-m1")
+			h.SendFifo(url, "g1", "", "g1-m2")
+			h.SendFifo(url, "g2", "", "g2-m1")
+			h.SendFifo(url, "g1", "", "g1-m3")
+			first := h.Receive(url, 2, 30)
+			if got := Bodies(first); fmt.Sprint(got) != "[g1-m1 g1-m2]" {
+				h.T.Fatalf("first receive of 2 got %v, want [g1-m1 g1-m2]", got)
+			}
+			h.Advance(time.Second) // g2 has waited longer than the release
+			h.release(url, first[0])
+			again := h.Receive(url, 10, 30)
+			if got := Bodies(again); fmt.Sprint(got) != "[g2-m1 g1-m1]" {
+				h.T.Fatalf("after releasing g1-m1 got %v, want [g2-m1 g1-m1]", got)
+			}
+			h.Delete(url, first[1])
+			h.ReceiveNone(url, "g1-m1 is in flight again and g2 has nothing left")
+			h.Delete(url, again[1])
+			if got := aws.ToString(h.ReceiveOne(url, 30).Body); got != "g1-m3" {
+				h.T.Fatalf("after deleting g1's first two received %q, want g1-m3", got)
+			}
+		}, degraded: func(h *H, _ capabilities.Declaration) {
+			// The group waits until none of its messages is in flight; order holds.
+			url := h.FifoQueue("ContentBasedDeduplication", "true")
+			h.SendFifo(url, "g1", "", "g1-m1")
+			h.SendFifo(url, "g1", "", "g1-m2")
+			first := h.Receive(url, 2, 30)
+			if got := Bodies(first); fmt.Sprint(got) != "[g1-m1 g1-m2]" {
+				h.T.Fatalf("first receive of 2 got %v, want [g1-m1 g1-m2]", got)
+			}
+			h.release(url, first[0])
+			h.ReceiveNone(url, "g1-m2 is still in flight: the degraded group stays blocked")
+			h.Delete(url, first[1])
+			if got := aws.ToString(h.ReceiveOne(url, 30).Body); got != "g1-m1" {
+				h.T.Fatalf("after deleting g1-m2 received %q, want g1-m1", got)
+			}
+		}},
+		{caps: []capabilities.ID{capabilities.FIFOGroupRelease, capabilities.FIFOGroupBatch}, name: "batch-takes-one-group-before-the-next", run: func(h *H) {
+			url := h.FifoQueue("ContentBasedDeduplication", "true")
+			for _, b := range []string{"a1", "b1", "a2", "b2", "a3"} {
+				h.SendFifo(url, b[:1], "", b)
+			}
+			if got := Bodies(h.Receive(url, 10, 30)); fmt.Sprint(got) != "[a1 a2 a3 b1 b2]" {
+				h.T.Fatalf("one receive of 10 got %v, want [a1 a2 a3 b1 b2]", got)
+			}
+		}, degraded: func(h *H, _ capabilities.Declaration) {
+			url := h.FifoQueue("ContentBasedDeduplication", "true")
+			for _, b := range []string{"a1", "b1", "a2", "b2", "a3"} {
+				h.SendFifo(url, b[:1], "", b)
+			}
+			perGroup := map[string]string{}
+			for round := 0; round < 6; round++ {
+				for _, m := range h.Receive(url, 10, 30) {
+					perGroup[aws.ToString(m.Body)[:1]] += aws.ToString(m.Body)
+					h.Delete(url, m)
+				}
+			}
+			if perGroup["a"] != "a1a2a3" || perGroup["b"] != "b1b2" {
+				h.T.Fatalf("received per group %v, want a1a2a3 and b1b2", perGroup)
+			}
+		}},
 		{caps: []capabilities.ID{capabilities.FIFODedupExplicit, capabilities.FIFODedupEcho}, name: "explicit-dedup-echoes-original", run: func(h *H) {
 			url := h.FifoQueue()
 			a := h.SendFifo(url, "g", "d-1", "first")
@@ -370,4 +434,12 @@ func fifoCases() []tc {
 			h.WantErr(err, "FIFO DeleteMessage with an expired handle", "ReceiptHandleIsInvalid")
 		}},
 	}
+}
+
+// release sets m's visibility timeout to 0, so that it is receivable again at once.
+func (h *H) release(url string, m types.Message) {
+	h.T.Helper()
+	_, err := h.SQS.ChangeMessageVisibility(h.Ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(url),
+		ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: 0})
+	h.Must(err, "ChangeMessageVisibility 0")
 }

@@ -17,6 +17,35 @@ func visibilityCases() []tc {
 	vt := []capabilities.ID{capabilities.VisibilityTimeout}
 	change := []capabilities.ID{capabilities.VisibilityChange}
 	return []tc{
+		{caps: []capabilities.ID{capabilities.RedeliveryOrder}, name: "returned-before-newer", run: func(h *H) {
+			url := h.Queue()
+			h.Send(url, "old")
+			h.Send(url, "new")
+			first := h.ReceiveOne(url, 30)
+			if got := aws.ToString(first.Body); got != "old" {
+				h.T.Fatalf("first receive %q, want old", got)
+			}
+			h.release(url, first)
+			if got := aws.ToString(h.ReceiveOne(url, 30).Body); got != "old" {
+				h.T.Fatalf("after releasing old received %q, want old again before new", got)
+			}
+			if h.realClock {
+				return // the expiry half needs queue time moved
+			}
+			h.Advance(31 * time.Second)
+			if got := Bodies(h.Receive(url, 10, 30)); fmt.Sprint(got) != "[old new]" {
+				h.T.Fatalf("after old's timeout received %v, want [old new]", got)
+			}
+		}, degraded: func(h *H, _ capabilities.Declaration) {
+			// Order is the backend's; the released message is not lost.
+			url := h.Queue()
+			h.Send(url, "old")
+			h.Send(url, "new")
+			h.release(url, h.ReceiveOne(url, 30))
+			if got := h.drain(url, 2); fmt.Sprint(got) != "[new old]" {
+				h.T.Fatalf("after the release received %v, want new and old once each", got)
+			}
+		}},
 		{caps: vt, name: "hidden-while-in-flight-then-redelivered", run: func(h *H) {
 			url := h.Queue()
 			h.Send(url, "v")

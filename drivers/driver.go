@@ -114,12 +114,29 @@ type Driver interface {
 	// DLQ and restarts in a FIFO DLQ, where the message's deduplication id becomes its
 	// MessageID.
 	//
-	// FIFO: messages of one group are returned in sequence order, and no message of a
-	// group is returned while an earlier message of that group is in flight. One call may
-	// return several messages of one group. If req.ReceiveRequestAttemptID was used within
-	// the last five minutes, the call returns the same messages with the same receipt
-	// handles as the first call, provided they are still in flight under those handles;
-	// otherwise it behaves as a new receive.
+	// Order on standard queues is best effort. A message that became visible again after
+	// a receive (its visibility ended or was set to 0) should come before messages sent
+	// after it, as in SQS; among the messages a driver looks at, older sends go first.
+	// The receive.redelivery-order declaration says whether the driver does so.
+	//
+	// FIFO: a group's receivable messages are its visible messages before the group's
+	// first invisible one (in flight or delayed), in sequence order: so no message is ever
+	// returned while an earlier message of its group is in flight, and one whose
+	// visibility ended is receivable again even while later messages of its group that
+	// were claimed with it are still in flight. The group's head (its first message)
+	// is therefore the first receivable message or the group has none, and the group is
+	// available from the moment its head became visible: when sent (or its delay ended),
+	// or when its visibility ended. A call serves available groups oldest first by that
+	// moment, so a group that comes back follows the groups that were waiting, and takes
+	// as many receivable messages of a group as it still has room for before moving to the
+	// next group; results are in that order. A driver whose backend cannot release a
+	// group's head on its own (one lock per group, say) declares fifo.group-release
+	// degraded: its groups wait until none of their messages is in flight, and a call may
+	// interleave groups; order within a group holds either way.
+	//
+	// If req.ReceiveRequestAttemptID was used within the last five minutes, the call
+	// returns the same messages with the same receipt handles as the first call, provided
+	// they are still in flight under those handles; otherwise it behaves as a new receive.
 	//
 	// An empty result is normal. A driver that declares BlockingReceive may wait up to
 	// req.WaitTime for a message before answering empty; others answer at once.

@@ -22,8 +22,10 @@
 // on. A receipt handle names the message and the claim token, MAC-signed with the key;
 // deletes and visibility changes are conditioned on the message's ETag and the token,
 // so a stale handle never settles a newer claim. FIFO receives read the oldest messages
-// in sequence order, skip groups with a message in flight and claim each group's
-// visible prefix in order, stopping at the first lost claim.
+// in sequence order and claim each group's receivable prefix (from its head up to its
+// first invisible message) in order, groups in order of their head's visibility,
+// stopping at the first lost claim; groups whose head is in flight are left out of the
+// read.
 //
 // A FIFO send is one transactional batch: a replace of the queue's head item
 // conditioned on its ETag (the next sequence number), the deduplication marker, and the

@@ -1,12 +1,14 @@
 package cosmos
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
@@ -197,37 +199,53 @@ func (d *Driver) standardCandidates(ctx context.Context, q queueDoc, now time.Ti
 	return runs, nil
 }
 
-// fifoCandidates reads the queue's oldest live messages in sequence order. A group's
-// first message in that order is its head. A group with a message in flight is skipped,
-// and a group's run stops at its first message that is not visible, so no message passes
-// an earlier one of its group. Each run is one group's visible prefix, claimed in order.
-// Groups with a message in flight are found first and, when there are not too many, left
-// out of the read, so that a long blocked group does not fill the window.
+// fifoCandidates reads the queue's oldest live messages in sequence order and returns
+// each group's receivable messages as one run, claimed in order: from the group's head
+// (its first message in that order) up to its first message that is not visible or
+// comes at or after the group's first message in flight, so no message passes an
+// earlier one of its group while a released head is receivable again. Runs are ordered
+// by the moment their head became visible (its vis), as the Driver contract asks.
+// Received messages are read first: groups with a message in flight and none of them
+// returned below it (a head released or expired) have nothing to give and, when there
+// are not too many, are left out of the read, so a long blocked group does not fill the
+// window.
 func (d *Driver) fifoCandidates(ctx context.Context, q queueDoc, now time.Time, want int) ([][]msgDoc, error) {
 	params := liveParams(q, now)
 	items, err := d.query(ctx, "ReceiveMessages", q.pk(),
-		"SELECT c.grp FROM c WHERE c.kind = 'msg' AND c.gen >= @gen AND c.enq > @cutoff AND c.tok != '' AND c.vis > @now", params, 0)
+		"SELECT c.grp, c.seq, c.vis FROM c WHERE c.kind = 'msg' AND c.gen >= @gen AND c.enq > @cutoff AND c.tok != ''", params, 0)
 	if err != nil {
 		return nil, err
 	}
-	blocked := map[string]bool{}
-	var list []string
+	nowMS := ms(now)
+	inFlight := map[string]int64{} // group -> lowest sequence number in flight
+	returned := map[string]int64{} // group -> lowest sequence number received and visible again
 	for _, it := range items {
 		var v struct {
 			Group string `json:"grp"`
+			Seq   int64  `json:"seq"`
+			Vis   int64  `json:"vis"`
 		}
 		if err := json.Unmarshal(it, &v); err != nil {
 			return nil, drivers.Wrap(drivers.KindInternal, err, "cosmos: decode group")
 		}
-		if !blocked[v.Group] {
-			blocked[v.Group] = true
-			list = append(list, v.Group)
+		low := returned
+		if v.Vis > nowMS {
+			low = inFlight
+		}
+		if s, ok := low[v.Group]; !ok || v.Seq < s {
+			low[v.Group] = v.Seq
+		}
+	}
+	var blocked []string
+	for g, s := range inFlight {
+		if r, ok := returned[g]; !ok || r > s {
+			blocked = append(blocked, g)
 		}
 	}
 	filter := ""
-	if len(list) > 0 && len(list) <= maxExcludedGroups {
+	if len(blocked) > 0 && len(blocked) <= maxExcludedGroups {
 		filter = " AND NOT ARRAY_CONTAINS(@blocked, c.grp)"
-		params = append(params, azcosmos.QueryParameter{Name: "@blocked", Value: list})
+		params = append(params, azcosmos.QueryParameter{Name: "@blocked", Value: blocked})
 	}
 	items, err = d.query(ctx, "ReceiveMessages", q.pk(),
 		"SELECT * FROM c WHERE c.kind = 'msg' AND c.gen >= @gen AND c.enq > @cutoff"+filter+" ORDER BY c.seq",
@@ -239,36 +257,39 @@ func (d *Driver) fifoCandidates(ctx context.Context, q queueDoc, now time.Time, 
 	if err != nil {
 		return nil, err
 	}
-	nowMS := ms(now)
-	index := map[string]int{} // group -> run index; -1: blocked
-	for g := range blocked {
-		index[g] = -1
-	}
-	for _, m := range msgs {
-		if m.Tok != "" && m.Vis > nowMS {
-			index[m.Group] = -1 // a message in flight blocks its whole group
-		}
-	}
+	return fifoRuns(msgs, inFlight, nowMS, want), nil
+}
+
+// fifoRuns cuts msgs (in sequence order) into the groups' runs of receivable messages,
+// at most want each, ordered by the moment each run's head became visible. inFlight
+// holds each group's lowest sequence number in flight, as read before msgs; a message
+// claimed since then is caught by its own vis.
+func fifoRuns(msgs []msgDoc, inFlight map[string]int64, nowMS int64, want int) [][]msgDoc {
+	index := map[string]int{} // group -> run index; -1: closed
 	var runs [][]msgDoc
-	total := 0
 	for _, m := range msgs {
 		i, seen := index[m.Group]
-		switch {
-		case seen && i < 0:
+		if seen && i < 0 {
 			continue
-		case m.Vis > nowMS || total >= want:
-			// Delayed, or enough taken: later messages of the group must wait too.
-			index[m.Group] = -1
+		}
+		if s, ok := inFlight[m.Group]; (ok && m.Seq >= s) || m.Vis > nowMS || (seen && len(runs[i]) >= want) {
+			index[m.Group] = -1 // later messages of the group must wait too
 			continue
-		case !seen:
+		}
+		if !seen {
 			index[m.Group] = len(runs)
 			runs = append(runs, []msgDoc{m})
-		default:
-			runs[i] = append(runs[i], m)
+			continue
 		}
-		total++
+		runs[i] = append(runs[i], m)
 	}
-	return runs, nil
+	slices.SortStableFunc(runs, func(a, b []msgDoc) int {
+		if c := cmp.Compare(a[0].Vis, b[0].Vis); c != 0 {
+			return c
+		}
+		return cmp.Compare(a[0].Seq, b[0].Seq)
+	})
+	return runs
 }
 
 // nextVisible is the earliest future visibility deadline or delay end, zero if none.

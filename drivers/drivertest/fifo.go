@@ -43,7 +43,34 @@ var fifoCases = []testCase{
 		// b1's visibility expires: b1 comes back before b2.
 		e.expectBodies("after b1's timeout", e.receive(q, e.after(30*time.Second), 1, 30).Messages, "b1")
 	}},
-	{capability: string(capabilities.FIFOOrdering), name: "later-inflight-blocks-released-earlier", run: func(e *env) {
+	{capability: string(capabilities.FIFOOrdering), name: "released-later-waits-for-earlier", run: func(e *env) {
+		q := e.fifo("q")
+		e.send(q, 0, fifoMsg("A", "a1"), fifoMsg("A", "a2"), fifoMsg("A", "a3"))
+		got := e.receive(q, 0, 2, 30)
+		e.expectBodies("receive two", got.Messages, "a1", "a2")
+		if err := e.change(q, time.Second, got.Messages[1].ReceiptHandle, 0); err != nil {
+			e.t.Fatalf("release a2: %v", err)
+		}
+		e.expectBodies("a1 is still in flight: a2 waits", e.receive(q, time.Second, 10, 30).Messages)
+		e.mustDelete(q, 2*time.Second, got.Messages[0].ReceiptHandle)
+		e.expectBodies("after deleting a1", e.receive(q, 2*time.Second, 10, 30).Messages, "a2", "a3")
+	}},
+	{capability: string(capabilities.FIFOGroupRelease), name: "released-first-while-later-in-flight", run: func(e *env) {
+		q := e.fifo("q")
+		e.send(q, 0, fifoMsg("A", "a1"), fifoMsg("A", "a2"), fifoMsg("A", "a3"))
+		got := e.receive(q, 0, 2, 30)
+		e.expectBodies("receive two", got.Messages, "a1", "a2")
+		if err := e.change(q, time.Second, got.Messages[0].ReceiptHandle, 0); err != nil {
+			e.t.Fatalf("release a1: %v", err)
+		}
+		again := e.receive(q, time.Second, 10, 30)
+		e.expectBodies("a1 released, a2 in flight: a1 again, a3 still waits", again.Messages, "a1")
+		e.mustDelete(q, 2*time.Second, got.Messages[1].ReceiptHandle)
+		e.expectBodies("a2 deleted, a1 in flight again", e.receive(q, 2*time.Second, 10, 30).Messages)
+		e.mustDelete(q, 3*time.Second, again.Messages[0].ReceiptHandle)
+		e.expectBodies("group free again", e.receive(q, 3*time.Second, 10, 30).Messages, "a3")
+	}, degraded: func(e *env, _ capabilities.Declaration) {
+		// The whole group waits until none of its messages is in flight.
 		q := e.fifo("q")
 		e.send(q, 0, fifoMsg("A", "a1"), fifoMsg("A", "a2"), fifoMsg("A", "a3"))
 		got := e.receive(q, 0, 2, 30)
@@ -54,6 +81,29 @@ var fifoCases = []testCase{
 		e.expectBodies("a2 is still in flight: the group stays blocked", e.receive(q, time.Second, 10, 30).Messages)
 		e.mustDelete(q, 2*time.Second, got.Messages[1].ReceiptHandle)
 		e.expectBodies("group free again", e.receive(q, 2*time.Second, 10, 30).Messages, "a1", "a3")
+	}},
+	{capability: string(capabilities.FIFOGroupRelease), name: "batch-takes-one-group-before-the-next", run: func(e *env) {
+		q := e.fifo("q")
+		e.send(q, 0, fifoMsg("A", "a1"), fifoMsg("B", "b1"), fifoMsg("A", "a2"), fifoMsg("B", "b2"), fifoMsg("A", "a3"))
+		e.expectBodies("one receive of 10", e.receive(q, time.Second, 10, 30).Messages, "a1", "a2", "a3", "b1", "b2")
+	}, degraded: func(e *env, _ capabilities.Declaration) {
+		q := e.fifo("q")
+		e.send(q, 0, fifoMsg("A", "a1"), fifoMsg("B", "b1"), fifoMsg("A", "a2"), fifoMsg("B", "b2"), fifoMsg("A", "a3"))
+		expectGroupOrder(e, e.drain(q, time.Second), map[string][]string{"A": {"a1", "a2", "a3"}, "B": {"b1", "b2"}})
+	}},
+	{capability: string(capabilities.FIFOGroupRelease), name: "returned-group-after-waiting-groups", run: func(e *env) {
+		q := e.fifo("q")
+		e.send(q, 0, fifoMsg("A", "a1"))
+		e.expectBodies("first receive", e.receive(q, 0, 1, 30).Messages, "a1")
+		e.send(q, time.Second, fifoMsg("B", "b1"))
+		e.expectBodies("after a1's timeout: B waited since its send, A since now",
+			e.receive(q, e.after(30*time.Second), 10, 30).Messages, "b1", "a1")
+	}, degraded: func(e *env, _ capabilities.Declaration) {
+		q := e.fifo("q")
+		e.send(q, 0, fifoMsg("A", "a1"))
+		e.expectBodies("first receive", e.receive(q, 0, 1, 30).Messages, "a1")
+		e.send(q, time.Second, fifoMsg("B", "b1"))
+		expectGroupOrder(e, e.drain(q, e.after(30*time.Second)), map[string][]string{"A": {"a1"}, "B": {"b1"}})
 	}},
 	{capability: string(capabilities.FIFOGroupBatch), name: "several-of-one-group", run: severalOfOneGroup, degraded: asNative(severalOfOneGroup)},
 	{capability: string(capabilities.FIFOSequenceNumber), name: "increasing-within-group-20-digits", run: func(e *env) {
@@ -244,4 +294,21 @@ func severalOfOneGroup(e *env) {
 	}
 	e.send(q, 0, entries...)
 	e.expectBodies("one receive", e.receive(q, 0, 10, 30).Messages, want...)
+}
+
+// expectGroupOrder checks that msgs hold exactly want's messages, each group's in order.
+func expectGroupOrder(e *env, msgs []drivers.Message, want map[string][]string) {
+	e.t.Helper()
+	got := map[string][]string{}
+	for _, m := range msgs {
+		got[m.MessageGroupID] = append(got[m.MessageGroupID], m.Body)
+	}
+	if len(got) != len(want) {
+		e.t.Fatalf("received %v, want the groups %v", bodies(msgs), want)
+	}
+	for g, w := range want {
+		if fmtList(got[g]) != fmtList(w) {
+			e.t.Fatalf("group %s: received %v, want %v (all: %v)", g, got[g], w, bodies(msgs))
+		}
+	}
 }

@@ -3,6 +3,7 @@ package drivertest
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -174,6 +175,36 @@ var visibilityCases = []testCase{
 		if r.ReceiveCount != 2 || !e.sameTime(r.FirstReceivedAt, e.base) || r.ReceiptHandle == first.Messages[0].ReceiptHandle {
 			e.t.Fatalf("second receive: count %d FirstReceivedAt %v handle reused %v; want 2, %v, a new handle",
 				r.ReceiveCount, r.FirstReceivedAt, r.ReceiptHandle == first.Messages[0].ReceiptHandle, e.base)
+		}
+	}},
+	{capability: string(capabilities.RedeliveryOrder), name: "returned-before-newer", run: func(e *env) {
+		q := e.standard("q")
+		e.send(q, 0, msg("old"))
+		e.send(q, time.Second, msg("new"))
+		first := e.receive(q, time.Second, 1, 30)
+		e.expectBodies("first receive", first.Messages, "old")
+		if err := e.change(q, 2*time.Second, first.Messages[0].ReceiptHandle, 0); err != nil {
+			e.t.Fatalf("release old: %v", err)
+		}
+		again := e.receive(q, 2*time.Second, 1, 30)
+		e.expectBodies("released: old before the newer message", again.Messages, "old")
+		// Its timeout ends: old comes back before new again.
+		e.expectBodies("after old's timeout", e.receive(q, e.after(32*time.Second), 10, 30).Messages, "old", "new")
+	}, degraded: func(e *env, _ capabilities.Declaration) {
+		// Order is whatever the backend gives; nothing is lost.
+		q := e.standard("q")
+		e.send(q, 0, msg("old"))
+		e.send(q, time.Second, msg("new"))
+		first := e.receive(q, time.Second, 1, 30)
+		if len(first.Messages) != 1 {
+			e.t.Fatalf("first receive: got %v, want one message", bodies(first.Messages))
+		}
+		if err := e.change(q, 2*time.Second, first.Messages[0].ReceiptHandle, 0); err != nil {
+			e.t.Fatalf("release %s: %v", first.Messages[0].Body, err)
+		}
+		got := e.drain(q, 2*time.Second)
+		if b := bodies(got); len(b) != 2 || fmtList(slices.Sorted(slices.Values(b))) != fmtList([]string{"new", "old"}) {
+			e.t.Fatalf("after the release received %v, want old and new once each", b)
 		}
 	}},
 	{capability: string(capabilities.VisibilityMax), name: "twelve-hours", run: longestTimeout, degraded: asNative(longestTimeout)},

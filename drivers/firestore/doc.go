@@ -23,9 +23,10 @@
 // FIFO: a group document holds the group's last sequence number, its last claim and a
 // ready time never later than the moment the group may next deliver. A send increments
 // the sequence number and writes the deduplication record in its own transaction, so a
-// duplicate echoes the original MessageId and SequenceNumber. A claim reads the group
-// document and the documents of its last claim (any still in flight blocks the group),
-// then the group's messages in sequence order up to the first that is not visible
+// duplicate echoes the original MessageId and SequenceNumber. A claim takes groups in
+// ready order, reads the group document, then the group's messages in sequence order
+// from its head up to the first that is not visible, so a head that came back is
+// served while later messages of its group are still in flight
 // (queried before the transaction and read again in it: a query inside a transaction
 // would lock more than the documents it returns).
 //

@@ -270,10 +270,12 @@ func claim(w *writes, ref *fs.DocumentRef, m *msgDoc, now, deadline int64) {
 	*w = append(*w, func(tx *fs.Transaction) error { return tx.Update(ref, ups) })
 }
 
-// claimFIFO claims up to n messages from FIFO groups whose ready hint has come. The
-// transaction reads each group document, the documents of the group's last claim (any
-// still in flight blocks the group), then the group's messages in sequence order up to
-// the first one not visible, and writes the group's claim and exact ready time.
+// claimFIFO claims up to n messages from FIFO groups whose ready hint has come, in
+// ready order (the moment the group's head became visible, or earlier). The transaction
+// reads each group document, then the group's messages in sequence order from its head
+// up to the first one not visible (so a head that came back is served while later
+// messages of its group are still in flight, as the Driver contract asks), and writes
+// the group's claim and exact ready time.
 func (d *Driver) claimFIFO(ctx context.Context, q *queue, req drivers.ReceiveMessagesRequest, now int64, n int, spread bool) ([]drivers.Message, bool, error) {
 	groups := d.groups(&q.doc)
 	cands, keys, found, err := d.findCandidates(ctx, q.doc.Shards, n+2, spread, true, func(r *fs.DocumentRef) string { return groupKey(req.Name, r.ID) }, func(s []int64) fs.Query {
@@ -329,7 +331,6 @@ func (d *Driver) claimFIFO(ctx context.Context, q *queue, req drivers.ReceiveMes
 		if err != nil {
 			return err
 		}
-		msgs := d.messages(&cur.doc)
 		var w writes
 		var attempt attemptDoc
 		for _, gs := range gsnaps {
@@ -345,15 +346,6 @@ func (d *Driver) claimFIFO(ctx context.Context, q *queue, req drivers.ReceiveMes
 			}
 			if g.Ready > now {
 				again = true // another receiver claimed it meanwhile
-				continue
-			}
-			busyUntil, err := d.inFlightUntil(tx, msgs, g, now)
-			if err != nil {
-				return err
-			}
-			if busyUntil > 0 {
-				g.Ready = busyUntil
-				w.set(gs.Ref, g)
 				continue
 			}
 			left := n - len(out)
@@ -422,36 +414,6 @@ func (d *Driver) claimFIFO(ctx context.Context, q *queue, req drivers.ReceiveMes
 		return nil, contended, err
 	}
 	return out, again, nil
-}
-
-// inFlightUntil returns the latest visibility deadline among the group's last claim that
-// is still in flight at now (zero: none, the group is free).
-func (d *Driver) inFlightUntil(tx *fs.Transaction, msgs *fs.CollectionRef, g *groupDoc, now int64) (int64, error) {
-	if len(g.InFlight) == 0 {
-		return 0, nil
-	}
-	var refs []*fs.DocumentRef
-	for id := range g.InFlight {
-		refs = append(refs, msgs.Doc(id))
-	}
-	snaps, err := getAll(tx, refs)
-	if err != nil {
-		return 0, err
-	}
-	var until int64
-	for _, s := range snaps {
-		if !s.Exists() {
-			continue
-		}
-		m, err := readMsg(s)
-		if err != nil {
-			return 0, err
-		}
-		if m.Gen == g.InFlight[s.Ref.ID] && m.Vis > now {
-			until = max(until, m.Vis)
-		}
-	}
-	return until, nil
 }
 
 // replayAttempt returns the messages of an earlier receive with the same attempt id if

@@ -83,7 +83,7 @@ type groupDoc struct {
 	Shard    int64            `firestore:"sh"`
 	Last     int64            `firestore:"n"`  // last sequence number issued
 	Ready    int64            `firestore:"rd"` // noReady when the group has no message
-	InFlight map[string]int64 `firestore:"fl"` // message doc id -> claim generation of the last claim
+	InFlight map[string]int64 `firestore:"fl"` // message doc id -> claim generation of the last claim (older drivers block the group on it)
 	// Order breaks ties of Ready between groups: the wall clock when the group last
 	// became non-empty, so groups sent to at one gateway-clock instant keep send order.
 	Order int64 `firestore:"ord"`

@@ -206,29 +206,29 @@ func TestFIFOOrderAndGroups(t *testing.T) {
 	if !slices.IsSortedFunc(seqs, func(a, b string) int { return len(a)*1000 - len(b)*1000 + cmpStr(a, b) }) || seqs[0] == "" {
 		t.Fatalf("sequence numbers not increasing: %v", seqs)
 	}
+	// A receive takes as much of one group as it can before the next.
 	r := receive(t, d, "f.fifo", epoch, 2, 30)
-	if got := bodies(r.Messages); !slices.Equal(got, []string{"A0", "B1"}) {
+	if got := bodies(r.Messages); !slices.Equal(got, []string{"A0", "A2"}) {
 		t.Fatalf("first receive %v", got)
 	}
 	if r.Messages[0].SequenceNumber != seqs[0] || r.Messages[0].MessageDeduplicationID != "d0" {
 		t.Fatalf("fifo fields %+v", r.Messages[0])
 	}
-	// Both groups in flight: nothing to deliver.
-	if r2 := receive(t, d, "f.fifo", epoch, 10, 30); len(r2.Messages) != 0 {
-		t.Fatalf("received %v while every group is in flight", bodies(r2.Messages))
+	if r2 := receive(t, d, "f.fifo", epoch, 10, 30); !slices.Equal(bodies(r2.Messages), []string{"B1", "B3"}) {
+		t.Fatalf("second receive %v, want group B (A's head is in flight)", bodies(r2.Messages))
 	}
+	// A2 is now A's head and in flight: nothing to deliver.
 	del(t, d, "f.fifo", epoch, r.Messages[0].ReceiptHandle)
-	r3 := receive(t, d, "f.fifo", epoch, 10, 30)
-	if got := bodies(r3.Messages); !slices.Equal(got, []string{"A2", "A4"}) {
-		t.Fatalf("group A after delete: %v", got)
+	if r3 := receive(t, d, "f.fifo", epoch, 10, 30); len(r3.Messages) != 0 {
+		t.Fatalf("received %v while every group's head is in flight", bodies(r3.Messages))
 	}
 	// FIFO handles expire with the visibility timeout.
-	if res := del(t, d, "f.fifo", epoch.Add(31*time.Second), r3.Messages[0].ReceiptHandle); drivers.KindOf(res.Entries[0].Err) != drivers.KindInvalidReceiptHandle {
+	if res := del(t, d, "f.fifo", epoch.Add(31*time.Second), r.Messages[1].ReceiptHandle); drivers.KindOf(res.Entries[0].Err) != drivers.KindInvalidReceiptHandle {
 		t.Fatalf("expired FIFO handle: %+v", res.Entries[0])
 	}
-	// After the timeout B1 comes back first, then B3 with it.
+	// After the timeout both groups came back at once: group by group, in group order.
 	r4 := receive(t, d, "f.fifo", epoch.Add(31*time.Second), 10, 30)
-	if got := bodies(r4.Messages); !slices.Equal(got, []string{"B1", "A2", "B3", "A4"}) {
+	if got := bodies(r4.Messages); !slices.Equal(got, []string{"A2", "A4", "B1", "B3"}) {
 		t.Fatalf("after timeout: %v", got)
 	}
 }

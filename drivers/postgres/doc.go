@@ -12,8 +12,12 @@
 // implicit transaction committed at its end. Success is returned only after commit
 // (synchronous_commit as the server has it, "on" by default).
 //
-// Receive claims up to 10 messages in one statement: a CTE selects visible, unexpired
-// messages with FOR UPDATE SKIP LOCKED, and in the same statement those whose receive
+// Receive claims up to 10 messages in one statement: CTEs select visible, unexpired
+// messages with FOR UPDATE SKIP LOCKED (standard queues: the MaxMessages visible
+// longest, and the MaxMessages returned ones, received before and visible again,
+// visible longest, from the partial index messages_returned; the oldest sends of both
+// go first, so a returned message comes before newer ones, as in SQS), and in the same
+// statement those whose receive
 // count already reached the queue's maxReceiveCount move to the dead-letter queue while
 // the others get a new receipt token (gen_random_uuid()), their visibility deadline and
 // an incremented receive count. Two receivers never claim one message: the row lock
@@ -25,14 +29,15 @@
 // sequence order and a receiver never sees a later message before an earlier one has
 // committed. fifo_groups holds one row per message group with ready_at, never later
 // than the first moment the group may be claimable (its head, the first unexpired
-// message, visible and nothing of the group in flight). Every transaction that changes
+// message, visible: a later message in flight does not block it). Every transaction that changes
 // a group's messages locks its row (sends before inserting) and moves ready_at earlier
 // when it may have unblocked the group. A FIFO claim is two statements in one round
 // trip: the first locks, with SKIP LOCKED, the rows of up to MaxMessages+4 groups whose
 // ready_at has come, oldest first; the second, on a snapshot taken after those locks,
 // reads per group the head and the following visible messages up to the first one still
-// hidden, by the (queue_id, group_id, id) index, claims up to MaxMessages in sequence
-// order, and writes each locked group's ready_at exactly (the new deadline, or when it
+// hidden, by the (queue_id, group_id, id) index, claims up to MaxMessages group by
+// group in ready_at order (a group that came back follows those that waited), and
+// writes each locked group's ready_at exactly (the new deadline, or when it
 // can next be claimed; the rows of emptied groups are deleted). So claims on different
 // groups run in parallel, several messages of one group may come in one call, no group
 // is claimed by two at once (TestFIFOConcurrentConsumers fails if the group lock is

@@ -32,14 +32,23 @@ import (
 // groups without messages. Sends take their group's advisory lock before their sequence
 // number, so no earlier message of a group can commit after a later one is seen.
 const (
-	standardCandidates = `c AS (
+	standardCandidates = `c1 AS (
 	SELECT m.ctid, m.id, m.receive_count FROM messages m
 	WHERE m.queue_id = (SELECT id FROM q) AND m.visible_at <= $2 AND m.enqueued_at > (SELECT cutoff FROM q)
 	ORDER BY m.visible_at LIMIT $3 FOR UPDATE OF m SKIP LOCKED
-)`
-	fifoCandidates = `grp AS (SELECT DISTINCT unnest(current_setting('anysqs.claim_groups')::text[]) AS group_id),
+),
+c2 AS (
+	SELECT m.ctid, m.id, m.receive_count FROM messages m
+	WHERE m.queue_id = (SELECT id FROM q) AND m.visible_at <= $2 AND m.receipt IS NOT NULL
+		AND m.enqueued_at > (SELECT cutoff FROM q)
+	ORDER BY m.visible_at LIMIT $3 FOR UPDATE OF m SKIP LOCKED
+),
+c AS (SELECT * FROM (SELECT * FROM c1 UNION SELECT * FROM c2) u ORDER BY u.id LIMIT $3)`
+	fifoCandidates = `grp AS (
+	SELECT t.group_id, t.ord FROM unnest(current_setting('anysqs.claim_groups')::text[]) WITH ORDINALITY AS t(group_id, ord)
+),
 heads AS (
-	SELECT h.id, grp.group_id, coalesce((SELECT min(b.id) FROM messages b
+	SELECT h.id, grp.group_id, grp.ord, coalesce((SELECT min(b.id) FROM messages b
 		WHERE b.queue_id = (SELECT id FROM q) AND b.group_id = grp.group_id AND b.id > h.id
 			AND b.visible_at > $2 AND b.enqueued_at > (SELECT cutoff FROM q)), 9223372036854775807) AS stop
 	FROM grp CROSS JOIN LATERAL (
@@ -47,11 +56,9 @@ heads AS (
 		WHERE m.queue_id = (SELECT id FROM q) AND m.group_id = grp.group_id AND m.enqueued_at > (SELECT cutoff FROM q)
 		ORDER BY m.id LIMIT 1) h
 	WHERE h.visible_at <= $2
-		AND NOT EXISTS (SELECT 1 FROM messages b WHERE b.queue_id = (SELECT id FROM q) AND b.group_id = grp.group_id
-			AND b.visible_at > $2 AND b.receipt IS NOT NULL)
 ),
 followers AS (
-	SELECT f.id FROM heads h CROSS JOIN LATERAL (
+	SELECT f.id, h.ord FROM heads h CROSS JOIN LATERAL (
 		SELECT f.id FROM messages f
 		WHERE f.queue_id = (SELECT id FROM q) AND f.group_id = h.group_id AND f.id > h.id AND f.id < h.stop
 			AND f.enqueued_at > (SELECT cutoff FROM q)
@@ -60,7 +67,7 @@ followers AS (
 c AS (
 	SELECT m.ctid, m.id, m.receive_count FROM messages m
 	WHERE m.queue_id = (SELECT id FROM q) AND m.id = ANY (ARRAY(
-			SELECT id FROM heads UNION ALL SELECT id FROM followers ORDER BY id LIMIT $3))
+			SELECT id FROM (SELECT id, ord FROM heads UNION ALL SELECT id, ord FROM followers) hf ORDER BY ord, id LIMIT $3))
 		AND m.visible_at <= $2 AND m.enqueued_at > (SELECT cutoff FROM q)
 	FOR UPDATE OF m
 )`
@@ -80,10 +87,7 @@ gq AS (
 		WHEN EXISTS (SELECT 1 FROM cl WHERE cl.group_id = g.group_id) THEN $4::timestamptz
 		WHEN EXISTS (SELECT 1 FROM mv WHERE mv.group_id = g.group_id) THEN $2::timestamptz
 		ELSE coalesce((
-			SELECT least(greatest(h.visible_at, coalesce((SELECT max(b.visible_at) FROM messages b
-					WHERE b.queue_id = g.queue_id AND b.group_id = g.group_id AND b.visible_at > $2
-						AND b.receipt IS NOT NULL), h.visible_at)),
-				h.enqueued_at + ($2::timestamptz - (SELECT cutoff FROM q)))
+			SELECT least(h.visible_at, h.enqueued_at + ($2::timestamptz - (SELECT cutoff FROM q)))
 			FROM messages h WHERE h.queue_id = g.queue_id AND h.group_id = g.group_id
 				AND h.enqueued_at > (SELECT cutoff FROM q)
 			ORDER BY h.id LIMIT 1), 'infinity') END
@@ -102,8 +106,8 @@ gx AS (
 // lockGroupsSQL is a FIFO claim's first statement: it locks the rows of up to $3 groups
 // that may be claimable, skipping those other transactions hold, and names them for the
 // claim statement in a setting that ends with the transaction.
-const lockGroupsSQL = `SELECT set_config('anysqs.claim_groups', coalesce(array_agg(s.group_id)::text, '{}'), true) FROM (
-	SELECT g.group_id FROM fifo_groups g
+const lockGroupsSQL = `SELECT set_config('anysqs.claim_groups', coalesce(array_agg(s.group_id ORDER BY s.ready_at, s.group_id)::text, '{}'), true) FROM (
+	SELECT g.group_id, g.ready_at FROM fifo_groups g
 	WHERE g.queue_id = (SELECT id FROM queues WHERE name = $1) AND g.ready_at <= $2
 	ORDER BY g.ready_at LIMIT $3 FOR UPDATE SKIP LOCKED) s`
 
@@ -116,8 +120,9 @@ const lockGroupsSQL = `SELECT set_config('anysqs.claim_groups', coalesce(array_a
 // into scanning the queue's whole backlog. c holds the row locks, so the ctids stay
 // current until the statement ends.
 func claimSQL(candidates string, fifo bool) string {
-	rec, groups, stale := "", "", "0::bigint"
+	rec, groups, stale, order := "", "", "0::bigint", "cl.id"
 	if fifo {
+		order = "(SELECT ord FROM grp WHERE grp.group_id = cl.group_id), cl.id"
 		groups = fifoGroupWrites
 		stale = "(SELECT count(*) FROM grp WHERE group_id NOT IN (SELECT group_id FROM cl WHERE group_id IS NOT NULL))"
 		rec = `
@@ -160,7 +165,7 @@ nv AS (
 		CASE WHEN EXISTS (SELECT 1 FROM cl) THEN $4::timestamptz END) END AS next
 )
 SELECT q.id, q.fifo, (SELECT count(*) FROM nt), ` + stale + `, (SELECT next FROM nv), cl.*
-FROM q LEFT JOIN cl ON true ORDER BY cl.id`
+FROM q LEFT JOIN cl ON true ORDER BY ` + order
 }
 
 var (

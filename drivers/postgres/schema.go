@@ -16,8 +16,9 @@ import (
 // gateway's memory and does not record deletions, which degrades those two features for
 // requests through it but breaks nothing the newer drivers rely on. Under 6, a driver of
 // version 4 or 5 cancels a task straight to CANCELLED, and a task it ran that is
-// CANCELLING stays so until a newer driver's adoption pass finishes it.
-var oldestDriver = []int{1, 2, 3, 3, 3, 3}
+// CANCELLING stays so until a newer driver's adoption pass finishes it. 7 only adds an
+// index; an older driver keeps its own (stricter) FIFO group rule and delivery order.
+var oldestDriver = []int{1, 2, 3, 3, 3, 3, 3}
 
 // migrations are applied in order; migration i brings the schema to version i+1. Never
 // edit a released migration: append a new one, with its oldestDriver entry.
@@ -177,6 +178,11 @@ DROP INDEX move_tasks_one_running;
 CREATE UNIQUE INDEX move_tasks_one_running ON move_tasks (queue_id) WHERE status IN ('RUNNING', 'CANCELLING');
 DROP INDEX move_tasks_lease;
 CREATE INDEX move_tasks_lease ON move_tasks (lease_until) WHERE status IN ('RUNNING', 'CANCELLING');
+`,
+	// 7: a standard claim also reads the returned messages (received before, visible
+	// again) that have been visible longest, so that they go before newer sends.
+	`
+CREATE INDEX IF NOT EXISTS messages_returned ON messages (queue_id, visible_at) WHERE receipt IS NOT NULL;
 `,
 }
 

@@ -11,8 +11,10 @@
 // A receive reads candidates in a strong read-only transaction, which holds no locks, and
 // then claims a random choice of them in a read-write transaction that reads each again
 // and claims only those still visible: concurrent receivers rarely want the same row, and
-// none hands out a message another claimed. FIFO claims re-read the group's row (nothing
-// in flight) and the group's first messages in the claim's transaction. A message received
+// none hands out a message another claimed. FIFO claims re-read the group's row and the
+// group's first messages in the claim's transaction, and take them from the head while
+// they are visible: a head that came back is served while later messages of its group
+// are still in flight, as in SQS. A message received
 // maxReceiveCount times moves to its dead-letter queue in the claim's transaction.
 //
 // A FIFO send reads the deduplication records and the groups' counters and writes the

@@ -205,7 +205,8 @@ func (d *Driver) ReceiveMessages(ctx context.Context, req drivers.ReceiveMessage
 
 // candidates is the read-only scan by the sharded visibility index: for a standard
 // queue up to n visible, unexpired messages' keys in random order, for a FIFO queue up
-// to n groups with such messages and nothing in flight, oldest head first.
+// to n groups with such messages and no earlier message hidden, in order of the moment
+// their first one became visible.
 func (d *Driver) candidates(ctx context.Context, name string, now time.Time, n int) (queueInfo, []msgRow, time.Time, error) {
 	tx, done := d.snapshot(ctx)
 	defer done()
@@ -218,16 +219,26 @@ func (d *Driver) candidates(ctx context.Context, name string, now time.Time, n i
 			AND Committed > @purged LIMIT @n`
 	fifo := qi.q.Attributes.FifoQueue
 	if fifo {
-		// Groups whose head is oldest first, as SQS serves them, among the first
-		// fifoScan visible index entries (which bounds the scan); groups with a message
-		// in flight are left out here and checked again in the claim.
-		sql = `SELECT c.Part, MIN(c.Seq), ANY_VALUE(c.GroupId) FROM (
-				SELECT m.Part, m.Seq, m.GroupId, m.Committed FROM Messages@{FORCE_INDEX=MessagesByVisible} m
-				WHERE m.QueueName = @q AND m.Shard IN UNNEST(@shards) AND m.VisibleAt <= @now AND m.EnqueuedAt > @cutoff
-					AND m.Committed > @purged
-				LIMIT ` + strconv.Itoa(fifoScan) + `) c
-			JOIN FifoGroups g ON g.QueueName = @q AND g.GroupId = c.Part
-			WHERE g.BusyUntil <= @now GROUP BY c.Part ORDER BY MIN(c.Committed), c.Part LIMIT @n`
+		// Groups in order of the moment their first visible message (among the first
+		// fifoScan visible index entries, which bounds the scan) became visible, as the
+		// Driver contract asks. A group is left out when an earlier message of it is
+		// hidden (in flight or delayed): its row's BusyUntil says at once that nothing is
+		// in flight, else a short read of the group's messages before that one decides.
+		// The claim checks again.
+		sql = `SELECT x.Part, x.MinSeq, x.GroupId FROM (
+				SELECT c.Part, MIN(c.Seq) AS MinSeq, ANY_VALUE(c.GroupId) AS GroupId,
+					ANY_VALUE(c.VisibleAt HAVING MIN c.Seq) AS HeadVisible, ANY_VALUE(g.BusyUntil) AS BusyUntil
+				FROM (
+					SELECT m.Part, m.Seq, m.GroupId, m.VisibleAt FROM Messages@{FORCE_INDEX=MessagesByVisible} m
+					WHERE m.QueueName = @q AND m.Shard IN UNNEST(@shards) AND m.VisibleAt <= @now AND m.EnqueuedAt > @cutoff
+						AND m.Committed > @purged
+					LIMIT ` + strconv.Itoa(fifoScan) + `) c
+				JOIN FifoGroups g ON g.QueueName = @q AND g.GroupId = c.Part
+				GROUP BY c.Part) x
+			WHERE x.BusyUntil <= @now OR NOT EXISTS (SELECT 1 FROM Messages b
+				WHERE b.QueueName = @q AND b.Part = x.Part AND b.Seq < x.MinSeq AND b.VisibleAt > @now
+					AND b.EnqueuedAt > @cutoff AND b.Committed > @purged)
+			ORDER BY x.HeadVisible, x.Part LIMIT @n`
 	}
 	sh := rand.Perm(shards)
 	s64 := make([]int64, len(sh))
@@ -298,9 +309,10 @@ func (d *Driver) claimStandard(ctx context.Context, req drivers.ReceiveMessagesR
 	return st, len(st.msgs) < len(pick) || st.moved > 0, nil
 }
 
-// claimFIFO claims from the groups the scan found: per group, in the read-write
-// transaction, the group row must show nothing in flight; then the group's first
-// unexpired messages are claimed in order while they are visible.
+// claimFIFO claims from the groups the scan found, in the scan's order: per group, in
+// the read-write transaction, the group's first unexpired messages are claimed in order
+// while they are visible, so a group whose head is hidden gives nothing and one whose
+// head came back gives it while later messages stay in flight.
 func (d *Driver) claimFIFO(ctx context.Context, req drivers.ReceiveMessagesRequest, want int, deadline time.Time, earlier []claimedKey) (claimState, bool, error) {
 	_, cands, next, err := d.candidates(ctx, req.Name, req.Now, want+candidatesPerMessage)
 	if err != nil || len(cands) == 0 {
@@ -322,7 +334,7 @@ func (d *Driver) claimFIFO(ctx context.Context, req drivers.ReceiveMessagesReque
 			if err != nil {
 				return err
 			}
-			if !g.exists || g.busyUntil.After(req.Now) {
+			if !g.exists {
 				stale++
 				continue
 			}
@@ -352,7 +364,12 @@ func (d *Driver) claimFIFO(ctx context.Context, req drivers.ReceiveMessagesReque
 				return err
 			}
 			if len(st.msgs) > before {
-				g.busyUntil, g.busyTo = deadline, lastSeq
+				// Other messages of the group may still be in flight (after a released
+				// head): BusyUntil and BusyTo only ever cover more here.
+				if deadline.After(g.busyUntil) {
+					g.busyUntil = deadline
+				}
+				g.busyTo = max(g.busyTo, lastSeq)
 				st.ms = append(st.ms, g.mutation(req.Name, c.Part))
 			} else {
 				stale++

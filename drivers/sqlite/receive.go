@@ -209,37 +209,46 @@ func redriveTarget(ctx context.Context, tx conn, q queueRow) (*queueRow, int32, 
 }
 
 // fifoCandidates selects receivable FIFO messages (?1 queue, ?2 now, ?3 retention
-// cutoff, ?4 limit). Groups with a message in flight are found first, from a partial
-// index of claimed messages. The walk then goes through the other groups in order of
-// their earliest message (fifo_groups) and through each group's messages in sequence
-// order, up to the group's first delayed message (looked up per group in a partial
-// index of never-claimed messages), stopping at the limit. Messages queued behind an
-// in-flight group or a delayed message are never read. INDEXED BY because the planner,
-// unguided, may filter on another index and then sort the whole backlog.
-var fifoCandidates = `WITH busy AS (SELECT DISTINCT group_id FROM messages INDEXED BY messages_claimed
-			WHERE queue_id = ?1 AND visible_at > ?2 AND token IS NOT NULL)
-		SELECT ` + prefixCols("m.", msgCols) + `
-		FROM fifo_groups g INDEXED BY fifo_groups_head
+// cutoff, ?4 limit) in the contract's order. The walk goes through the groups whose
+// head is visible, in order of the moment it became visible (fifo_groups_ready), and
+// through each group's messages in sequence order, up to the group's first invisible
+// message, in flight or delayed (looked up per group in messages_group_hidden, which
+// reads only the group's invisible messages), stopping at the limit. Groups whose head
+// is in flight and messages queued behind an invisible one are never read. INDEXED BY
+// because the planner, unguided, may filter on another index and then sort the whole
+// backlog.
+var fifoCandidates = `SELECT ` + prefixCols("m.", msgCols) + `
+		FROM fifo_groups g INDEXED BY fifo_groups_ready
 		JOIN messages m INDEXED BY messages_group_seq ON m.queue_id = g.queue_id AND m.group_id = g.group_id
-			AND m.seq < COALESCE((SELECT MIN(e.seq) FROM messages e INDEXED BY messages_group_unclaimed
-				WHERE e.queue_id = ?1 AND e.group_id = g.group_id AND e.visible_at > ?2 AND e.token IS NULL),
+			AND m.seq < COALESCE((SELECT MIN(e.seq) FROM messages e INDEXED BY messages_group_hidden
+				WHERE e.queue_id = ?1 AND e.group_id = g.group_id AND e.visible_at > ?2 AND e.seq > 0),
 				9223372036854775807)
-		WHERE g.queue_id = ?1 AND g.group_id NOT IN busy
+		WHERE g.queue_id = ?1 AND g.head_visible_at <= ?2
 		AND m.visible_at <= ?2 AND m.enqueued_at > ?3
-		ORDER BY g.head_seq, m.seq LIMIT ?4`
+		ORDER BY g.head_visible_at, g.head_seq, m.seq LIMIT ?4`
 
-// candidates returns up to n messages receivable at now, in delivery order. For FIFO
-// queues a message qualifies only if no message of its group is in flight and no
-// earlier message of its group is invisible (delayed or in flight).
+// standardCandidates selects receivable standard messages (same parameters). Order is
+// best effort, as in SQS: it reads the ?4 messages visible longest and the ?4 returned
+// messages (received before, visible again) visible longest, each from its own index,
+// and hands out the older sends first, so that a message whose visibility ended comes
+// before messages sent after it without a scan of the backlog.
+var standardCandidates = `SELECT ` + msgCols + ` FROM (
+		SELECT * FROM (SELECT ` + msgCols + ` FROM messages INDEXED BY messages_visible
+			WHERE queue_id = ?1 AND visible_at <= ?2 AND enqueued_at > ?3
+			ORDER BY visible_at, enqueued_at, id LIMIT ?4)
+		UNION
+		SELECT * FROM (SELECT ` + msgCols + ` FROM messages INDEXED BY messages_claimed
+			WHERE queue_id = ?1 AND visible_at <= ?2 AND token IS NOT NULL AND enqueued_at > ?3
+			ORDER BY visible_at LIMIT ?4))
+		ORDER BY enqueued_at, id LIMIT ?4`
+
+// candidates returns up to n messages receivable at now, in delivery order (see the
+// Driver contract: FIFO groups by availability, standard messages best effort).
 func candidates(ctx context.Context, tx conn, q queueRow, now int64, n int) ([]msgRow, error) {
 	cutoff := now - retentionNanos(q.attrs) // expired messages wait for Sweep but are never delivered
-	var query string
+	query := standardCandidates
 	if q.fifo {
 		query = fifoCandidates
-	} else {
-		query = `SELECT ` + msgCols + ` FROM messages INDEXED BY messages_visible
-			WHERE queue_id = ?1 AND visible_at <= ?2 AND enqueued_at > ?3
-			ORDER BY visible_at, enqueued_at, id LIMIT ?4`
 	}
 	rows, err := tx.QueryContext(ctx, query, q.id, now, cutoff, n)
 	if err != nil {

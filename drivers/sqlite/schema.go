@@ -145,6 +145,36 @@ var migrations = [][]string{
 		`DROP INDEX move_tasks_one_running`,
 		`CREATE UNIQUE INDEX move_tasks_one_running ON move_tasks(queue_id) WHERE status IN ('RUNNING', 'CANCELLING')`,
 	},
+	9: {
+		// A FIFO group is available from the moment its head became visible, and receives
+		// serve groups in that order (the Driver contract): fifo_groups keeps the head's
+		// visible_at, by triggers on every insert, delete and visibility change, under a
+		// unique index the receive walks in order. Where a group's first invisible message
+		// (in flight or delayed) is, the receive reads from messages_group_hidden.
+		`ALTER TABLE fifo_groups ADD COLUMN head_visible_at INTEGER NOT NULL DEFAULT 0`,
+		`UPDATE fifo_groups SET head_visible_at = COALESCE((SELECT m.visible_at FROM messages m
+			WHERE m.queue_id = fifo_groups.queue_id AND m.seq = fifo_groups.head_seq), 0)`,
+		`CREATE UNIQUE INDEX fifo_groups_ready ON fifo_groups(queue_id, head_visible_at, head_seq)`,
+		`DROP TRIGGER fifo_groups_insert`,
+		`CREATE TRIGGER fifo_groups_insert AFTER INSERT ON messages WHEN NEW.seq > 0 BEGIN
+			INSERT OR IGNORE INTO fifo_groups(queue_id, group_id, head_seq, head_visible_at)
+				VALUES (NEW.queue_id, NEW.group_id, NEW.seq, NEW.visible_at);
+		END`,
+		`DROP TRIGGER fifo_groups_delete`,
+		`CREATE TRIGGER fifo_groups_delete AFTER DELETE ON messages WHEN OLD.seq > 0 BEGIN
+			DELETE FROM fifo_groups WHERE queue_id = OLD.queue_id AND group_id = OLD.group_id
+				AND NOT EXISTS (SELECT 1 FROM messages WHERE queue_id = OLD.queue_id AND group_id = OLD.group_id);
+			UPDATE fifo_groups SET (head_seq, head_visible_at) = (SELECT seq, visible_at FROM messages
+				WHERE queue_id = OLD.queue_id AND group_id = OLD.group_id ORDER BY seq LIMIT 1)
+				WHERE queue_id = OLD.queue_id AND group_id = OLD.group_id AND head_seq = OLD.seq;
+		END`,
+		`CREATE TRIGGER fifo_groups_visible AFTER UPDATE OF visible_at ON messages WHEN NEW.seq > 0 BEGIN
+			UPDATE fifo_groups SET head_visible_at = NEW.visible_at
+				WHERE queue_id = NEW.queue_id AND group_id = NEW.group_id AND head_seq = NEW.seq;
+		END`,
+		`DROP INDEX messages_group_unclaimed`,
+		`CREATE INDEX messages_group_hidden ON messages(queue_id, group_id, visible_at, seq) WHERE seq > 0`,
+	},
 }
 
 func (d *Driver) migrate(ctx context.Context) error {
