@@ -10,7 +10,8 @@
 # Servers:
 #   anysqs   on SQLite (the default, durable), SQLite :memory:, and PostgreSQL: a
 #            throwaway server of its own (initdb/pg_ctl on PATH; autovacuum on, as in
-#            production) or else $ANYSQS_TEST_POSTGRES_DSN's
+#            production) or else $ANYSQS_TEST_POSTGRES_DSN's (with vacuum_on_sweep
+#            where that server's autovacuum is off)
 #   goaws    v0.5.4 from the Go module proxy, built in a temporary module outside the
 #            repository with its own main listening on 127.0.0.1 (goaws's binds 0.0.0.0)
 #   fauxqs, local-aws-sqs   from npm (pinned versions), started by a launcher that binds
@@ -27,6 +28,7 @@ work=$(mktemp -d)
 mkdir -p "$out" "$cache"
 pids=()
 pg_data=
+scratch_db= # a database created on $ANYSQS_TEST_POSTGRES_DSN's server, dropped at the end
 
 GOAWS_VERSION=v0.5.4
 FAUXQS_VERSION=2.4.1
@@ -38,6 +40,7 @@ cleanup() {
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
 	for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
 	if [ -n "$pg_data" ]; then as_pg pg_ctl -D "$pg_data" -m fast stop >/dev/null 2>&1 || true; fi
+	if [ -n "$scratch_db" ]; then psql "$ANYSQS_TEST_POSTGRES_DSN" -qAt -c "DROP DATABASE IF EXISTS $scratch_db WITH (FORCE)" >/dev/null 2>&1 || true; fi
 	rm -rf "$work"
 }
 trap cleanup EXIT
@@ -184,9 +187,13 @@ elif [ -n "${ANYSQS_TEST_POSTGRES_DSN:-}" ]; then
 	server=$ANYSQS_TEST_POSTGRES_DSN
 	db="anysqs_peers_$(od -An -N4 -tx1 /dev/urandom | tr -d ' \n')"
 	psql "$server" -qAt -c "CREATE DATABASE $db" >/dev/null
+	scratch_db=$db
 	dsn=$(printf '%s' "$server" | sed -E "s#/[^/?]*(\?|$)#/$db\1#")
 	note "PostgreSQL at \$ANYSQS_TEST_POSTGRES_DSN, database $db (autovacuum $(psql "$dsn" -Atc 'show autovacuum'))"
 fi
+# Without the server's autovacuum the driver vacuums its tables itself (docs/backends/postgres.md).
+vacuum=false
+if [ -n "$dsn" ] && [ "$(psql "$dsn" -Atc 'show autovacuum')" = off ]; then vacuum=true; fi
 
 # anysqs on each backend.
 anysqs() {
@@ -205,7 +212,8 @@ anysqs anysqs-sqlite-memory "  name: sqlite
 if [ -n "$dsn" ]; then
 	anysqs anysqs-postgres "  name: postgres
   options:
-    dsn: \"$dsn\""
+    dsn: \"$dsn\"
+    vacuum_on_sweep: $vacuum"
 fi
 
 if [ -x "$cache/goaws-$GOAWS_VERSION" ]; then
