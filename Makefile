@@ -8,7 +8,7 @@ COMMIT  ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 ENDPOINT ?= http://127.0.0.1:9324
 
-.PHONY: help run build generate test lint conformance report bench fuzz load bench-postgres bench-plugin system soak browser-check
+.PHONY: help run build generate test lint conformance report bench fuzz load bench-postgres bench-plugin bench-peers system soak browser-check
 
 help: ## this list
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -55,6 +55,9 @@ fuzz: ## fuzz each protocol decoder, the JSON package against encoding/json and 
 
 bench-postgres: ## gateway vs driver vs plain SQL on the local PostgreSQL, one run (docs/performance.md)
 	eval "$$(scripts/test-env.sh)"; scripts/bench-postgres.sh $(BENCH_ARGS)
+
+bench-peers: ## anysqs on each local backend against goaws, local-aws-sqs, fauxqs and moto, loopback only, one run (docs/performance.md)
+	scripts/bench-peers.sh $(BENCH_ARGS)
 
 bench-plugin: ## the driver plugin boundary's cost: driver and gateway in process vs as a plugin, one run (docs/performance.md)
 	eval "$$(scripts/test-env.sh)"; scripts/bench-plugin.sh $(BENCH_ARGS)

@@ -273,8 +273,8 @@ func (s *Server) sendMessageBatch(ctx context.Context, c *call) (any, error) {
 	if err := checkFIFOBatch(q, in.Entries); err != nil {
 		return nil, err
 	}
-	out := sendMessageBatchOutput{Successful: []sendBatchResultEntry{}, Failed: []batchErrorEntry{}}
-	var entries []drivers.SendEntry
+	out := sendMessageBatchOutput{Successful: make([]sendBatchResultEntry, 0, len(in.Entries)), Failed: []batchErrorEntry{}}
+	entries := make([]drivers.SendEntry, 0, len(in.Entries))
 	total := 0
 	for _, we := range in.Entries {
 		e, size, err := s.prepareSend(c, q, we.Id, we.sendFields)
@@ -300,7 +300,7 @@ func (s *Server) sendMessageBatch(ctx context.Context, c *call) (any, error) {
 	if len(res.Entries) != len(entries) {
 		return nil, sqserr.New(sqserr.InternalError, "driver returned %d results for %d messages (queue %s)", len(res.Entries), len(entries), q.Name)
 	}
-	var stored []drivers.SendEntry
+	stored := make([]drivers.SendEntry, 0, len(entries))
 	for i, r := range res.Entries {
 		if r.Err != nil {
 			out.Failed = append(out.Failed, entryError(entries[i].EntryID, r.Err, q.Name))

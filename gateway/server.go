@@ -428,7 +428,7 @@ func (s *Server) decodeRequest(w http.ResponseWriter, r *http.Request, proto pro
 	var body []byte
 	var err error
 	if r.Body != nil { // server requests always have one; hand-built ones may not
-		body, err = io.ReadAll(http.MaxBytesReader(w, r.Body, maxRequestBytes))
+		body, err = readBody(w, r)
 	}
 	if err != nil {
 		return "", nil, sqserr.New(sqserr.InvalidParameterValue, "request body unreadable or larger than %d bytes: %v", maxRequestBytes, err)
@@ -488,6 +488,21 @@ func (s *Server) decodeRequest(w http.ResponseWriter, r *http.Request, proto pro
 	return name, c, nil
 }
 
+// readBody reads the request body, at most maxRequestBytes. A declared length is read
+// into a buffer of that size at once: io.ReadAll would grow one from 512 bytes and copy
+// on the way, the largest allocation of a small request.
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	rd := http.MaxBytesReader(w, r.Body, maxRequestBytes)
+	if n := r.ContentLength; n > 0 && n <= maxRequestBytes {
+		body := make([]byte, n)
+		if _, err := io.ReadFull(rd, body); err != nil {
+			return nil, err
+		}
+		return body, nil
+	}
+	return io.ReadAll(rd)
+}
+
 // queuelessActions are the Query actions that address no queue, which SQS refuses at a
 // queue URL.
 var queuelessActions = map[string]bool{"CreateQueue": true, "ListQueues": true, "GetQueueUrl": true}
@@ -518,13 +533,19 @@ func (s *Server) baseURL(r *http.Request) string {
 func (s *Server) writeResult(w http.ResponseWriter, proto protocol, reqID, name string, out any) {
 	w.Header().Set("x-amzn-RequestId", reqID)
 	if proto == protoJSON {
-		body, err := encodeJSON(out)
+		buf := jsonBuffers.Get().(*[]byte)
+		body, err := appendJSON((*buf)[:0], out)
 		if err != nil {
+			jsonBuffers.Put(buf)
 			s.writeError(w, proto, reqID, name, err)
 			return
 		}
 		w.Header().Set("Content-Type", "application/x-amz-json-1.0")
 		_, _ = w.Write(body)
+		if cap(body) <= maxPooledJSON {
+			*buf = body
+			jsonBuffers.Put(buf)
+		}
 		return
 	}
 	var b bytes.Buffer
@@ -557,15 +578,17 @@ func (s *Server) writeResult(w http.ResponseWriter, proto protocol, reqID, name 
 
 // encodeJSON renders a JSON response body. SQS does not HTML-escape "<", ">" and "&" in
 // message bodies; neither do we.
-func encodeJSON(out any) ([]byte, error) {
-	var body bytes.Buffer
-	enc := json.NewEncoder(&body)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(out); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(body.Bytes(), []byte("\n")), nil
-}
+func encodeJSON(out any) ([]byte, error) { return appendJSON(nil, out) }
+
+// appendJSON appends the JSON response body of out to b: encodeJSON without allocating
+// when b has room. The flags are those of an Encoder with SetEscapeHTML(false).
+func appendJSON(b []byte, out any) ([]byte, error) { return json.Append(b, out, json.SortMapKeys) }
+
+// jsonBuffers hold response bodies between requests; a body larger than maxPooledJSON (a
+// batch of large messages) is left to the collector rather than kept for every request.
+var jsonBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
+
+const maxPooledJSON = 64 << 10
 
 func (s *Server) writeError(w http.ResponseWriter, proto protocol, reqID, name string, err error) {
 	if errors.Is(err, errUnknownOperation) {

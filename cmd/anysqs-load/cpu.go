@@ -24,6 +24,9 @@ const clockTicks = 100
 type cpuMeter struct {
 	proc       string // /proc, or a test's fixture tree
 	gatewayPID int
+	// postgresPID, when set, is the postmaster whose server alone counts as PostgreSQL:
+	// a server of the benchmark's own, beside a shared one that others keep busy.
+	postgresPID int
 }
 
 // cpuSample is one reading, in clock ticks.
@@ -63,6 +66,9 @@ func (m *cpuMeter) sample() (cpuSample, error) {
 		}
 		dir := filepath.Base(filepath.Dir(c))
 		pid, _ := strconv.Atoi(dir)
+		if m.postgresPID > 0 && pid != m.postgresPID && m.parent(dir) != m.postgresPID {
+			continue
+		}
 		if t, err := m.process(dir); err == nil {
 			s.postgres[pid] = t
 		}
@@ -89,6 +95,21 @@ func (m *cpuMeter) children(pid int) uint64 {
 		}
 	}
 	return sum
+}
+
+// parent is the parent process id of pid, 0 if unknown.
+func (m *cpuMeter) parent(pid string) int {
+	b, err := os.ReadFile(filepath.Join(m.proc, pid, "stat"))
+	if err != nil {
+		return 0
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	f := strings.Fields(string(b[i+1:]))
+	if i < 0 || len(f) < 2 {
+		return 0
+	}
+	n, _ := strconv.Atoi(f[1])
+	return n
 }
 
 // process reads utime+stime of /proc/<pid>/stat. The command name (field 2) may hold

@@ -171,3 +171,23 @@ func TestCPUMeterCountsTheGatewaysChildren(t *testing.T) {
 		t.Errorf("gateway ticks %d, want 250 of its own and 100 of its child", s.gateway)
 	}
 }
+
+// TestCPUMeterOnePostgres: with postgresPID only that postmaster and its children count
+// as PostgreSQL, not another server's processes on the same machine.
+func TestCPUMeterOnePostgres(t *testing.T) {
+	f := newFakeProc(t)
+	f.machine("1000", "0", "500", "9000", "100", "0", "50", "7")
+	f.process("self", "anysqs-load", "300", "100")
+	f.process("100", "postgres", "400", "100") // the benchmark's postmaster (parent 1)
+	f.write("104/comm", "postgres\n")          // one of its backends
+	f.write("104/stat", "104 (postgres) S 100 1 1 0 -1 0 0 0 0 0 7 3 0 0 20 0 1 0 100 0 0\n")
+	f.process("200", "postgres", "999", "999") // another server's postmaster
+	m := &cpuMeter{proc: f.dir, postgresPID: 100}
+	s, err := m.sample()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.postgres) != 2 || s.postgres[100] != 500 || s.postgres[104] != 10 {
+		t.Fatalf("postgres processes %v, want 100 and 104 only", s.postgres)
+	}
+}

@@ -21,6 +21,16 @@
 //	open    calls at a fixed --rate (send, receive, delete in turn, one message each), for
 //	        --warmup unmeasured, then for --duration or --count calls; reports p50/p99 per
 //	        call from the scheduled time
+//	peers   closed Standard at each of --batches, then open at each of --open-rates, on
+//	        every --target NAME=URL[@PID] in turn (and on the driver path with --dsn, as
+//	        the open loop's baseline); writes Markdown tables, --json and --svg (a plot of
+//	        p99 against offered load). make bench-peers starts the servers.
+//	depth   fills a queue to each of --depths messages and times --samples receive →
+//	        delete cycles on it: does a receive cost the same in a deep queue?
+//	queues  creates each of --queue-counts queues (one message each) and times
+//	        --samples send → receive → delete cycles on queues picked at random
+//	longpolls  holds --polls 20-second long polls on one empty queue at once and
+//	        reports the gateway's resident memory (--gateway-pid) before and meanwhile
 //	suite   closed Standard and FIFO, batch 1 and 10, then open at 300 and 1000 calls/s,
 //	        every path; prints Markdown tables with the ratios and the gateway path's CPU
 //	        budget against plain SQL (make bench-postgres)
@@ -73,7 +83,7 @@ type options struct {
 	rounds                                    int
 	duration, warmup                          time.Duration
 	bodySize                                  int
-	gatewayPID                                int
+	gatewayPID, postgresPID                   int
 	plugin                                    string
 }
 
@@ -81,7 +91,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var o options
 	fs := flag.NewFlagSet("anysqs-load", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&o.mode, "mode", "suite", "closed, open or suite")
+	fs.StringVar(&o.mode, "mode", "suite", "closed, open, suite, peers, depth, queues or longpolls")
 	fs.StringVar(&o.endpoint, "endpoint", "http://127.0.0.1:9324", "gateway URL (gateway path)")
 	fs.StringVar(&o.dsn, "dsn", os.Getenv("ANYSQS_POSTGRES_DSN"), "the gateway's PostgreSQL database (driver and sql paths)")
 	fs.StringVar(&o.schema, "schema", "anysqs", "the driver's schema")
@@ -98,6 +108,18 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&o.rounds, "rounds", 1, "repeat each configuration, paths taking turns; medians reported")
 	fs.StringVar(&o.plugin, "plugin", "bin/anysqs", "the anysqs binary whose `driver serve postgres` the driver-plugin path runs")
 	fs.IntVar(&o.gatewayPID, "gateway-pid", 0, "the gateway's process id on this machine, to report its CPU time per message (closed mode)")
+	var po peersOptions
+	fs.Var(&po.targets, "target", "peers mode: a server to measure, `NAME=URL[@PID]` (repeat the flag)")
+	fs.StringVar(&po.batches, "batches", "1,10", "peers mode: closed-loop batch sizes")
+	fs.StringVar(&po.openRates, "open-rates", "100,300,1000,2000", "peers mode: open-loop rates, calls/s")
+	fs.StringVar(&po.jsonOut, "json", "", "peers mode: write every phase's results to this JSON file")
+	fs.StringVar(&po.svgOut, "svg", "", "peers mode: write the latency against offered load plot to this SVG file")
+	var so scaleOptions
+	fs.StringVar(&so.depths, "depths", "1000,100000", "depth mode: queue depths, messages")
+	fs.StringVar(&so.queueCounts, "queue-counts", "10,1000,10000", "queues mode: numbers of queues")
+	fs.IntVar(&so.polls, "polls", 1000, "longpolls mode: concurrent long polls")
+	fs.IntVar(&so.samples, "samples", 1000, "depth and queues modes: measured cycles per size")
+	fs.IntVar(&o.postgresPID, "postgres-pid", 0, "count only this PostgreSQL postmaster and its children as PostgreSQL's CPU (0: every process named postgres)")
 	cpuProfile := fs.String("cpuprofile", "", "write the load generator's own CPU profile to this file")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -139,6 +161,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return closedTable(ctx, stdout, stderr, o, paths, []closedConfig{cfg})
 	case "open":
 		return openTable(ctx, stdout, stderr, o, paths, []int{o.rate})
+	case "depth":
+		return runDepth(ctx, stdout, stderr, o, so)
+	case "queues":
+		return runQueues(ctx, stdout, stderr, o, so)
+	case "longpolls":
+		return runLongPolls(ctx, stdout, stderr, o, so)
+	case "peers":
+		return runPeers(ctx, stdout, stderr, o, po)
 	case "suite":
 		if err := ballast(ctx, o); err != nil {
 			return err
@@ -159,7 +189,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 func (o options) closedConfig(fifo bool, batch int) closedConfig {
 	return closedConfig{fifo: fifo, batch: batch, workers: o.workers, groups: o.groups, duration: o.duration,
-		warmup: o.warmup, bodySize: o.bodySize, meter: &cpuMeter{proc: "/proc", gatewayPID: o.gatewayPID}}
+		warmup: o.warmup, bodySize: o.bodySize, meter: &cpuMeter{proc: "/proc", gatewayPID: o.gatewayPID, postgresPID: o.postgresPID}}
 }
 
 func openPaths(_ context.Context, o options) ([]path, error) {

@@ -43,8 +43,8 @@
 // check is not detected: that call waits for its caller's deadline. A receipt handle of
 // a driver declaring ReceiptInstance scope is valid only in the process that issued it,
 // so a restart invalidates such handles, as a gateway restart would. Each call costs a
-// gRPC round trip, serialisation and TLS on both sides (docs/performance.md, "Driver
-// plugins"). go-plugin runs plugins on Unix-like systems; Windows is not tested.
+// gRPC round trip, serialisation and TLS on both sides (docs/plugins.md, "Cost").
+// go-plugin runs plugins on Unix-like systems; Windows is not tested.
 //
 // # Configuration
 //

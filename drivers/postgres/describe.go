@@ -19,12 +19,12 @@ func (d *Driver) Describe(ctx context.Context) (drivers.Description, error) {
 		Clock: drivers.ClockGateway, ReceiptScope: drivers.ReceiptStorage, SharedStorage: true,
 		Activity: drivers.ActivityWatch, MoveTaskStore: true, Capabilities: declarations(),
 		Operations: operations()}
-	if !autovacuum {
+	if !autovacuum && !d.vacuum {
 		// The tables' own autovacuum parameters (schema.go) are what keep claims fast; with
 		// the server's autovacuum off they do nothing.
 		desc.Warnings = append(desc.Warnings, "autovacuum is off on this PostgreSQL server (autovacuum or "+
 			"track_counts): dead rows of received and deleted messages pile up in schema "+d.schema+
-			" and receives slow down over time; turn it on, or VACUUM the schema's tables every few minutes")
+			" and receives slow down over time; turn it on, or set the backend option vacuum_on_sweep")
 	}
 	return desc, nil
 }

@@ -41,14 +41,9 @@
 // can next be claimed; the rows of emptied groups are deleted). So claims on different
 // groups run in parallel, several messages of one group may come in one call, no group
 // is claimed by two at once (TestFIFOConcurrentConsumers fails if the group lock is
-// weakened), and a claim's cost depends on the groups it locks, not on the backlog: with
-// 20,000 messages queued in 50 groups, half of them in flight, a claim of 10 took
-// 37-55 ms (median) when it scanned the queue in sequence order and 6.5-9.3 ms now
+// weakened), and a claim's cost depends on the groups it locks, not on the backlog
 // (BenchmarkFIFODeepBacklog). A claim that locked only groups with nothing to claim
-// (ready_at came early) claims again, at most 4 rounds. An earlier design serialized
-// a queue's FIFO claims on an advisory lock held through commit: 117 msgs/s at batch 1
-// against 637 for per-group claims (BenchmarkCycleFIFO, 1,000 groups, 16 workers,
-// loaded 2-core machine). Deduplication records live in the dedup table, written in the send's
+// (ready_at came early) claims again, at most 4 rounds. Deduplication records live in the dedup table, written in the send's
 // statement before the message: a concurrent send of the same id waits on the unique
 // key, so exactly one stores the message and the other echoes its MessageId and
 // SequenceNumber. DeduplicationScope messageGroup keys the record by group.
@@ -80,9 +75,7 @@
 // watch race-free: the watch waits for sends in progress to commit (their messages are
 // then seen by the gateway's extra receive), and a send that starts later waits for the
 // watch and sees it. Sends to queues nobody long-polls skip the NOTIFY and the wake-ups
-// of every gateway's listener: about a tenth of the gateway's CPU at 1,000 API calls/s
-// on 2 cores (docs/performance.md). The
-// listener accumulates names until AwaitActivity takes them, so a notification that
+// of every gateway's listener. The listener accumulates names until AwaitActivity takes them, so a notification that
 // arrives while no call is waiting is kept, and the gateway registers its waiters before
 // receiving, so the window between an empty receive and the wait is covered. Releases
 // (visibility set earlier, including 0) and redrives to a dead-letter queue NOTIFY in
@@ -94,24 +87,19 @@
 // that gap by sending the NOTIFY inside the send's transaction, at the cost below.
 //
 // Why NOTIFY after commit rather than inside the send: PostgreSQL serializes the commits
-// of notifying transactions on one database-wide lock, WAL flush included. Measured on
-// 2 cores (BenchmarkCycle, batch 1, 16 workers): 243 cycles/s with NOTIFY in the send
-// transaction, 868 without.
+// of notifying transactions on one database-wide lock, WAL flush included.
 //
 // Merged statements: concurrent standard sends, receives (with the same visibility
 // timeout) and deletes on one queue are merged into one statement each, the way
 // PostgreSQL merges commits (batcher.go): a call that finds no statement of its kind and
 // queue in flight runs at once, alone; calls arriving meanwhile run together when it
 // ends, and each returns only after that statement committed. A statement costs about
-// as much database CPU with one row as with ten, so under load this divides that cost;
-// with 16 clients sending, receiving and deleting one message each, statements carried
-// about 2.5 calls each. A merged receive hands its messages out in arrival order, and
+// as much database CPU with one row as with ten, so under load this divides that cost.
+// A merged receive hands its messages out in arrival order, and
 // its visibility deadline counts from the latest of the merged calls' times (they differ
 // by the time a statement takes). Concurrent FIFO sends on a queue are merged into one
 // transaction likewise (each message keeps its call's time, its group lock and its
-// sequence number; with 16 clients on 1,000 groups, closed loop, commits per message fell
-// from 2.7 to 2.0, pg_stat_database over 2 interleaved pairs); FIFO claims and deletes run
-// alone.
+// sequence number); FIFO claims and deletes run alone.
 //
 // Errors: anything that is not an answer from the server (refused or broken
 // connection), and the server's connection, shutdown, serialization and deadlock errors,
@@ -126,10 +114,8 @@
 //
 // Shared tables, keyed by queue id, rather than one table per queue:
 //
-//   - Creating a queue is one INSERT. Measured here: 500 queue rows in 17 ms; 500
-//     per-queue tables with their two indexes in 9.1 s (18 ms each, about 500 times
-//     slower, each taking catalog locks) and 2,000 new relations in the catalog. SQS
-//     applications create queues at run time, and deployments with thousands of queues
+//   - Creating a queue is one INSERT, not a table and its indexes (catalog locks, new
+//     relations in the catalog for every queue). SQS applications create queues at run time, and deployments with thousands of queues
 //     are common.
 //   - Redrive and move tasks are an UPDATE of queue_id in the claim's own statement, not
 //     an INSERT into another table plus a DELETE.
@@ -140,9 +126,14 @@
 //
 // The cost: one queue's dead tuples live beside the others', so vacuum works on one big
 // table. The tables therefore carry their own autovacuum settings (threshold-based,
-// cost delay 0, frequent analyze) and vacuum_truncate=false, which the issue's
-// measurements showed necessary: default settings let dead index entries pile up at the
-// head of the queue, and relation truncation stalled all traffic for seconds.
+// cost delay 0, frequent analyze) and vacuum_truncate=false: default settings let dead
+// index entries pile up at the head of the queue, and relation truncation stalled all
+// traffic for seconds. They act only while the server's autovacuum and track_counts are
+// on; where they are off, the driver warns at start, and the option vacuum_on_sweep runs
+// VACUUM (ANALYZE) on the busy tables (messages, fifo_groups, dedup, receive_attempts,
+// watches, queues) at the end of every whole sweep pass this driver performs (every 30
+// seconds by default; one gateway sweeps at a time). VACUUM takes no lock that blocks
+// sends, receives or deletes; its cost grows with the pages that changed since the last.
 //
 // # Limits
 //
@@ -167,8 +158,7 @@
 //     autovacuum first analyzes the messages table (analyze threshold 1,000 changes,
 //     checked every autovacuum_naptime, 1 min by default), a FIFO claim on a large
 //     backlog may read and sort the queue's visible messages instead of reading the
-//     index in order (seen: 0.3-0.5 s per claim with 5,000 queued messages on a fresh
-//     database). Run ANALYZE on anysqs.messages after bulk loads. Standard claims and
+//     index in order, a large slowdown on a fresh database. Run ANALYZE on anysqs.messages after bulk loads. Standard claims and
 //     the claim's updates are shaped to be immune (index order, TID scans). FIFO claims
 //     read messages only by (queue_id, group_id, id) per locked group, so their cost
 //     stays bounded by the groups locked whatever the plan.
@@ -184,6 +174,7 @@
 //	    max_conns: 16           # default; more only adds contention on small machines
 //	    tls: {mode: verify-full, ca_file: ..., cert_file: ..., key_file: ...}
 //	    notify_in_transaction: false  # default; see "Semantics"
+//	    vacuum_on_sweep: false  # true: VACUUM (ANALYZE) the tables after each sweep; see "Table layout"
 //
 // An empty dsn is taken from $ANYSQS_POSTGRES_DSN, and failing that from the standard
 // PG* environment variables. The tls options override the DSN's sslmode, sslrootcert,

@@ -48,6 +48,11 @@ type Options struct {
 	// after commit: no wake-up is lost even when a gateway dies right after a commit, at
 	// a large cost in send throughput (see the package doc).
 	NotifyInTransaction bool `json:"notify_in_transaction"`
+	// VacuumOnSweep runs VACUUM (ANALYZE) on the driver's tables at the end of each
+	// retention sweep this driver performs (every 30 seconds by default, one gateway at a
+	// time): for servers whose autovacuum is off, where dead rows would otherwise pile up
+	// and slow receives down (see the package doc).
+	VacuumOnSweep bool `json:"vacuum_on_sweep"`
 }
 
 // TLSOptions select how the driver secures its connections. They map onto libpq's
@@ -69,6 +74,7 @@ type Driver struct {
 	lis      *listener
 	notes    *notifier
 	notifyTx bool
+	vacuum   bool // VacuumOnSweep
 	sends    *batcher[timedSend, drivers.SendEntryResult]
 	// fifoSends merges FIFO sends; entries weigh one each (see maxMergedFIFOSends).
 	fifoSends *batcher[timedSend, drivers.SendEntryResult]
@@ -109,7 +115,7 @@ func Open(ctx context.Context, o Options) (*Driver, error) {
 		return nil, drivers.Wrap(drivers.KindInvalidArgument, err, "postgres pool")
 	}
 	d := &Driver{pool: pool, schema: o.Schema, channel: "anysqs:" + o.Schema, keys: newLockKeys(o.Schema),
-		notifyTx: o.NotifyInTransaction}
+		notifyTx: o.NotifyInTransaction, vacuum: o.VacuumOnSweep}
 	if err := d.migrate(ctx); err != nil {
 		pool.Close()
 		return nil, err

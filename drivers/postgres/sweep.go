@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -55,8 +56,8 @@ func (d *Driver) Sweep(ctx context.Context, req drivers.SweepRequest) (drivers.S
 		limit = 1000
 	}
 	var res drivers.SweepResult
+	var locked bool
 	err := d.inTx(ctx, "retention sweep", func(tx pgx.Tx) error {
-		var locked bool
 		if err := tx.QueryRow(ctx, `SELECT pg_try_advisory_xact_lock($1, $2)`, d.keys.class, lockSweep).Scan(&locked); err != nil {
 			return err
 		}
@@ -95,5 +96,27 @@ func (d *Driver) Sweep(ctx context.Context, req drivers.SweepRequest) (drivers.S
 		}
 		return nil
 	})
+	if err == nil && locked && !res.More && d.vacuum {
+		err = d.vacuumTables(ctx)
+	}
 	return res, err
+}
+
+// vacuumedTables are the tables whose rows churn with traffic: every message, receive,
+// delete, FIFO group change and long poll leaves dead rows behind.
+var vacuumedTables = []string{"messages", "fifo_groups", "dedup", "receive_attempts", "watches", "queues"}
+
+// vacuumTables runs VACUUM (ANALYZE) on the driver's busy tables, after a whole sweep
+// pass (VacuumOnSweep). VACUUM cannot run in a transaction, so it runs after the sweep's
+// own; it takes no lock that blocks sends, receives or deletes. ANALYZE keeps the
+// statistics fresh, on which the claim's plan depends.
+func (d *Driver) vacuumTables(ctx context.Context) error {
+	names := make([]string, len(vacuumedTables))
+	for i, t := range vacuumedTables {
+		names[i] = pgx.Identifier{d.schema, t}.Sanitize()
+	}
+	if _, err := d.pool.Exec(ctx, "VACUUM (ANALYZE) "+strings.Join(names, ", ")); err != nil {
+		return mapErr(ctx, err, "vacuum on sweep")
+	}
+	return nil
 }

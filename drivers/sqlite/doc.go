@@ -53,18 +53,14 @@
 // (SQLite has one writer at a time anyway); on disk, reads (GetQueue, ListQueues,
 // QueueStats) use a small pool of their own, while in memory mode they share the writer.
 //
-// Measured on a shared 2-core machine (go test -bench . ./drivers/sqlite): a
-// send/receive/delete cycle of one message costs about 0.1-1 ms in memory and 3-6 ms
-// on disk, where each of the three calls waits for an fsync; batches of 10 reach
-// 4,000-20,000 messages/s in memory and 1,500-2,100 on disk. Sixteen concurrent
-// single-message senders on disk reach about 2,400 sends/s through group commit. For
-// standard queues the cycle does not depend on queue depth. QueueStats scans the queue's index, about
-// 0.5 ms per 1,000 messages. A FIFO receive walks message groups in order of their
-// earliest message (a table kept by triggers) and reads no message queued behind an
-// in-flight or delayed one, so its cost grows with the number of blocked groups, not
-// with the backlog: a few ms with 10,000 messages in 20 groups, half of them in
-// flight, or with 50,000 messages still in their queue delay (BenchmarkFIFOBacklog,
-// BenchmarkFIFODelayed).
+// On disk every write call waits for an fsync of the WAL; concurrent writes share one
+// transaction and one fsync (group commit), so batches and concurrency both divide that
+// cost. For standard queues a cycle does not depend on queue depth. QueueStats scans the
+// queue's index, so its cost grows with the queue's size. A FIFO receive walks message
+// groups in order of their earliest message (a table kept by triggers) and reads no
+// message queued behind an in-flight or delayed one, so its cost grows with the number
+// of blocked groups, not with the backlog (BenchmarkFIFOBacklog, BenchmarkFIFODelayed).
+// Figures: docs/backends/sqlite.md and docs/performance.md.
 //
 // KmsMasterKeyId, KmsDataKeyReusePeriodSeconds, SqsManagedSseEnabled, Policy and
 // FifoThroughputLimit are stored and returned without effect (declared Degraded): the
