@@ -120,6 +120,9 @@ func (c *call) handleError(e *drivers.Error, handle, queue string, op handleOp, 
 			reason = "Message does not exist or is not available for visibility timeout change."
 		}
 		if batch {
+			if op == opDelete {
+				reason = strings.TrimSuffix(reason, ".") // as SQS's batch entry words it
+			}
 			return sqserr.New(sqserr.ReceiptHandleIsInvalid, "%s", reason)
 		}
 		return sqserr.New(sqserr.InvalidParameterValue, "Value %s for parameter ReceiptHandle is invalid. Reason: %s", handle, reason)
