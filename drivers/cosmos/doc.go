@@ -32,7 +32,8 @@
 // applied nothing and is retried, up to a bound.
 //
 // A purge starts a new generation in the queue record; older messages are never
-// delivered again and Sweep deletes them. Deduplication markers survive a purge.
+// delivered again and Sweep deletes them. Deduplication markers written at or before the
+// purge's time no longer count, as in SQS; a send racing the purge may still see one.
 // Retention is decided from the stored enqueue time; Sweep deletes expired messages,
 // markers and receive attempts, and the items of deleted incarnations. Items carry a
 // Cosmos TTL (15 days for messages, a day for markers) that reclaims what a sweep
