@@ -102,7 +102,8 @@ const (
 // handleError renders a driver's error for one receipt handle in SQS's words: SQS names
 // the handle, not the queue, and says why a handle it issued cannot be used by action. In
 // a batch entry (batch) SQS keeps the code ReceiptHandleIsInvalid and gives the reason
-// alone. A visibility change refused on a standard queue's stale handle is something SQS
+// alone (seen from DeleteMessageBatch on FIFO queues; ChangeMessageVisibilityBatch is
+// worded the same way by analogy, unconfirmed). A visibility change refused on a standard queue's stale handle is something SQS
 // would have applied where the backend declares receipt.stale degraded, so the policy
 // decides it: the degraded header, or the capability's rejection under strict.
 func (c *call) handleError(e *drivers.Error, handle, queue string, op handleOp, batch bool) *sqserr.Error {

@@ -283,28 +283,28 @@ var receiptCases = []testCase{
 	{capability: string(capabilities.ReceiptStale), name: "standard-change-after-expiry-applies", run: func(e *env) {
 		q := e.standard("q")
 		e.send(q, 0, msg("a"))
-		h := e.receive(q, 0, 1, 30).Messages[0].ReceiptHandle
-		past := e.after(31 * time.Second)
-		if err := e.change(q, past, h, 60); err != nil { // nobody received it since: SQS applies the change
+		h := e.receive(q, 0, 1, 2).Messages[0].ReceiptHandle
+		past := e.after(3 * time.Second)
+		if err := e.change(q, past, h, 5); err != nil { // nobody received it since: SQS applies the change
 			e.t.Fatalf("ChangeVisibility with the current handle after its timeout passed: %v", err)
 		}
 		e.expectStats(q, past, drivers.QueueStats{NotVisible: 1})
-		e.expectBodies("receive before the new deadline", e.receive(q, past+e.before(60*time.Second), 1, 30).Messages)
-		e.expectBodies("receive after the new deadline", e.receive(q, past+e.after(60*time.Second), 1, 30).Messages, "a")
+		e.expectBodies("receive before the new deadline", e.receive(q, past+e.before(5*time.Second), 1, 30).Messages)
+		e.expectBodies("receive after the new deadline", e.receive(q, past+e.after(5*time.Second), 1, 30).Messages, "a")
 	}, degraded: func(e *env, _ capabilities.Declaration) {
 		// The handle's lock ended with its timeout: the change fails and changes nothing.
 		q := e.standard("q")
 		e.send(q, 0, msg("a"))
-		h := e.receive(q, 0, 1, 30).Messages[0].ReceiptHandle
-		past := e.after(31 * time.Second)
+		h := e.receive(q, 0, 1, 2).Messages[0].ReceiptHandle
+		past := e.after(3 * time.Second)
 		expectKind(e.t, "ChangeVisibility after the timeout passed", entryErr(e.change(q, past, h, 60)), drivers.KindStaleReceiptHandle)
 		e.expectBodies("message is visible", e.receive(q, past, 1, 30).Messages, "a")
 	}},
 	{capability: string(capabilities.ReceiptStale), name: "standard-older-handle-changes-visibility", run: func(e *env) {
 		q := e.standard("q")
 		e.send(q, 0, msg("a"))
-		old := e.receive(q, 0, 1, 30).Messages[0].ReceiptHandle
-		again := e.after(31 * time.Second)
+		old := e.receive(q, 0, 1, 2).Messages[0].ReceiptHandle
+		again := e.after(3 * time.Second)
 		e.receive(q, again, 1, 300)
 		if err := e.change(q, again, old, 0); err != nil { // SQS applies it to the message
 			e.t.Fatalf("ChangeVisibility 0 with the previous receive's handle: %v", err)
@@ -318,8 +318,8 @@ var receiptCases = []testCase{
 		// The older handle names no lock: the change fails and the later receive keeps it.
 		q := e.standard("q")
 		e.send(q, 0, msg("a"))
-		old := e.receive(q, 0, 1, 30).Messages[0].ReceiptHandle
-		again := e.after(31 * time.Second)
+		old := e.receive(q, 0, 1, 2).Messages[0].ReceiptHandle
+		again := e.after(3 * time.Second)
 		e.receive(q, again, 1, 300)
 		expectKind(e.t, "ChangeVisibility 0 with the previous receive's handle", entryErr(e.change(q, again, old, 0)), drivers.KindStaleReceiptHandle)
 		e.expectStats(q, again, drivers.QueueStats{NotVisible: 1})
@@ -340,8 +340,8 @@ var receiptCases = []testCase{
 	{capability: string(capabilities.ReceiptStale), name: "fifo-change-with-expired-handle-is-stale", run: func(e *env) {
 		q := e.fifo("q")
 		e.send(q, 0, fifoMsg("g", "a"))
-		h := e.receive(q, 0, 1, 30).Messages[0].ReceiptHandle
-		past := e.after(31 * time.Second)
+		h := e.receive(q, 0, 1, 2).Messages[0].ReceiptHandle
+		past := e.after(3 * time.Second)
 		expectKind(e.t, "FIFO ChangeVisibility after the timeout passed", entryErr(e.change(q, past, h, 60)), drivers.KindStaleReceiptHandle)
 		e.expectStats(q, past, drivers.QueueStats{Visible: 1})
 		e.receive(q, past, 1, 300)
