@@ -20,8 +20,9 @@
 // replace conditioned on the ETag it read, setting a fresh claim token, the deadline and
 // the receive count: of two receivers, only one replace succeeds, and the other moves
 // on. A receipt handle names the message and the claim token, MAC-signed with the key;
-// deletes and visibility changes are conditioned on the message's ETag and the token,
-// so a stale handle never settles a newer claim. FIFO receives read the oldest messages
+// deletes and visibility changes are conditioned on the message's ETag, deletes also on
+// the token, so a stale handle never deletes a newer claim (a standard queue's visibility
+// change applies with any handle of a message that still exists, as in SQS). FIFO receives read the oldest messages
 // in sequence order, skip groups with a message in flight and claim each group's
 // visible prefix in order, stopping at the first lost claim.
 //
