@@ -36,21 +36,21 @@ func receiptCases() []tc {
 		{caps: stale, name: "change-after-expiry-applies", run: func(h *H) {
 			url := h.Queue()
 			h.Send(url, "v")
-			m := h.ReceiveOne(url, 10)
-			h.Advance(11 * time.Second)
+			m := h.ReceiveOne(url, 5)
+			h.Advance(6 * time.Second)
 			// Nobody received it since: SQS applies the change.
-			due := h.Now().Add(60 * time.Second)
-			_, err := h.SQS.ChangeMessageVisibility(h.Ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(url), ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: 60})
+			due := h.Now().Add(10 * time.Second)
+			_, err := h.SQS.ChangeMessageVisibility(h.Ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(url), ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: 10})
 			h.Must(err, "ChangeMessageVisibility after the timeout expired")
 			h.ReceiveNoneBefore(url, due, "right after the change hid it again")
-			h.Advance(61 * time.Second)
+			h.Advance(11 * time.Second)
 			h.ReceiveOne(url, 0)
 		}, degraded: func(h *H, _ capabilities.Declaration) {
 			url := h.Queue()
 			h.Send(url, "v")
-			m := h.ReceiveOne(url, 10)
-			h.Advance(11 * time.Second)
-			_, err := h.SQS.ChangeMessageVisibility(h.Ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(url), ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: 60})
+			m := h.ReceiveOne(url, 5)
+			h.Advance(6 * time.Second)
+			_, err := h.SQS.ChangeMessageVisibility(h.Ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(url), ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: 10})
 			h.WantErrMessage(err, "ChangeMessageVisibility after the timeout expired", "InvalidParameterValue",
 				staleHandleMessage(aws.ToString(m.ReceiptHandle), notAvailableForChange))
 			h.ReceiveOne(url, 0) // still visible: the refused change did nothing
