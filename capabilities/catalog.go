@@ -185,7 +185,7 @@ var catalog = []Entry{
 		RejectCode: SQSInvalidParameterValue},
 	{ID: VisibilityChange, Title: "ChangeMessageVisibility",
 		Reference:  "ChangeMessageVisibility(Batch) sets an in-flight message's timeout anew, counted from the call.",
-		Native:     "extending the timeout keeps the message hidden past the original deadline; a handle of a message no longer in flight fails with MessageNotInflight",
+		Native:     "extending the timeout keeps the message hidden past the original deadline; a handle of a deleted message fails with InvalidParameterValue",
 		RejectCode: SQSUnsupportedOperation},
 	{ID: VisibilityRelease, Title: "Release by zero visibility",
 		Reference:  "ChangeMessageVisibility with VisibilityTimeout=0 makes the message visible at once.",
@@ -197,8 +197,8 @@ var catalog = []Entry{
 		Degraded:   "handles issued before a restart fail with ReceiptHandleIsInvalid and the message reappears after its visibility timeout",
 		RejectCode: SQSUnsupportedOperation},
 	{ID: ReceiptStale, Title: "Stale receipt handles",
-		Reference:  "DeleteMessage with a handle superseded by a later receive succeeds without effect on standard queues; a malformed handle fails with ReceiptHandleIsInvalid.",
-		Native:     "deleting with a superseded handle succeeds and the message stays; a forged handle fails with ReceiptHandleIsInvalid",
+		Reference:  "On standard queues DeleteMessage with a handle superseded by a later receive succeeds without effect, and ChangeMessageVisibility applies with any handle of a message that still exists (after its timeout passed, or superseded); FIFO handles expire with their visibility timeout; a malformed handle fails with ReceiptHandleIsInvalid.",
+		Native:     "deleting with a superseded handle succeeds and the message stays; a visibility change with an expired or superseded handle applies on a standard queue and fails with InvalidParameterValue on a FIFO queue; a forged handle fails with ReceiptHandleIsInvalid",
 		RejectCode: SQSUnsupportedOperation},
 
 	// Delay.

@@ -66,6 +66,28 @@ func (h *H) WantErr(err error, what string, want ...string) {
 	h.T.Fatalf("%s: got error %v (code %q), want %s", what, err, codeOf(err), strings.Join(want, " or "))
 }
 
+// WantErrMessage fails unless err is the SQS error code with exactly the message msg.
+func (h *H) WantErrMessage(err error, what, code, msg string) {
+	h.T.Helper()
+	h.WantErr(err, what, code)
+	var ae smithy.APIError
+	if errors.As(err, &ae) && ae.ErrorMessage() != msg {
+		h.T.Fatalf("%s: message %q, want %q", what, ae.ErrorMessage(), msg)
+	}
+}
+
+// WantFailedEntry fails unless the batch's only failed entry is id with code and msg.
+func (h *H) WantFailedEntry(failed []types.BatchResultErrorEntry, what, id, code, msg string) {
+	h.T.Helper()
+	if len(failed) != 1 || aws.ToString(failed[0].Id) != id || aws.ToString(failed[0].Code) != code || aws.ToString(failed[0].Message) != msg {
+		var got []string
+		for _, f := range failed {
+			got = append(got, fmt.Sprintf("%s %s %q", aws.ToString(f.Id), aws.ToString(f.Code), aws.ToString(f.Message)))
+		}
+		h.T.Fatalf("%s: failed entries %v, want %s %s %q", what, got, id, code, msg)
+	}
+}
+
 // Must fails the case on err.
 func (h *H) Must(err error, what string) {
 	h.T.Helper()

@@ -34,7 +34,7 @@ func allCases() []tc {
 	for _, area := range [][]tc{
 		queueCases(), attributeCases(), messageCases(), batchCases(), visibilityCases(),
 		delayCases(), redriveCases(), retentionCases(), longPollCases(), fifoCases(),
-		purgeTagCases(), concurrencyCases(), restartCases(),
+		purgeTagCases(), concurrencyCases(), restartCases(), receiptCases(),
 	} {
 		all = append(all, area...)
 	}

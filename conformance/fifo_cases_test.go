@@ -424,15 +424,6 @@ func fifoCases() []tc {
 			h.WantErr(err, "FIFO SendMessageBatch with an entry without MessageDeduplicationId", "InvalidParameterValue")
 			h.ReceiveNone(url, "after the rejected batch")
 		}},
-		{caps: []capabilities.ID{capabilities.QueueFIFO, capabilities.ReceiptStale}, name: "fifo-delete-with-expired-handle", run: func(h *H) {
-			url := h.FifoQueue("ContentBasedDeduplication", "true")
-			h.SendFifo(url, "g", "", "x")
-			old := h.ReceiveOne(url, 5)
-			h.Advance(6 * time.Second)
-			h.ReceiveOne(url, 30)
-			_, err := h.SQS.DeleteMessage(h.Ctx, &sqs.DeleteMessageInput{QueueUrl: aws.String(url), ReceiptHandle: old.ReceiptHandle})
-			h.WantErr(err, "FIFO DeleteMessage with an expired handle", "ReceiptHandleIsInvalid")
-		}},
 	}
 }
 

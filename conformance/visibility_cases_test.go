@@ -109,15 +109,6 @@ func visibilityCases() []tc {
 			h.Advance(61 * time.Second)
 			h.ReceiveNone(url, "after delete")
 		}},
-		{caps: change, name: "change-after-expiry-not-in-flight", run: func(h *H) {
-			url := h.Queue()
-			h.Send(url, "v")
-			m := h.ReceiveOne(url, 10)
-			h.Advance(11 * time.Second)
-			_, err := h.SQS.ChangeMessageVisibility(h.Ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(url), ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: 60})
-			h.WantErr(err, "ChangeMessageVisibility after the timeout expired", "MessageNotInflight")
-			h.ReceiveOne(url, 0) // still visible: the failed change did nothing
-		}},
 		{caps: change, name: "change-garbage-handle", run: func(h *H) {
 			url := h.Queue()
 			_, err := h.SQS.ChangeMessageVisibility(h.Ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(url), ReceiptHandle: aws.String("garbage"), VisibilityTimeout: 60})

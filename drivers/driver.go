@@ -82,10 +82,13 @@ type Driver interface {
 	UpdateQueueTags(ctx context.Context, req UpdateQueueTagsRequest) error
 	// DeleteQueue removes a queue and all its messages, or returns KindNotFound.
 	DeleteQueue(ctx context.Context, req DeleteQueueRequest) error
-	// PurgeQueue deletes every message that was in the queue at req.Now. A second purge
-	// within 60 seconds of the last successful one fails with KindPurgeInProgress and
-	// changes nothing. The deletion itself may finish after the call returns (a store
-	// without bulk deletes), provided no purged message is delivered afterwards.
+	// PurgeQueue deletes every message that was in the queue at req.Now and, as in SQS,
+	// forgets the queue's deduplication history: a FIFO send after the purge is never a
+	// duplicate of one before it. A second purge within 60 seconds of the last successful
+	// one fails with KindPurgeInProgress and changes nothing. The deletion itself may
+	// finish after the call returns (a store without bulk deletes), provided no purged
+	// message is delivered afterwards and no deduplication record from before the purge
+	// suppresses a later send.
 	PurgeQueue(ctx context.Context, req PurgeQueueRequest) error
 	// QueueStats counts messages by state at req.Now. Counts may be approximate where the
 	// backend's declarations say so.
@@ -145,21 +148,35 @@ type Driver interface {
 	// wake for it without polling.
 	ReceiveMessages(ctx context.Context, req ReceiveMessagesRequest) (ReceiveMessagesResult, error)
 
-	// DeleteMessages deletes messages by receipt handle. A handle that is well-formed but
-	// no longer current (the message was deleted or received again since) succeeds without
-	// effect for standard queues, as in SQS; for FIFO queues an expired handle fails with
-	// KindInvalidReceiptHandle. A handle this driver did not issue fails that entry with
-	// KindInvalidReceiptHandle, and so does, with ReceiptInstance scope, a handle issued by
-	// another driver instance (another gateway, or this one before a restart).
+	// DeleteMessages deletes messages by receipt handle. A handle this driver did not
+	// issue for this queue fails that entry with KindInvalidReceiptHandle, and so does,
+	// with ReceiptInstance scope, a handle issued by another driver instance (another
+	// gateway, or this one before a restart). For the others, as in SQS:
+	//   - standard queues: the entry succeeds. The current handle deletes the message,
+	//     whether or not its visibility timeout has passed; an older handle of a message
+	//     received again since, or a handle of a message already deleted, has no effect
+	//     (SQS: "the request will succeed, but the message might not be deleted").
+	//   - FIFO queues: only the current handle of a message still in flight deletes it;
+	//     any other (visibility timeout passed, received again, deleted) fails with
+	//     KindStaleReceiptHandle (SQS: "The receipt handle has expired").
 	DeleteMessages(ctx context.Context, req DeleteMessagesRequest) (BatchResult, error)
 
-	// ChangeVisibility sets a claimed message's visibility deadline to Now+Timeout (zero
-	// makes it visible at once). The handle must be the message's current one and the
-	// message in flight, else the entry fails with KindMessageNotInflight (handle current
-	// but visibility already expired) or KindInvalidReceiptHandle. As in SQS, a message
-	// cannot stay invisible for more than 12 hours after the receive that issued its
-	// handle: an entry whose new deadline would pass that fails with KindInvalidArgument
-	// and changes nothing.
+	// ChangeVisibility sets a message's visibility deadline to Now+Timeout (zero makes it
+	// visible at once). Handles this driver did not issue for this queue fail as in
+	// DeleteMessages. For the others, as in SQS:
+	//   - standard queues: any handle of a message that still exists applies the change
+	//     to the message: the current one, in flight or not (its visibility timeout may
+	//     have passed with nobody receiving the message since), and an older one of a
+	//     message received again since, whose new deadline then replaces the one the
+	//     later receive set.
+	//   - FIFO queues: only the current handle of a message still in flight applies.
+	// Otherwise (the message was deleted; on FIFO queues also a handle whose visibility
+	// timeout passed or that a later receive superseded) the entry fails with
+	// KindStaleReceiptHandle. As in SQS, a message cannot stay invisible for more than 12
+	// hours after its latest receive: an entry whose new deadline would pass that fails
+	// with KindInvalidArgument and changes nothing. A backend that cannot act on a handle
+	// whose receive has ended (a broker's lock that is gone) fails such entries with
+	// KindStaleReceiptHandle and declares receipt.stale degraded.
 	ChangeVisibility(ctx context.Context, req ChangeVisibilityRequest) (BatchResult, error)
 
 	// MoveMessages moves up to req.Limit visible messages from req.Source to

@@ -27,9 +27,13 @@ const (
 	KindFailedPrecondition
 	// KindPurgeInProgress: a purge happened within the last 60 seconds.
 	KindPurgeInProgress
-	// KindInvalidReceiptHandle: the receipt handle is not one this driver issued, or expired.
+	// KindInvalidReceiptHandle: the receipt handle is not one this driver issued for this
+	// queue (malformed, forged, another queue's, or another instance's where receipt
+	// handles are instance-scoped). SQS ReceiptHandleIsInvalid.
 	KindInvalidReceiptHandle
-	// KindMessageNotInflight: the message is not in flight.
+	// KindMessageNotInflight: the message is not in flight. Drivers no longer return it
+	// (SQS does not either; see Driver.ChangeVisibility); the gateway still maps it for
+	// drivers built against older contracts.
 	KindMessageNotInflight
 	// KindThrottled: the backend asked to slow down; the client may retry, after
 	// Error.RetryAfter when the backend said how long.
@@ -49,6 +53,12 @@ const (
 	// optimistic transaction conflict, and applied none of it, so the client may retry
 	// safely (SQS ServiceUnavailable, which every SDK retries).
 	KindAborted
+	// KindStaleReceiptHandle: the receipt handle is one this driver issued for this queue,
+	// but it no longer names a message the operation may act on: the message was deleted,
+	// or the handle's receive has ended and the operation's rules refuse it (see
+	// Driver.DeleteMessages and Driver.ChangeVisibility). SQS InvalidParameterValue, with
+	// a reason that depends on the action.
+	KindStaleReceiptHandle
 )
 
 // Error is a driver error with a kind. Err, if set, is the native cause.

@@ -11,7 +11,8 @@ import (
 func TestKindValues(t *testing.T) {
 	want := []string{"Unknown", "NotFound", "AlreadyExists", "InvalidArgument", "Unsupported",
 		"FailedPrecondition", "PurgeInProgress", "InvalidReceiptHandle", "MessageNotInflight",
-		"Throttled", "Unavailable", "Internal", "DeletedRecently", "OverLimit", "Aborted"}
+		"Throttled", "Unavailable", "Internal", "DeletedRecently", "OverLimit", "Aborted",
+		"StaleReceiptHandle"}
 	for i, name := range want {
 		if got := drivers.Kind(i).String(); got != name {
 			t.Errorf("Kind(%d) = %s, want %s", i, got, name)

@@ -23,11 +23,12 @@ func _() {
 	_ = x[KindDeletedRecently-12]
 	_ = x[KindOverLimit-13]
 	_ = x[KindAborted-14]
+	_ = x[KindStaleReceiptHandle-15]
 }
 
-const _Kind_name = "UnknownNotFoundAlreadyExistsInvalidArgumentUnsupportedFailedPreconditionPurgeInProgressInvalidReceiptHandleMessageNotInflightThrottledUnavailableInternalDeletedRecentlyOverLimitAborted"
+const _Kind_name = "UnknownNotFoundAlreadyExistsInvalidArgumentUnsupportedFailedPreconditionPurgeInProgressInvalidReceiptHandleMessageNotInflightThrottledUnavailableInternalDeletedRecentlyOverLimitAbortedStaleReceiptHandle"
 
-var _Kind_index = [...]uint8{0, 7, 15, 28, 43, 54, 72, 87, 107, 125, 134, 145, 153, 168, 177, 184}
+var _Kind_index = [...]uint8{0, 7, 15, 28, 43, 54, 72, 87, 107, 125, 134, 145, 153, 168, 177, 184, 202}
 
 func (i Kind) String() string {
 	idx := int(i) - 0

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"strings"
 	"time"
 
+	"github.com/anysqs/anysqs/capabilities"
 	"github.com/anysqs/anysqs/drivers"
 	"github.com/anysqs/anysqs/gateway/sqserr"
 )
@@ -70,7 +72,8 @@ func kindSQSError(k drivers.Kind, msg, queue string) *sqserr.Error {
 		return sqserr.New(sqserr.QueueDeletedRecently, "You must wait %v after deleting a queue before you can create another queue with the same name (%s).", drivers.QueueNameReuseDelay, queue)
 	case drivers.KindPurgeInProgress:
 		return sqserr.New(sqserr.PurgeQueueInProgress, "Only one PurgeQueue operation on %s is allowed every 60 seconds.", queue)
-	case drivers.KindInvalidReceiptHandle:
+	case drivers.KindInvalidReceiptHandle, drivers.KindStaleReceiptHandle:
+		// Only reached without the handle at hand; handleError words these as SQS does.
 		return sqserr.New(sqserr.ReceiptHandleIsInvalid, "The input receipt handle is invalid for queue %s: %s", queue, msg)
 	case drivers.KindMessageNotInflight:
 		return sqserr.New(sqserr.MessageNotInflight, "The message referred to is not in flight (queue %s).", queue)
@@ -86,6 +89,46 @@ func kindSQSError(k drivers.Kind, msg, queue string) *sqserr.Error {
 		return sqserr.New(sqserr.ServiceUnavailable, "queue %s: the backend aborted the operation because of contention and applied none of it, retry: %s", queue, msg)
 	}
 	return sqserr.New(sqserr.InternalError, "queue %s: internal error: %s", queue, msg)
+}
+
+// handleOp is the receipt-handle action a driver answered, which decides SQS's wording.
+type handleOp int
+
+const (
+	opDelete handleOp = iota
+	opVisibility
+)
+
+// handleError renders a driver's error for one receipt handle in SQS's words: SQS names
+// the handle, not the queue, and says why a handle it issued cannot be used by action. In
+// a batch entry (batch) SQS keeps the code ReceiptHandleIsInvalid and gives the reason
+// alone (seen from DeleteMessageBatch on FIFO queues; ChangeMessageVisibilityBatch is
+// worded the same way by analogy, unconfirmed). A visibility change refused on a standard queue's stale handle is something SQS
+// would have applied where the backend declares receipt.stale degraded, so the policy
+// decides it: the degraded header, or the capability's rejection under strict.
+func (c *call) handleError(e *drivers.Error, handle, queue string, op handleOp, batch bool) *sqserr.Error {
+	switch e.Kind {
+	case drivers.KindInvalidReceiptHandle:
+		return sqserr.New(sqserr.ReceiptHandleIsInvalid, "The input receipt handle \"%s\" is not a valid receipt handle.", handle)
+	case drivers.KindStaleReceiptHandle:
+		if op == opVisibility && !strings.HasSuffix(queue, ".fifo") {
+			if err := c.need(queue, capabilities.ReceiptStale); err != nil {
+				return toSQSError(err)
+			}
+		}
+		reason := "The receipt handle has expired."
+		if op == opVisibility {
+			reason = "Message does not exist or is not available for visibility timeout change."
+		}
+		if batch {
+			if op == opDelete {
+				reason = strings.TrimSuffix(reason, ".") // as SQS's batch entry words it
+			}
+			return sqserr.New(sqserr.ReceiptHandleIsInvalid, "%s", reason)
+		}
+		return sqserr.New(sqserr.InvalidParameterValue, "Value %s for parameter ReceiptHandle is invalid. Reason: %s", handle, reason)
+	}
+	return kindError(e, queue)
 }
 
 // entryError renders a per-entry driver error as a batch error entry.

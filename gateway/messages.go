@@ -487,15 +487,16 @@ func (s *Server) deleteMessage(ctx context.Context, c *call) (any, error) {
 	}
 	res, err := s.driver.DeleteMessages(ctx, drivers.DeleteMessagesRequest{Name: name, Now: s.clock.Now(),
 		Entries: []drivers.DeleteEntry{{ReceiptHandle: in.ReceiptHandle}}})
-	if err := singleResult(res, err, name); err != nil {
+	if err := c.singleResult(res, err, name, in.ReceiptHandle, opDelete); err != nil {
 		return nil, err
 	}
 	s.deleted(name)
 	return emptyOutput{}, nil
 }
 
-// singleResult turns the result of a one-entry driver batch into the action's error.
-func singleResult(res drivers.BatchResult, err error, queue string) error {
+// singleResult turns the result of a one-entry driver batch of op on handle into the
+// action's error.
+func (c *call) singleResult(res drivers.BatchResult, err error, queue, handle string, op handleOp) error {
 	if err != nil {
 		return driverError(err, queue)
 	}
@@ -503,7 +504,7 @@ func singleResult(res drivers.BatchResult, err error, queue string) error {
 		return sqserr.New(sqserr.InternalError, "driver returned %d results for 1 entry (queue %s)", len(res.Entries), queue)
 	}
 	if e := res.Entries[0].Err; e != nil {
-		return kindError(e, queue)
+		return c.handleError(e, handle, queue, op, false)
 	}
 	return nil
 }
@@ -517,10 +518,13 @@ func validateBatchIDs[E any](action string, entries []E, id func(E) string) erro
 	return message.ValidateBatchIDsFor(action, ids)
 }
 
-// addBatchResult appends a driver batch call's per-entry outcomes to a response's
-// Successful and Failed lists. sent holds the ids of the entries the call was given, in
+// sentHandle is a batch entry given to the driver: its id and receipt handle.
+type sentHandle struct{ id, handle string }
+
+// addBatchResult appends a driver batch call's per-entry outcomes (of op) to a
+// response's Successful and Failed lists. sent holds the entries the call was given, in
 // order; err is the call's own error, which fails the whole request.
-func addBatchResult(res drivers.BatchResult, err error, sent []string, queue string, ok *[]idEntry, failed *[]batchErrorEntry) error {
+func (c *call) addBatchResult(res drivers.BatchResult, err error, sent []sentHandle, queue string, op handleOp, ok *[]idEntry, failed *[]batchErrorEntry) error {
 	if err != nil {
 		return driverError(err, queue)
 	}
@@ -529,9 +533,9 @@ func addBatchResult(res drivers.BatchResult, err error, sent []string, queue str
 	}
 	for i, r := range res.Entries {
 		if r.Err != nil {
-			*failed = append(*failed, entryError(sent[i], r.Err, queue))
+			*failed = append(*failed, errorEntry(sent[i].id, c.handleError(r.Err, sent[i].handle, queue, op, true)))
 		} else {
-			*ok = append(*ok, idEntry{Id: sent[i]})
+			*ok = append(*ok, idEntry{Id: sent[i].id})
 		}
 	}
 	return nil
@@ -551,18 +555,18 @@ func (s *Server) deleteMessageBatch(ctx context.Context, c *call) (any, error) {
 	}
 	out := deleteMessageBatchOutput{Successful: []idEntry{}, Failed: []batchErrorEntry{}}
 	var entries []drivers.DeleteEntry
-	var sent []string
+	var sent []sentHandle
 	for _, e := range in.Entries {
 		if e.ReceiptHandle == "" {
 			out.Failed = append(out.Failed, errorEntry(e.Id, sqserr.New(sqserr.MissingParameter, "The request must contain the parameter ReceiptHandle (entry %s).", e.Id)))
 			continue
 		}
 		entries = append(entries, drivers.DeleteEntry{EntryID: e.Id, ReceiptHandle: e.ReceiptHandle})
-		sent = append(sent, e.Id)
+		sent = append(sent, sentHandle{e.Id, e.ReceiptHandle})
 	}
 	if len(entries) > 0 {
 		res, err := s.driver.DeleteMessages(ctx, drivers.DeleteMessagesRequest{Name: name, Now: s.clock.Now(), Entries: entries})
-		if err := addBatchResult(res, err, sent, name, &out.Successful, &out.Failed); err != nil {
+		if err := c.addBatchResult(res, err, sent, name, opDelete, &out.Successful, &out.Failed); err != nil {
 			return nil, err
 		}
 		s.deleted(name)
@@ -590,7 +594,7 @@ func (s *Server) changeMessageVisibility(ctx context.Context, c *call) (any, err
 		return nil, err
 	}
 	res, err := s.driver.ChangeVisibility(ctx, drivers.ChangeVisibilityRequest{Name: name, Now: s.clock.Now(), Entries: []drivers.ChangeVisibilityEntry{e}})
-	if err := singleResult(res, err, name); err != nil {
+	if err := c.singleResult(res, err, name, e.ReceiptHandle, opVisibility); err != nil {
 		return nil, err
 	}
 	s.visibilityChanged(name, []drivers.ChangeVisibilityEntry{e})
@@ -649,7 +653,7 @@ func (s *Server) changeMessageVisibilityBatch(ctx context.Context, c *call) (any
 	}
 	out := changeVisibilityBatchOutput{Successful: []idEntry{}, Failed: []batchErrorEntry{}}
 	var entries []drivers.ChangeVisibilityEntry
-	var sent []string
+	var sent []sentHandle
 	for _, we := range in.Entries {
 		e, err := visibilityEntry(we.Id, we.ReceiptHandle, we.VisibilityTimeout)
 		if err == nil {
@@ -663,11 +667,11 @@ func (s *Server) changeMessageVisibilityBatch(ctx context.Context, c *call) (any
 			continue
 		}
 		entries = append(entries, e)
-		sent = append(sent, we.Id)
+		sent = append(sent, sentHandle{we.Id, e.ReceiptHandle})
 	}
 	if len(entries) > 0 {
 		res, err := s.driver.ChangeVisibility(ctx, drivers.ChangeVisibilityRequest{Name: name, Now: s.clock.Now(), Entries: entries})
-		if err := addBatchResult(res, err, sent, name, &out.Successful, &out.Failed); err != nil {
+		if err := c.addBatchResult(res, err, sent, name, opVisibility, &out.Successful, &out.Failed); err != nil {
 			return nil, err
 		}
 		s.visibilityChanged(name, entries)

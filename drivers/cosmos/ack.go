@@ -15,7 +15,8 @@ type handleState int
 
 const (
 	handleForeign  handleState = iota // not issued by this driver for this queue
-	handleStale                       // issued, but the message is gone or was received again
+	handleGone                        // issued, but the message is gone (deleted, moved or purged)
+	handleStale                       // issued, but the message was received again since
 	handleExpired                     // current, but the visibility timeout has passed
 	handleInFlight                    // current and in flight
 )
@@ -33,7 +34,9 @@ func (d *Driver) lookupHandle(ctx context.Context, op string, q queueDoc, h stri
 	}
 	m.ETag = etag
 	switch {
-	case !found || m.Tok != r.tok || m.Gen < q.Gen:
+	case !found || m.Gen < q.Gen:
+		return m, handleGone, nil
+	case m.Tok != r.tok:
 		return m, handleStale, nil
 	case m.Vis <= now:
 		return m, handleExpired, nil
@@ -86,13 +89,14 @@ func (d *Driver) deleteOne(ctx context.Context, q queueDoc, e drivers.DeleteEntr
 				out.Err = entryError(mapErr(ctx, err, "delete"))
 			}
 		case q.Attrs.FifoQueue:
-			out.Err = invalidHandle("the receipt handle has expired")
+			out.Err = staleHandle("the receipt handle has expired: the message was deleted, received again or its visibility timeout passed")
 		}
 		return out, nil
 	}
 }
 
-// ChangeVisibility moves the deadline of in-flight messages, conditionally on the ETag.
+// ChangeVisibility moves visibility deadlines, conditionally on the ETag; see
+// drivers.Driver for which handles apply.
 func (d *Driver) ChangeVisibility(ctx context.Context, req drivers.ChangeVisibilityRequest) (drivers.BatchResult, error) {
 	q, _, err := d.loadQueue(ctx, "ChangeVisibility", req.Name)
 	if err != nil {
@@ -101,43 +105,55 @@ func (d *Driver) ChangeVisibility(ctx context.Context, req drivers.ChangeVisibil
 	now := ms(req.Now)
 	res := drivers.BatchResult{Entries: make([]drivers.EntryResult, 0, len(req.Entries))}
 	for _, e := range req.Entries {
-		out := drivers.EntryResult{EntryID: e.EntryID}
-		m, state, err := d.lookupHandle(ctx, "ChangeVisibility", q, e.ReceiptHandle, now)
+		out, err := d.changeOne(ctx, q, e, now)
 		if err != nil {
 			if ctx.Err() != nil {
 				return drivers.BatchResult{}, ctx.Err()
 			}
 			out.Err = entryError(err)
-			res.Entries = append(res.Entries, out)
-			continue
 		}
-		deadline := now + int64(e.VisibilityTimeout)*1000
-		switch state {
-		case handleForeign:
+		res.Entries = append(res.Entries, out)
+	}
+	return res, nil
+}
+
+// changeOne changes one message's deadline, looking again when the message changed
+// between the lookup and the conditional replace (a receive, or another change). A
+// standard queue takes any handle of a message that still exists, as SQS does; a FIFO
+// queue only the current handle of an in-flight message.
+func (d *Driver) changeOne(ctx context.Context, q queueDoc, e drivers.ChangeVisibilityEntry, now int64) (drivers.EntryResult, error) {
+	out := drivers.EntryResult{EntryID: e.EntryID}
+	deadline := now + int64(e.VisibilityTimeout)*1000
+	for attempt := 0; ; attempt++ {
+		m, state, err := d.lookupHandle(ctx, "ChangeVisibility", q, e.ReceiptHandle, now)
+		if err != nil {
+			return out, err
+		}
+		switch {
+		case state == handleForeign:
 			out.Err = invalidHandle("not issued for this queue")
-		case handleStale:
-			out.Err = invalidHandle("the message was deleted or received again")
-		case handleExpired:
-			out.Err = drivers.Errorf(drivers.KindMessageNotInflight, "the message is not in flight")
-		case handleInFlight:
-			if deadline > m.Recv+maxInvisible.Milliseconds() {
-				out.Err = drivers.Errorf(drivers.KindInvalidArgument,
-					"visibility timeout %d s would keep the message invisible past 12 hours from its receive at %s",
-					e.VisibilityTimeout, fromMS(m.Recv).Format(time.RFC3339))
-				break
-			}
+		case state == handleGone:
+			out.Err = staleHandle("the message does not exist")
+		case q.Attrs.FifoQueue && state != handleInFlight:
+			out.Err = staleHandle("the receipt handle has expired: the message was received again or its visibility timeout passed")
+		case deadline > m.Recv+maxInvisible.Milliseconds():
+			out.Err = drivers.Errorf(drivers.KindInvalidArgument,
+				"visibility timeout %d s would keep the message invisible past 12 hours from its receive at %s",
+				e.VisibilityTimeout, fromMS(m.Recv).Format(time.RFC3339))
+		default:
 			etag := m.ETag
 			m.Vis, m.ETag = deadline, ""
 			_, err := d.replace(ctx, "ChangeVisibility", q.pk(), m.ID, etag, m)
 			switch s := statusOf(err); {
 			case err == nil:
-			case s == http.StatusPreconditionFailed, s == http.StatusNotFound:
-				out.Err = invalidHandle("the message was deleted or received again")
+			case s == http.StatusPreconditionFailed && attempt < casAttempts:
+				continue // changed since the lookup: look again
+			case s == http.StatusNotFound:
+				out.Err = staleHandle("the message does not exist")
 			default:
 				out.Err = entryError(mapErr(ctx, err, "change visibility"))
 			}
 		}
-		res.Entries = append(res.Entries, out)
+		return out, nil
 	}
-	return res, nil
 }

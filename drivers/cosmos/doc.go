@@ -20,12 +20,13 @@
 // replace conditioned on the ETag it read, setting a fresh claim token, the deadline and
 // the receive count: of two receivers, only one replace succeeds, and the other moves
 // on. A receipt handle names the message and the claim token, MAC-signed with the key;
-// deletes and visibility changes are conditioned on the message's ETag and the token,
-// so a stale handle never settles a newer claim. FIFO receives read the oldest messages
-// in sequence order and claim each group's receivable prefix (from its head up to its
-// first invisible message) in order, groups in order of their head's visibility,
-// stopping at the first lost claim; groups whose head is in flight are left out of the
-// read.
+// deletes and visibility changes are conditioned on the message's ETag, deletes also on
+// the token, so a stale handle never deletes a newer claim (a standard queue's visibility
+// change applies with any handle of a message that still exists, as in SQS). FIFO
+// receives read the oldest messages in sequence order and claim each group's receivable
+// prefix (from its head up to its first invisible message) in order, groups in order of
+// their head's visibility, stopping at the first lost claim; groups whose head is in
+// flight are left out of the read.
 //
 // A FIFO send is one transactional batch: a replace of the queue's head item
 // conditioned on its ETag (the next sequence number), the deduplication marker, and the
@@ -34,7 +35,8 @@
 // applied nothing and is retried, up to a bound.
 //
 // A purge starts a new generation in the queue record; older messages are never
-// delivered again and Sweep deletes them. Deduplication markers survive a purge.
+// delivered again and Sweep deletes them. Deduplication markers written at or before the
+// purge's time no longer count, as in SQS; a send racing the purge may still see one.
 // Retention is decided from the stored enqueue time; Sweep deletes expired messages,
 // markers and receive attempts, and the items of deleted incarnations. Items carry a
 // Cosmos TTL (15 days for messages, a day for markers) that reclaims what a sweep

@@ -212,7 +212,9 @@ func (d *Driver) sendFIFO(ctx context.Context, op string, q queueDoc, m msgDoc, 
 			if err != nil {
 				return "", 0, false, err
 			}
-			if seen && old.Exp > ms(now) {
+			// A marker written at or before the queue's last purge (at Exp minus the
+			// window) no longer counts: SQS forgets deduplication ids at a purge.
+			if seen && old.Exp > ms(now) && old.Exp-dedupWindow.Milliseconds() > q.LastPurge {
 				return old.MID, old.Seq, true, nil
 			}
 		}

@@ -201,6 +201,28 @@ var purgeStatsSweepCases = []testCase{
 		}
 		e.expectStats(q, 61*time.Second, drivers.QueueStats{})
 	}},
+	{capability: string(capabilities.QueuePurge), name: "purge-forgets-deduplication", run: func(e *env) {
+		q := e.fifo("q")
+		e.send(q, 0, fifoMsg("g", "a"))
+		if err := e.d.PurgeQueue(e.ctx, drivers.PurgeQueueRequest{Name: q, Now: e.at(time.Second)}); err != nil {
+			e.t.Fatalf("PurgeQueue: %v", err)
+		}
+		// As in SQS, the deduplication id used before the purge is free again.
+		if r := e.send(q, 2*time.Second, fifoMsg("g", "a")); r[0].Duplicate {
+			e.t.Fatalf("send after the purge was taken for a duplicate of one before it")
+		}
+		e.expectBodies("receive after the purge", e.receive(q, 2*time.Second, 10, 30).Messages, "a")
+	}, degraded: func(e *env, _ capabilities.Declaration) {
+		// The backend keeps its deduplication history through a purge: the same id is
+		// still a duplicate, and nothing is delivered.
+		q := e.fifo("q")
+		e.send(q, 0, fifoMsg("g", "a"))
+		if err := e.d.PurgeQueue(e.ctx, drivers.PurgeQueueRequest{Name: q, Now: e.at(time.Second)}); err != nil {
+			e.t.Fatalf("PurgeQueue: %v", err)
+		}
+		e.send(q, 2*time.Second, fifoMsg("g", "a"))
+		e.expectBodies("receive after the purge", e.receive(q, 2*time.Second, 10, 1).Messages)
+	}},
 	{capability: string(capabilities.CountsApprox), name: "three-states", run: threeStates, degraded: asNative(threeStates)},
 	{capability: string(capabilities.RetentionPeriod), name: "expired-never-delivered-and-swept", run: func(e *env) {
 		e.needs(62 * time.Second)

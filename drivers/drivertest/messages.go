@@ -250,16 +250,7 @@ var visibilityCases = []testCase{
 		e.expectBodies("receive at the old deadline", e.receive(q, e.after(10*time.Second), 1, 30).Messages)
 		e.expectBodies("receive at the new deadline", e.receive(q, e.after(22*time.Second), 1, 30).Messages, "a")
 		later := e.after(22*time.Second) + time.Second
-		expectKind(e.t, "ChangeVisibility with the previous receive's handle", entryErr(e.change(q, later, h, 10)), drivers.KindInvalidReceiptHandle)
 		expectKind(e.t, "ChangeVisibility with a forged handle", entryErr(e.change(q, later, "forged", 10)), drivers.KindInvalidReceiptHandle)
-	}},
-	{capability: string(capabilities.VisibilityChange), name: "not-inflight-after-expiry", run: func(e *env) {
-		q := e.standard("q")
-		e.send(q, 0, msg("a"))
-		h := e.receive(q, 0, 1, 30).Messages[0].ReceiptHandle
-		past := e.after(31 * time.Second)
-		expectKind(e.t, "ChangeVisibility after the timeout passed", entryErr(e.change(q, past, h, 60)), drivers.KindMessageNotInflight)
-		e.expectBodies("message is visible", e.receive(q, past, 1, 30).Messages, "a")
 	}},
 	{capability: string(capabilities.VisibilityRelease), name: "zero-releases", run: func(e *env) {
 		q := e.standard("q")
@@ -313,11 +304,80 @@ var receiptCases = []testCase{
 		h := e.receive(q, 0, 1, 30).Messages[0].ReceiptHandle
 		past := e.after(31 * time.Second)
 		out := e.del(q, past, h)
-		expectKind(e.t, "FIFO delete with an expired handle", entryErr(out[0].Err), drivers.KindInvalidReceiptHandle)
+		expectKind(e.t, "FIFO delete with an expired handle", entryErr(out[0].Err), drivers.KindStaleReceiptHandle)
 		e.expectStats(q, past, drivers.QueueStats{Visible: 1})
 		h2 := e.receive(q, past, 1, 30).Messages[0].ReceiptHandle
-		expectKind(e.t, "FIFO delete with the previous receive's handle", entryErr(e.del(q, past, h)[0].Err), drivers.KindInvalidReceiptHandle)
+		expectKind(e.t, "FIFO delete with the previous receive's handle", entryErr(e.del(q, past, h)[0].Err), drivers.KindStaleReceiptHandle)
 		e.mustDelete(q, past, h2)
+		expectKind(e.t, "FIFO delete of a deleted message", entryErr(e.del(q, past, h2)[0].Err), drivers.KindStaleReceiptHandle)
+	}},
+	{capability: string(capabilities.ReceiptStale), name: "standard-change-after-expiry-applies", run: func(e *env) {
+		q := e.standard("q")
+		e.send(q, 0, msg("a"))
+		h := e.receive(q, 0, 1, 2).Messages[0].ReceiptHandle
+		past := e.after(3 * time.Second)
+		if err := e.change(q, past, h, 5); err != nil { // nobody received it since: SQS applies the change
+			e.t.Fatalf("ChangeVisibility with the current handle after its timeout passed: %v", err)
+		}
+		e.expectStats(q, past, drivers.QueueStats{NotVisible: 1})
+		e.expectBodies("receive before the new deadline", e.receive(q, past+e.before(5*time.Second), 1, 30).Messages)
+		e.expectBodies("receive after the new deadline", e.receive(q, past+e.after(5*time.Second), 1, 30).Messages, "a")
+	}, degraded: func(e *env, _ capabilities.Declaration) {
+		// The handle's lock ended with its timeout: the change fails and changes nothing.
+		q := e.standard("q")
+		e.send(q, 0, msg("a"))
+		h := e.receive(q, 0, 1, 2).Messages[0].ReceiptHandle
+		past := e.after(3 * time.Second)
+		expectKind(e.t, "ChangeVisibility after the timeout passed", entryErr(e.change(q, past, h, 60)), drivers.KindStaleReceiptHandle)
+		e.expectBodies("message is visible", e.receive(q, past, 1, 30).Messages, "a")
+	}},
+	{capability: string(capabilities.ReceiptStale), name: "standard-older-handle-changes-visibility", run: func(e *env) {
+		q := e.standard("q")
+		e.send(q, 0, msg("a"))
+		old := e.receive(q, 0, 1, 2).Messages[0].ReceiptHandle
+		again := e.after(3 * time.Second)
+		e.receive(q, again, 1, 300)
+		if err := e.change(q, again, old, 0); err != nil { // SQS applies it to the message
+			e.t.Fatalf("ChangeVisibility 0 with the previous receive's handle: %v", err)
+		}
+		got := e.receive(q, again, 1, 30).Messages
+		e.expectBodies("receive after the release by the older handle", got, "a")
+		if got[0].ReceiveCount != 3 {
+			e.t.Fatalf("receive count %d, want 3", got[0].ReceiveCount)
+		}
+	}, degraded: func(e *env, _ capabilities.Declaration) {
+		// The older handle names no lock: the change fails and the later receive keeps it.
+		q := e.standard("q")
+		e.send(q, 0, msg("a"))
+		old := e.receive(q, 0, 1, 2).Messages[0].ReceiptHandle
+		again := e.after(3 * time.Second)
+		e.receive(q, again, 1, 300)
+		expectKind(e.t, "ChangeVisibility 0 with the previous receive's handle", entryErr(e.change(q, again, old, 0)), drivers.KindStaleReceiptHandle)
+		e.expectStats(q, again, drivers.QueueStats{NotVisible: 1})
+	}},
+	{capability: string(capabilities.ReceiptStale), name: "change-after-delete-is-stale", run: func(e *env) {
+		for _, c := range []struct {
+			q string
+			m drivers.SendEntry
+		}{{e.standard("s"), msg("a")}, {e.fifo("f"), fifoMsg("g", "a")}} {
+			q := c.q
+			e.send(q, 0, c.m)
+			h := e.receive(q, 0, 1, 30).Messages[0].ReceiptHandle
+			e.mustDelete(q, time.Second, h)
+			expectKind(e.t, "ChangeVisibility of a deleted message in "+q, entryErr(e.change(q, time.Second, h, 10)), drivers.KindStaleReceiptHandle)
+			e.expectStats(q, time.Second, drivers.QueueStats{})
+		}
+	}},
+	{capability: string(capabilities.ReceiptStale), name: "fifo-change-with-expired-handle-is-stale", run: func(e *env) {
+		q := e.fifo("q")
+		e.send(q, 0, fifoMsg("g", "a"))
+		h := e.receive(q, 0, 1, 2).Messages[0].ReceiptHandle
+		past := e.after(3 * time.Second)
+		expectKind(e.t, "FIFO ChangeVisibility after the timeout passed", entryErr(e.change(q, past, h, 60)), drivers.KindStaleReceiptHandle)
+		e.expectStats(q, past, drivers.QueueStats{Visible: 1})
+		e.receive(q, past, 1, 300)
+		expectKind(e.t, "FIFO ChangeVisibility with the previous receive's handle", entryErr(e.change(q, past, h, 0)), drivers.KindStaleReceiptHandle)
+		e.expectStats(q, past, drivers.QueueStats{NotVisible: 1})
 	}},
 	{capability: string(capabilities.ReceiptStale), name: "foreign-handles", run: func(e *env) {
 		q1, q2 := e.standard("a"), e.standard("b")

@@ -17,16 +17,18 @@ type handleState int
 
 const (
 	handleForeign  handleState = iota // not issued by this storage for this queue
-	handleStale                       // issued, but the message is gone or was received again
+	handleGone                        // issued, but the message is gone (deleted, moved or purged)
+	handleStale                       // issued, but the message was received again since
 	handleExpired                     // current, but the visibility timeout has passed
 	handleInFlight                    // current and in flight
 )
 
 // looked is one batch entry's handle and the message it names, read in the transaction.
 type looked struct {
-	state handleState
-	ref   *fs.DocumentRef
-	msg   *msgDoc
+	state   handleState
+	ref     *fs.DocumentRef
+	msg     *msgDoc
+	applied bool // a visibility change of this entry is written
 }
 
 // lookupHandles reads, inside tx, the messages the handles name. Entries naming the same
@@ -42,7 +44,7 @@ func (d *Driver) lookupHandles(tx *fs.Transaction, q *queue, handles []string, n
 			continue
 		}
 		if r.mi != q.doc.MI {
-			out[i].state = handleStale // the queue was purged since
+			out[i].state = handleGone // the queue was purged since
 			continue
 		}
 		ref := d.messages(&q.doc).Doc(r.doc)
@@ -74,7 +76,9 @@ func (d *Driver) lookupHandles(tx *fs.Transaction, q *queue, handles []string, n
 		}
 		m := docs[idx[l.ref.ID]]
 		switch {
-		case m == nil || m.Gen != l.msg.Gen:
+		case m == nil:
+			l.state = handleGone
+		case m.Gen != l.msg.Gen:
 			l.state = handleStale
 		case m.Vis <= now:
 			l.state = handleExpired
@@ -137,7 +141,7 @@ func (d *Driver) DeleteMessages(ctx context.Context, req drivers.DeleteMessagesR
 				gone[l.ref.ID] = true
 				deleted = append(deleted, l.msg)
 			case q.doc.FIFO:
-				res.Entries[i].Err = invalidHandle("the receipt handle has expired")
+				res.Entries[i].Err = staleHandle("the receipt handle has expired: the message was deleted, received again or its visibility timeout passed")
 			}
 		}
 		if q.doc.FIFO {
@@ -161,7 +165,7 @@ func (d *Driver) DeleteMessages(ctx context.Context, req drivers.DeleteMessagesR
 	return res, nil
 }
 
-// ChangeVisibility moves the visibility deadline of in-flight messages.
+// ChangeVisibility moves visibility deadlines; see drivers.Driver for which handles apply.
 func (d *Driver) ChangeVisibility(ctx context.Context, req drivers.ChangeVisibilityRequest) (drivers.BatchResult, error) {
 	var res drivers.BatchResult
 	now := toNanos(req.Now)
@@ -186,21 +190,22 @@ func (d *Driver) ChangeVisibility(ctx context.Context, req drivers.ChangeVisibil
 			e := req.Entries[i]
 			res.Entries[i].EntryID = e.EntryID
 			deadline := now + int64(e.VisibilityTimeout)*int64(time.Second)
-			switch l.state {
-			case handleForeign:
+			// Standard queues take any handle of a message that still exists, as SQS does;
+			// FIFO queues only the current handle of an in-flight message.
+			switch {
+			case l.state == handleForeign:
 				res.Entries[i].Err = invalidHandle("not issued for this queue")
-			case handleStale:
-				res.Entries[i].Err = invalidHandle("the message was deleted or received again")
-			case handleExpired:
-				res.Entries[i].Err = drivers.Errorf(drivers.KindMessageNotInflight, "the message is not in flight")
-			case handleInFlight:
-				if l.msg.Received != 0 && deadline > l.msg.Received+int64(maxInvisible) {
-					res.Entries[i].Err = drivers.Errorf(drivers.KindInvalidArgument,
-						"visibility timeout %d s would keep the message invisible past 12 hours from its receive at %s",
-						e.VisibilityTimeout, fromNanos(l.msg.Received).Format(time.RFC3339))
-					continue
-				}
+			case l.state == handleGone:
+				res.Entries[i].Err = staleHandle("the message does not exist")
+			case q.doc.FIFO && l.state != handleInFlight:
+				res.Entries[i].Err = staleHandle("the receipt handle has expired: the message was received again or its visibility timeout passed")
+			case l.msg.Received != 0 && deadline > l.msg.Received+int64(maxInvisible):
+				res.Entries[i].Err = drivers.Errorf(drivers.KindInvalidArgument,
+					"visibility timeout %d s would keep the message invisible past 12 hours from its receive at %s",
+					e.VisibilityTimeout, fromNanos(l.msg.Received).Format(time.RFC3339))
+			default:
 				l.msg.Vis = deadline
+				l.applied = true
 				if _, ok := refs[l.ref.ID]; !ok {
 					changed = append(changed, l.msg)
 				}
@@ -242,7 +247,7 @@ func (d *Driver) ChangeVisibility(ctx context.Context, req drivers.ChangeVisibil
 func lastIndex(found []*looked, id string) int {
 	last := -1
 	for i, l := range found {
-		if l.ref != nil && l.ref.ID == id && l.state == handleInFlight {
+		if l.ref != nil && l.ref.ID == id && l.applied {
 			last = i
 		}
 	}

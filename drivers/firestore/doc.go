@@ -15,7 +15,8 @@
 // transaction that reads each chosen document again and writes its visibility deadline,
 // receive count and a new claim generation; a candidate another receiver claimed first
 // is skipped and the receive looks again. The receipt handle carries the generation, so
-// a handle of an earlier delivery cannot delete or change a newer one. Messages whose
+// a handle of an earlier delivery cannot delete a newer one (a standard queue's visibility
+// change applies with it, as in SQS). Messages whose
 // receive count reached the queue's maxReceiveCount move to the dead-letter queue inside
 // the claim's transaction. Receivers of one instance skip each other's candidates before
 // Firestore sees them.

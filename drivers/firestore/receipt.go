@@ -69,3 +69,7 @@ func (d *Driver) mac(payload []byte) []byte {
 func invalidHandle(reason string) *drivers.Error {
 	return drivers.Errorf(drivers.KindInvalidReceiptHandle, "the receipt handle is invalid: %s", reason)
 }
+
+func staleHandle(reason string) *drivers.Error {
+	return drivers.Errorf(drivers.KindStaleReceiptHandle, "the receipt handle is stale: %s", reason)
+}

@@ -164,7 +164,9 @@ func (d *Driver) sendFIFO(ctx context.Context, tx *fs.Transaction, q *queue, now
 			if err := snaps[i].DataTo(&dd); err != nil {
 				return err
 			}
-			if dd.Expires > now {
+			// A record from a send at or before the queue's last purge no longer counts:
+			// SQS forgets deduplication ids at a purge. (It was written at Expires-window.)
+			if dd.Expires > now && dd.Expires-int64(dedupWindow) > q.doc.Purged {
 				out[i] = drivers.SendEntryResult{EntryID: e.EntryID, MessageID: dd.MID, SequenceNumber: formatSeq(dd.Seq), Duplicate: true}
 				continue
 			}

@@ -86,6 +86,7 @@ var kindCodes = map[drivers.Kind]codes.Code{
 	drivers.KindDeletedRecently:      codes.FailedPrecondition,
 	drivers.KindOverLimit:            codes.ResourceExhausted,
 	drivers.KindAborted:              codes.Aborted,
+	drivers.KindStaleReceiptHandle:   codes.FailedPrecondition,
 }
 
 // toStatus is the plugin side: the driver's error as the gRPC error a handler returns.

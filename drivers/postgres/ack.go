@@ -82,7 +82,7 @@ func (d *Driver) deleteOnce(ctx context.Context, req drivers.DeleteMessagesReque
 		case p.queue[k] != queueID:
 			errs[o] = invalidHandle(req.Entries[o].ReceiptHandle) // issued for another queue
 		case fifo && !done[o]:
-			errs[o] = drivers.Errorf(drivers.KindInvalidReceiptHandle,
+			errs[o] = drivers.Errorf(drivers.KindStaleReceiptHandle,
 				"receipt handle of queue %s has expired: the message was deleted, received again or its visibility timeout passed", req.Name)
 		}
 	}
@@ -97,30 +97,35 @@ func batchResult(n int, id func(int) string, errs []*drivers.Error) drivers.Batc
 	return res
 }
 
-// changeVisibilitySQL sets new deadlines on in-flight messages whose token matches, and
-// notifies other gateways when a deadline moved earlier (their waiters may have planned
-// to wake at the old one).
+// changeVisibilitySQL sets new deadlines on the messages the handles name, and notifies
+// other gateways when a deadline moved earlier (their waiters may have planned to wake at
+// the old one). On a standard queue any handle of a message that still exists applies,
+// as in SQS (an older receive's, or the current one after its timeout passed); on a FIFO
+// queue only the current handle of an in-flight message (usable).
 var changeVisibilitySQL = `WITH q AS (SELECT id, fifo FROM queues WHERE name = $1),
 h AS (SELECT * FROM unnest($2::bigint[], $3::uuid[], $4::timestamptz[], $5::int[]) AS h(id, receipt, deadline, ord)),
 cur AS (
-	SELECT m.id, m.visible_at AS old, h.deadline, h.ord, h.deadline > m.received_at + interval '12 hours' AS too_late
-	FROM messages m JOIN h ON m.id = h.id AND m.receipt = h.receipt
+	SELECT m.id, m.visible_at AS old, h.deadline, h.ord,
+		coalesce(h.deadline > m.received_at + interval '12 hours', false) AS too_late,
+		NOT (SELECT fifo FROM q) OR (m.receipt = h.receipt AND m.visible_at > $6) AS usable
+	FROM messages m JOIN h ON m.id = h.id
 	WHERE m.queue_id = (SELECT id FROM q) AND m.id = ANY ($2::bigint[]) FOR UPDATE OF m
 ),
+ok AS (SELECT * FROM cur WHERE usable AND NOT too_late),
 up AS (
-	UPDATE messages m SET visible_at = cur.deadline FROM cur
-	WHERE m.queue_id = (SELECT id FROM q) AND m.id = ANY (ARRAY(SELECT id FROM cur WHERE old > $6))
-		AND m.id = cur.id AND cur.old > $6 AND NOT cur.too_late
-	RETURNING cur.ord, cur.deadline < cur.old AS earlier, m.group_id
+	UPDATE messages m SET visible_at = ok.deadline FROM ok
+	WHERE m.queue_id = (SELECT id FROM q) AND m.id = ANY (ARRAY(SELECT id FROM ok)) AND m.id = ok.id
+	RETURNING ok.ord, ok.deadline < ok.old AS earlier, m.group_id
 ),
-ch AS (SELECT group_id FROM up WHERE earlier),` + fifoGroupsReadySQL("ch", "(SELECT min(cur.deadline) FROM cur)") + `,
+ch AS (SELECT group_id FROM up WHERE earlier),` + fifoGroupsReadySQL("ch", "(SELECT min(ok.deadline) FROM ok)") + `,
 nt AS (SELECT pg_notify($7, $1) WHERE EXISTS (SELECT 1 FROM up WHERE earlier))
 SELECT q.id, coalesce((SELECT array_agg(ord) FROM up), '{}'),
-	coalesce((SELECT array_agg(ord) FROM cur WHERE old <= $6), '{}'),
-	coalesce((SELECT array_agg(ord) FROM cur WHERE old > $6 AND too_late), '{}'), (SELECT count(*) FROM nt)
+	coalesce((SELECT array_agg(ord) FROM cur WHERE NOT usable), '{}'),
+	coalesce((SELECT array_agg(ord) FROM cur WHERE usable AND too_late), '{}'), (SELECT count(*) FROM nt)
 FROM q`
 
-// ChangeVisibility sets deadlines of in-flight messages in one statement.
+// ChangeVisibility sets deadlines in one statement; see drivers.Driver for which
+// handles apply.
 func (d *Driver) ChangeVisibility(ctx context.Context, req drivers.ChangeVisibilityRequest) (drivers.BatchResult, error) {
 	n := len(req.Entries)
 	errs := make([]*drivers.Error, n)
@@ -130,21 +135,21 @@ func (d *Driver) ChangeVisibility(ctx context.Context, req drivers.ChangeVisibil
 		deadlines[k] = req.Now.Add(time.Duration(req.Entries[o].VisibilityTimeout) * time.Second)
 	}
 	var queueID int32
-	var changed, notInflight, tooLate []int32
+	var changed, unusable, tooLate []int32
 	var notified int64
 	err := d.pool.QueryRow(ctx, changeVisibilitySQL, req.Name, p.ids, p.tokens, deadlines, p.ords, req.Now, d.channel).
-		Scan(&queueID, &changed, &notInflight, &tooLate, &notified)
+		Scan(&queueID, &changed, &unusable, &tooLate, &notified)
 	if err == pgx.ErrNoRows {
 		return drivers.BatchResult{}, notFound(req.Name)
 	}
 	if err != nil {
 		return drivers.BatchResult{}, mapErr(ctx, err, "change visibility in "+req.Name)
 	}
-	state := make([]byte, n) // 0 unknown handle, 1 changed, 2 not in flight, 3 past 12 h
+	state := make([]byte, n) // 0 no such message, 1 changed, 2 FIFO handle not current, 3 past 12 h
 	for _, o := range changed {
 		state[o] = 1
 	}
-	for _, o := range notInflight {
+	for _, o := range unusable {
 		state[o] = 2
 	}
 	for _, o := range tooLate {
@@ -152,12 +157,14 @@ func (d *Driver) ChangeVisibility(ctx context.Context, req drivers.ChangeVisibil
 	}
 	for k, o := range p.ords {
 		switch {
-		case p.queue[k] != queueID || state[o] == 0:
-			errs[o] = drivers.Errorf(drivers.KindInvalidReceiptHandle,
-				"receipt handle is not the current one of a message in queue %s", req.Name)
+		case p.queue[k] != queueID:
+			errs[o] = invalidHandle(req.Entries[o].ReceiptHandle) // issued for another queue
+		case state[o] == 0:
+			errs[o] = drivers.Errorf(drivers.KindStaleReceiptHandle,
+				"receipt handle of queue %s names no message: it was deleted", req.Name)
 		case state[o] == 2:
-			errs[o] = drivers.Errorf(drivers.KindMessageNotInflight,
-				"message in queue %s is not in flight: its visibility timeout has passed", req.Name)
+			errs[o] = drivers.Errorf(drivers.KindStaleReceiptHandle,
+				"receipt handle of queue %s has expired: the message was received again or its visibility timeout passed", req.Name)
 		case state[o] == 3:
 			errs[o] = drivers.Errorf(drivers.KindInvalidArgument,
 				"VisibilityTimeout %d s would keep the message hidden more than 12 hours after it was received",

@@ -52,10 +52,11 @@
 // under those tokens.
 //
 // Receipt handles encode (queue id, row id, receipt token). Nothing about them is held
-// in memory, so they work through any gateway instance and after restarts. Delete and
-// ChangeMessageVisibility match row and token; a later claim writes a new token, which
-// makes older handles stale. For FIFO queues a handle also expires with the visibility
-// timeout, as in SQS.
+// in memory, so they work through any gateway instance and after restarts. Delete
+// matches row and token; a later claim writes a new token, which makes older handles
+// stale. ChangeMessageVisibility on a standard queue matches the row alone, as SQS
+// applies a change with any handle of a message that still exists. For FIFO queues a
+// handle also expires with the visibility timeout, as in SQS.
 //
 // Retention: receives and counts ignore messages past their queue's retention period at
 // once; Sweep deletes them later, in bounded batches, under a try-advisory lock so one

@@ -229,7 +229,8 @@ func (d *Driver) DeleteQueue(ctx context.Context, req drivers.DeleteQueueRequest
 	})
 }
 
-// PurgeQueue deletes the messages sent up to req.Now, at most once per 60 seconds.
+// PurgeQueue deletes the messages sent up to req.Now and the queue's deduplication records,
+// at most once per 60 seconds.
 func (d *Driver) PurgeQueue(ctx context.Context, req drivers.PurgeQueueRequest) error {
 	return d.inTx(ctx, "purge queue "+req.Name, func(tx pgx.Tx) error {
 		var id int32
@@ -246,6 +247,11 @@ func (d *Driver) PurgeQueue(ctx context.Context, req drivers.PurgeQueueRequest) 
 				req.Name, last.UTC().Format(time.RFC3339))
 		}
 		if _, err := tx.Exec(ctx, `UPDATE queues SET last_purge = $2 WHERE id = $1`, id, req.Now); err != nil {
+			return err
+		}
+		// SQS forgets deduplication ids at a purge. First, before any group row is locked:
+		// a FIFO send writes its dedup row before its group's.
+		if _, err := tx.Exec(ctx, `DELETE FROM dedup WHERE queue_id = $1`, id); err != nil {
 			return err
 		}
 		if _, err := tx.Exec(ctx, `DELETE FROM messages WHERE queue_id = $1 AND enqueued_at <= $2`, id, req.Now); err != nil {

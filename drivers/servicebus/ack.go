@@ -73,7 +73,7 @@ func (d *Driver) DeleteMessages(ctx context.Context, req drivers.DeleteMessagesR
 			continue
 		case handleExpired, handleStale:
 			if isFIFO(req.Name) {
-				out.Entries[i].Err = drivers.Errorf(drivers.KindInvalidReceiptHandle,
+				out.Entries[i].Err = drivers.Errorf(drivers.KindStaleReceiptHandle,
 					"servicebus: queue %s: the receipt handle has expired", req.Name)
 			}
 			continue
@@ -88,7 +88,7 @@ func (d *Driver) DeleteMessages(ctx context.Context, req drivers.DeleteMessagesR
 		case errors.Is(err, ErrLockLost):
 			d.settled(h, true)
 			if h.fifo {
-				out.Entries[i].Err = drivers.Errorf(drivers.KindInvalidReceiptHandle,
+				out.Entries[i].Err = drivers.Errorf(drivers.KindStaleReceiptHandle,
 					"servicebus: queue %s: the message's lock was lost before the delete", req.Name)
 			}
 		default:
@@ -112,7 +112,8 @@ func asEntryErr(err error) *drivers.Error {
 }
 
 // ChangeVisibility moves a held message's deadline (renewing its lock when the deadline
-// passes it), or releases it at once with a timeout of zero.
+// passes it), or releases it at once with a timeout of zero. A handle whose lock ended
+// fails with KindStaleReceiptHandle, whatever the queue type.
 func (d *Driver) ChangeVisibility(ctx context.Context, req drivers.ChangeVisibilityRequest) (drivers.BatchResult, error) {
 	if err := d.checkQueue(ctx, req.Name, len(req.Entries), func(i int) string { return req.Entries[i].ReceiptHandle }); err != nil {
 		return drivers.BatchResult{}, err
@@ -129,12 +130,15 @@ func (d *Driver) ChangeVisibility(ctx context.Context, req drivers.ChangeVisibil
 		}
 		h, state := d.lookup(req.Name, e.ReceiptHandle)
 		switch state {
-		case handleForeign, handleStale:
+		case handleForeign:
 			out.Entries[i].Err = invalidHandle(req.Name)
 			continue
-		case handleExpired:
-			out.Entries[i].Err = drivers.Errorf(drivers.KindMessageNotInflight,
-				"servicebus: queue %s: the message's visibility timeout has already ended", req.Name)
+		case handleExpired, handleStale:
+			// The lock is gone with the visibility timeout, and a broker cannot take back
+			// an old lock: the change SQS would apply on a standard queue fails (the
+			// declared receipt.stale degradation).
+			out.Entries[i].Err = drivers.Errorf(drivers.KindStaleReceiptHandle,
+				"servicebus: queue %s: the handle's lock has ended (visibility timeout passed, received again or deleted)", req.Name)
 			continue
 		}
 		now := d.now()

@@ -40,9 +40,11 @@
 // Receipt handles name locks this instance holds (drivers.ReceiptInstance). They carry
 // the instance's random id and an HMAC under a per-instance key over queue and serial
 // number; any other handle, another instance's included, fails with
-// KindInvalidReceiptHandle. A handle whose visibility ended fails ChangeMessageVisibility
-// with MessageNotInflight; deleting with it succeeds without effect on a standard queue
-// (the lock is gone) and fails on a FIFO queue. On Close the driver abandons each lock that
+// KindInvalidReceiptHandle. A handle whose visibility ended, or that a later receive
+// superseded, fails ChangeMessageVisibility with KindStaleReceiptHandle on any queue (the
+// lock is gone and cannot be taken back; SQS applies the change on standard queues:
+// receipt.stale is declared degraded); deleting with it succeeds without effect on a
+// standard queue and fails on a FIFO queue. On Close the driver abandons each lock that
 // would outlast its message's visibility deadline and leaves the others to run out;
 // closing the connection releases its sessions.
 //

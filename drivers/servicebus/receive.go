@@ -380,7 +380,7 @@ func (d *Driver) forgetLocked(h *held, expired bool) {
 
 // release abandons a message taken from the in-flight set, keeping its first-receive
 // time on it, and gives up its session when that held nothing else. expired records the
-// handle as one whose visibility ended (MessageNotInflight rather than invalid).
+// handle as one whose visibility ended (stale rather than invalid).
 func (d *Driver) release(ctx context.Context, h *held, expired bool) {
 	props := map[string]any{propFirst: h.first.UnixMilli()}
 	if h.msg.DeadLetterSource == "" {
@@ -411,8 +411,8 @@ func (d *Driver) settled(h *held, expired bool) {
 	}
 }
 
-// expiredKept is how long a handle whose visibility ended is remembered, for
-// MessageNotInflight; afterwards it is merely stale.
+// expiredKept is how long a handle whose visibility ended is remembered as this
+// instance's; afterwards it is merely stale.
 const expiredKept = 15 * time.Minute
 
 func (d *Driver) pruneLocked() {

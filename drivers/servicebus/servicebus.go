@@ -199,7 +199,7 @@ type Driver struct {
 	closed    bool
 	counter   uint64
 	held      map[string]*held         // in-flight messages whose locks this instance holds
-	expired   map[string]expiredHandle // handles whose visibility ran out, for MessageNotInflight
+	expired   map[string]expiredHandle // handles whose visibility ran out
 	latest    map[seqKey]string        // the last handle issued per message
 	receivers map[string][]Receiver    // idle receivers per standard queue
 	dedups    map[dedupKey]dedupSeen   // FIFO sends through this instance, to echo duplicates

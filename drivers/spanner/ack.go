@@ -113,7 +113,7 @@ func (d *Driver) DeleteMessages(ctx context.Context, req drivers.DeleteMessagesR
 			current := ok && m.Token.StringVal == p.h.token && (!fifo || m.VisibleAt.After(req.Now))
 			if !current {
 				if fifo {
-					errs[p.ord] = drivers.Errorf(drivers.KindInvalidReceiptHandle,
+					errs[p.ord] = drivers.Errorf(drivers.KindStaleReceiptHandle,
 						"receipt handle of queue %s has expired: the message was deleted, received again or its visibility timeout passed", req.Name)
 				}
 				continue
@@ -154,7 +154,8 @@ func batchResult(n int, id func(int) string, errs []*drivers.Error) drivers.Batc
 // invisible, as in SQS.
 const maxInvisible = 12 * time.Hour
 
-// ChangeVisibility sets deadlines of in-flight messages in one transaction.
+// ChangeVisibility sets deadlines in one transaction; see drivers.Driver for which
+// handles apply.
 func (d *Driver) ChangeVisibility(ctx context.Context, req drivers.ChangeVisibilityRequest) (drivers.BatchResult, error) {
 	n := len(req.Entries)
 	var errs []*drivers.Error
@@ -175,14 +176,16 @@ func (d *Driver) ChangeVisibility(ctx context.Context, req drivers.ChangeVisibil
 		for _, p := range ps {
 			id := rowID(p.h.part, p.h.seq)
 			m, ok := rows[id]
+			// Standard queues take any handle of a message that still exists, as SQS does;
+			// FIFO queues only the current handle of an in-flight message.
 			switch {
-			case !ok || m.Token.StringVal != p.h.token:
-				errs[p.ord] = drivers.Errorf(drivers.KindInvalidReceiptHandle,
-					"receipt handle is not the current one of a message in queue %s", req.Name)
+			case !ok || !m.Committed.After(qr.purged):
+				errs[p.ord] = drivers.Errorf(drivers.KindStaleReceiptHandle,
+					"receipt handle of queue %s names no message: it was deleted", req.Name)
 				continue
-			case !m.VisibleAt.After(req.Now):
-				errs[p.ord] = drivers.Errorf(drivers.KindMessageNotInflight,
-					"message in queue %s is not in flight: its visibility timeout has passed", req.Name)
+			case fifo && (m.Token.StringVal != p.h.token || !m.VisibleAt.After(req.Now)):
+				errs[p.ord] = drivers.Errorf(drivers.KindStaleReceiptHandle,
+					"receipt handle of queue %s has expired: the message was received again or its visibility timeout passed", req.Name)
 				continue
 			}
 			deadline := req.Now.Add(time.Duration(req.Entries[p.ord].VisibilityTimeout) * time.Second)

@@ -232,11 +232,17 @@ func (d *Driver) PurgeQueue(ctx context.Context, req drivers.PurgeQueueRequest) 
 			return drivers.Errorf(drivers.KindPurgeInProgress, "queue %s was purged at %s, less than 60 seconds ago",
 				req.Name, qr.lastPurge.Time.UTC().Format(time.RFC3339))
 		}
-		// Purged in-flight messages no longer hold their groups.
+		// Purged in-flight messages no longer hold their groups, and, as in SQS, the
+		// deduplication ids used before the purge are free again. Both in this
+		// transaction: a send after the purge must not find a record from before it.
 		if qr.q.Attributes.FifoQueue {
 			if _, err := tx.Update(ctx, spanner.Statement{SQL: `UPDATE FifoGroups SET BusyUntil = @zero
 				WHERE QueueName = @q AND BusyUntil > @zero`,
 				Params: map[string]any{"q": req.Name, "zero": epoch}}); err != nil {
+				return err
+			}
+			if _, err := tx.Update(ctx, spanner.Statement{SQL: `DELETE FROM Dedup WHERE QueueName = @q`,
+				Params: map[string]any{"q": req.Name}}); err != nil {
 				return err
 			}
 		}

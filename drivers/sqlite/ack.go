@@ -17,12 +17,13 @@ type handleState int
 
 const (
 	handleForeign  handleState = iota // not issued by this driver for this queue
-	handleStale                       // issued, but the message is gone or was received again
+	handleGone                        // issued, but the message is gone
+	handleStale                       // issued, but the message was received again since
 	handleExpired                     // current, but the visibility timeout has passed
 	handleInFlight                    // current and in flight
 )
 
-// lookupHandle also returns when the receive that issued a current handle happened.
+// lookupHandle also returns when the message's latest receive happened.
 func (d *Driver) lookupHandle(ctx context.Context, tx conn, q queueRow, h string, now int64) (receipt, handleState, int64, error) {
 	r, ok := d.decodeHandle(h)
 	if !ok || r.queueID != q.id {
@@ -36,11 +37,11 @@ func (d *Driver) lookupHandle(ctx context.Context, tx conn, q queueRow, h string
 		Scan(&token, &visibleAt, &receivedAt)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
-		return r, handleStale, 0, nil
+		return r, handleGone, 0, nil
 	case err != nil:
 		return r, handleForeign, 0, err
 	case !token.Valid || token.String != r.token:
-		return r, handleStale, 0, nil
+		return r, handleStale, receivedAt, nil
 	case visibleAt <= now:
 		return r, handleExpired, receivedAt, nil
 	}
@@ -71,7 +72,7 @@ func (d *Driver) DeleteMessages(ctx context.Context, req drivers.DeleteMessagesR
 					return err
 				}
 			case q.fifo:
-				out.Err = invalidHandle("the receipt handle has expired")
+				out.Err = staleHandle("the receipt handle has expired: the message was deleted, received again or its visibility timeout passed")
 			}
 			res.Entries = append(res.Entries, out)
 		}
@@ -83,7 +84,7 @@ func (d *Driver) DeleteMessages(ctx context.Context, req drivers.DeleteMessagesR
 	return res, nil
 }
 
-// ChangeVisibility moves the visibility deadline of in-flight messages.
+// ChangeVisibility moves visibility deadlines; see drivers.Driver for which handles apply.
 func (d *Driver) ChangeVisibility(ctx context.Context, req drivers.ChangeVisibilityRequest) (drivers.BatchResult, error) {
 	var res drivers.BatchResult
 	now := toNanos(req.Now)
@@ -100,21 +101,19 @@ func (d *Driver) ChangeVisibility(ctx context.Context, req drivers.ChangeVisibil
 				return err
 			}
 			deadline := now + int64(e.VisibilityTimeout)*int64(time.Second)
-			switch state {
-			case handleForeign:
+			switch {
+			case state == handleForeign:
 				out.Err = invalidHandle("not issued for this queue")
-			case handleStale:
-				out.Err = invalidHandle("the message was deleted or received again")
-			case handleExpired:
-				out.Err = drivers.Errorf(drivers.KindMessageNotInflight, "the message is not in flight")
-			case handleInFlight:
-				// received_at is 0 for messages claimed before schema version 2: no cap known.
-				if receivedAt != 0 && deadline > receivedAt+int64(maxInvisible) {
-					out.Err = drivers.Errorf(drivers.KindInvalidArgument,
-						"visibility timeout %d s would keep the message invisible past 12 hours from its receive at %s",
-						e.VisibilityTimeout, fromNanos(receivedAt).Format(time.RFC3339))
-					break
-				}
+			case state == handleGone:
+				out.Err = staleHandle("the message does not exist")
+			case q.fifo && state != handleInFlight:
+				out.Err = staleHandle("the receipt handle has expired: the message was received again or its visibility timeout passed")
+			// received_at is 0 for messages claimed before schema version 2: no cap known.
+			case receivedAt != 0 && deadline > receivedAt+int64(maxInvisible):
+				out.Err = drivers.Errorf(drivers.KindInvalidArgument,
+					"visibility timeout %d s would keep the message invisible past 12 hours from its receive at %s",
+					e.VisibilityTimeout, fromNanos(receivedAt).Format(time.RFC3339))
+			default:
 				if _, err := tx.ExecContext(ctx, `UPDATE messages SET visible_at = ? WHERE id = ?`, deadline, r.rowID); err != nil {
 					return err
 				}

@@ -252,7 +252,8 @@ func (d *Driver) DeleteQueue(ctx context.Context, req drivers.DeleteQueueRequest
 	})
 }
 
-// PurgeQueue deletes every message sent up to req.Now, at most once per 60 seconds.
+// PurgeQueue deletes every message sent up to req.Now and the queue's deduplication
+// records, at most once per 60 seconds.
 func (d *Driver) PurgeQueue(ctx context.Context, req drivers.PurgeQueueRequest) error {
 	return d.write(ctx, func(tx conn) error {
 		q, _, err := loadQueue(ctx, tx, req.Name)
@@ -266,6 +267,9 @@ func (d *Driver) PurgeQueue(ctx context.Context, req drivers.PurgeQueueRequest) 
 				req.Name, fromNanos(q.lastPurge.Int64).Format(time.RFC3339))
 		}
 		if _, err := tx.ExecContext(ctx, `DELETE FROM messages WHERE queue_id = ? AND sent_at <= ?`, q.id, now); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM dedup WHERE queue_id = ?`, q.id); err != nil {
 			return err
 		}
 		_, err = tx.ExecContext(ctx, `UPDATE queues SET last_purge = ? WHERE id = ?`, now, q.id)

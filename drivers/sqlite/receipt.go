@@ -80,6 +80,10 @@ func invalidHandle(reason string) *drivers.Error {
 	return drivers.Errorf(drivers.KindInvalidReceiptHandle, "the receipt handle is invalid: %s", reason)
 }
 
+func staleHandle(reason string) *drivers.Error {
+	return drivers.Errorf(drivers.KindStaleReceiptHandle, "the receipt handle is stale: %s", reason)
+}
+
 // loadSecret reads the receipt handle key, creating it in a new database.
 func (d *Driver) loadSecret(ctx context.Context, tx conn) error {
 	var sec string
