@@ -57,7 +57,7 @@ func (s *Server) addPermission(ctx context.Context, c *call) (any, error) {
 	if err := c.decode(&in); err != nil {
 		return nil, err
 	}
-	q, err := s.getQueue(ctx, in.QueueUrl)
+	q, err := s.getQueue(ctx, c, in.QueueUrl)
 	if err != nil {
 		return nil, err
 	}
@@ -110,7 +110,7 @@ func (s *Server) removePermission(ctx context.Context, c *call) (any, error) {
 	if err := c.decode(&in); err != nil {
 		return nil, err
 	}
-	q, err := s.getQueue(ctx, in.QueueUrl)
+	q, err := s.getQueue(ctx, c, in.QueueUrl)
 	if err != nil {
 		return nil, err
 	}

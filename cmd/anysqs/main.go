@@ -139,6 +139,7 @@ SIGINT or SIGTERM drain in-flight requests and stop.`)
 		Logger:      log,
 		Metrics:     reg,
 		Credentials: cfg.Auth.Secrets(),
+		Accounts:    cfg.Auth.Accounts(),
 		ClientLimits: gateway.ClientLimits{RequestsPerSecond: cfg.Limits.RequestsPerSecond,
 			Burst: cfg.Limits.Burst, MaxLongPolls: cfg.Limits.MaxLongPolls},
 	})
