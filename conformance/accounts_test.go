@@ -279,7 +279,9 @@ func TestAccountsAWSCLI(t *testing.T) {
 				t.Fatalf("B list-queues = %v, want [%s]", listed.QueueUrls, bURL)
 			}
 			a.ok(nil, "send-message", "--queue-url", aURL, "--message-body", "of A")
-			var recv struct{ Messages []struct{ ReceiptHandle string } }
+			var recv struct {
+				Messages []struct{ ReceiptHandle string }
+			}
 			a.ok(&recv, "receive-message", "--queue-url", aURL, "--visibility-timeout", "600")
 			if len(recv.Messages) != 1 {
 				t.Fatalf("A received %d messages", len(recv.Messages))
@@ -324,4 +326,3 @@ func TestAccountsAWSCLI(t *testing.T) {
 		})
 	}
 }
-
