@@ -269,6 +269,10 @@ func merge(dst *Config, src Config) {
 	}
 	set(&dst.Listen, src.Listen)
 	set(&dst.AdminListen, src.AdminListen)
+	set(&dst.TLS.CertFile, src.TLS.CertFile)
+	set(&dst.TLS.KeyFile, src.TLS.KeyFile)
+	set(&dst.AdminTLS.CertFile, src.AdminTLS.CertFile)
+	set(&dst.AdminTLS.KeyFile, src.AdminTLS.KeyFile)
 	dst.Console = dst.Console || src.Console
 	set(&dst.PublicURL, src.PublicURL)
 	set(&dst.AccountID, src.AccountID)
