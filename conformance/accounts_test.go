@@ -163,6 +163,23 @@ func TestAccountsSDK(t *testing.T) {
 			_, err = bb.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: aws.String(url + "/" + accountA + "/missing")})
 			denied("GetQueueAttributes of a queue that does not exist", err)
 
+			// The stored name of A's queue is no name at all, for anyone.
+			for _, c := range []*sqs.Client{def, bb} {
+				_, err = c.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: aws.String(accountA + "..shared")})
+				if !codeIs(err, "QueueDoesNotExist") {
+					t.Errorf("A's stored name as a bare queue name: %v, want QueueDoesNotExist", err)
+				}
+				_, err = c.GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: aws.String(accountA + "..shared")})
+				if !codeIs(err, "QueueDoesNotExist") {
+					t.Errorf("GetQueueUrl of A's stored name: %v, want QueueDoesNotExist", err)
+				}
+				l, err := c.ListQueues(ctx, &sqs.ListQueuesInput{QueueNamePrefix: aws.String(accountA)})
+				must(err, "ListQueues by A's stored prefix")
+				if len(l.QueueUrls) != 0 {
+					t.Errorf("ListQueues by A's stored prefix: %v", l.QueueUrls)
+				}
+			}
+
 			// A's handle on B's queue of the same name deletes nothing of A's.
 			_, err = bb.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &bURL, MessageBody: aws.String("of B")})
 			must(err, "B SendMessage")

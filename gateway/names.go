@@ -25,7 +25,11 @@ func (s *Server) queueNameFromURL(ctx context.Context, c *call, raw string) (str
 		return "", sqserr.New(sqserr.MissingParameter, "The request must contain the parameter QueueUrl.")
 	}
 	if !strings.ContainsAny(raw, "/:") {
-		// SQS takes a bare queue name for the caller's queue of that name.
+		// SQS takes a bare queue name for the caller's queue of that name. A stored name
+		// of another account's queue is no queue name.
+		if strings.Contains(raw, nsSeparator) {
+			return "", sqserr.New(sqserr.QueueDoesNotExist, "The specified queue %s does not exist.", raw)
+		}
 		return s.storedName(c.account, raw), nil
 	}
 	path := raw
