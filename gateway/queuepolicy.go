@@ -150,7 +150,7 @@ func parseStatement(s map[string]json.RawMessage) (policyStatement, error) {
 	}
 	var effect string
 	if json.Unmarshal(s["Effect"], &effect) != nil || (effect != "Allow" && effect != "Deny") {
-		return st, fmt.Errorf("Effect must be Allow or Deny")
+		return st, fmt.Errorf("the Effect must be Allow or Deny")
 	}
 	st.Deny = effect == "Deny"
 	var err error
@@ -182,18 +182,18 @@ func parseStatement(s map[string]json.RawMessage) (policyStatement, error) {
 // parsePrincipal returns the account ids (or "*") of a Principal member.
 func parsePrincipal(raw json.RawMessage) ([]string, error) {
 	if raw == nil {
-		return nil, fmt.Errorf("Principal is missing")
+		return nil, fmt.Errorf("the Principal is missing")
 	}
 	var star string
 	if json.Unmarshal(raw, &star) == nil {
 		if star != "*" {
-			return nil, fmt.Errorf(`Principal must be "*" or {"AWS": ...}`)
+			return nil, fmt.Errorf(`the Principal must be "*" or {"AWS": ...}`)
 		}
 		return []string{"*"}, nil
 	}
 	var m map[string]json.RawMessage
 	if json.Unmarshal(raw, &m) != nil {
-		return nil, fmt.Errorf("Principal is neither a string nor an object")
+		return nil, fmt.Errorf("the Principal is neither a string nor an object")
 	}
 	var out []string
 	for k, v := range m {
@@ -213,7 +213,7 @@ func parsePrincipal(raw json.RawMessage) ([]string, error) {
 		}
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("Principal names no account")
+		return nil, fmt.Errorf("the Principal names no account")
 	}
 	return out, nil
 }
