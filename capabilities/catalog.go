@@ -294,7 +294,7 @@ var catalog = []Entry{
 	attr(AttrRedriveAllow, "RedriveAllowPolicy: JSON with redrivePermission allowAll, denyAll or byQueue and up to 10 sourceQueueArns.",
 		"the policy is returned as set and enforced", ""),
 	attr(AttrPolicy, "Policy: an IAM resource policy document for the queue.",
-		"the document is returned as set", "the document is stored and returned but not enforced"),
+		"the document is returned as set, and the gateway enforces it for other accounts", "the document is stored and returned but not enforced"),
 	attr(AttrContentDedup, "ContentBasedDeduplication: true or false, FIFO queues only.",
 		"setting it on a standard queue fails with InvalidAttributeName", ""),
 	attr(AttrDedupScope, "DeduplicationScope: messageGroup or queue, FIFO queues only.",

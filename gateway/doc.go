@@ -79,9 +79,12 @@
 // minutes after its date. Session tokens are not supported. Without credentials requests
 // are not authenticated.
 //
-// # Not enforced
+// # Accounts and queue policies
 //
-// Queue policies: the Policy attribute, and AddPermission and RemovePermission, which edit
-// it as SQS does (a statement per label), are stored and returned but not evaluated; the
-// attribute.Policy declaration says so, and strict policy mode rejects them.
+// Each access key belongs to an account (Config.Accounts; otherwise Config.AccountID, which
+// unauthenticated requests also use). Queues live in their creator's account: URLs and ARNs
+// carry its id, and the default account's queues are stored under their names while other
+// accounts' are stored as "<account>..<name>" (accounts.go). Another account may act on a
+// queue only as the queue's Policy allows (queuepolicy.go), which AddPermission and
+// RemovePermission edit as SQS does; otherwise it gets AccessDenied.
 package gateway

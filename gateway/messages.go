@@ -160,7 +160,7 @@ func (s *Server) prepareSend(c *call, q drivers.Queue, entryID string, f sendFie
 	return drivers.SendEntry{
 		EntryID: entryID, MessageID: uuid.NewString(), Body: body,
 		Attributes: attrs, SystemAttributes: sys, DelaySeconds: delay,
-		MessageGroupID: group, MessageDeduplicationID: dedup, SenderID: s.cfg.AccountID,
+		MessageGroupID: group, MessageDeduplicationID: dedup, SenderID: c.account,
 	}, size, nil
 }
 
@@ -234,7 +234,7 @@ func (s *Server) sendMessage(ctx context.Context, c *call) (any, error) {
 	if err := c.decode(&in); err != nil {
 		return nil, err
 	}
-	q, err := s.hotQueue(ctx, in.QueueUrl)
+	q, err := s.hotQueue(ctx, c, in.QueueUrl)
 	if err != nil {
 		return nil, err
 	}
@@ -263,7 +263,7 @@ func (s *Server) sendMessageBatch(ctx context.Context, c *call) (any, error) {
 	if err := c.decode(&in); err != nil {
 		return nil, err
 	}
-	q, err := s.hotQueue(ctx, in.QueueUrl)
+	q, err := s.hotQueue(ctx, c, in.QueueUrl)
 	if err != nil {
 		return nil, err
 	}
@@ -318,7 +318,7 @@ func (s *Server) receiveMessage(ctx context.Context, c *call) (any, error) {
 	if err := c.decode(&in); err != nil {
 		return nil, err
 	}
-	q, err := s.hotQueue(ctx, in.QueueUrl)
+	q, err := s.hotQueue(ctx, c, in.QueueUrl)
 	if err != nil {
 		return nil, err
 	}
@@ -478,7 +478,7 @@ func (s *Server) deleteMessage(ctx context.Context, c *call) (any, error) {
 	if err := c.decode(&in); err != nil {
 		return nil, err
 	}
-	name, err := s.queueNameFromURL(in.QueueUrl)
+	name, err := s.queueNameFromURL(ctx, c, in.QueueUrl)
 	if err != nil {
 		return nil, err
 	}
@@ -546,7 +546,7 @@ func (s *Server) deleteMessageBatch(ctx context.Context, c *call) (any, error) {
 	if err := c.decode(&in); err != nil {
 		return nil, err
 	}
-	name, err := s.queueNameFromURL(in.QueueUrl)
+	name, err := s.queueNameFromURL(ctx, c, in.QueueUrl)
 	if err != nil {
 		return nil, err
 	}
@@ -579,7 +579,7 @@ func (s *Server) changeMessageVisibility(ctx context.Context, c *call) (any, err
 	if err := c.decode(&in); err != nil {
 		return nil, err
 	}
-	name, err := s.queueNameFromURL(in.QueueUrl)
+	name, err := s.queueNameFromURL(ctx, c, in.QueueUrl)
 	if err != nil {
 		return nil, err
 	}
@@ -644,7 +644,7 @@ func (s *Server) changeMessageVisibilityBatch(ctx context.Context, c *call) (any
 	if err := c.decode(&in); err != nil {
 		return nil, err
 	}
-	name, err := s.queueNameFromURL(in.QueueUrl)
+	name, err := s.queueNameFromURL(ctx, c, in.QueueUrl)
 	if err != nil {
 		return nil, err
 	}

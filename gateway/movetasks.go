@@ -103,7 +103,7 @@ func (s *Server) startMessageMoveTask(ctx context.Context, c *call) (any, error)
 	if in.SourceArn == "" {
 		return nil, sqserr.New(sqserr.MissingParameter, "The request must contain the parameter SourceArn.")
 	}
-	src, err := s.queueByARN(ctx, "SourceArn", in.SourceArn)
+	src, err := s.queueByARN(ctx, c, "SourceArn", in.SourceArn)
 	if err != nil {
 		return nil, err
 	}
@@ -112,9 +112,12 @@ func (s *Server) startMessageMoveTask(ctx context.Context, c *call) (any, error)
 	}
 	var dest string
 	if in.DestinationArn != "" {
-		d, err := s.queueByARN(ctx, "DestinationArn", in.DestinationArn)
+		d, err := s.queueByARN(ctx, c, "DestinationArn", in.DestinationArn)
 		if err != nil {
 			return nil, err
+		}
+		if owner, _ := s.splitStored(src.Name); !s.ownedBy(d.Name, owner) {
+			return nil, sqserr.New(sqserr.InvalidParameterValue, "Destination queue %s must be in the account of source queue %s.", in.DestinationArn, in.SourceArn)
 		}
 		if d.Attributes.FifoQueue != src.Attributes.FifoQueue {
 			return nil, sqserr.New(sqserr.InvalidParameterValue, "Destination queue %s must be of the same type (standard or FIFO) as source queue %s.", d.Name, src.Name)
@@ -151,12 +154,16 @@ func (s *Server) startMessageMoveTask(ctx context.Context, c *call) (any, error)
 	return taskHandleOutput{TaskHandle: t.Handle}, nil
 }
 
-// queueByARN resolves an ARN parameter to its queue; a missing queue is
-// ResourceNotFoundException, as the move task actions report it.
-func (s *Server) queueByARN(ctx context.Context, param, arn string) (drivers.Queue, error) {
+// queueByARN resolves an ARN parameter of c to its queue, which c must be allowed to use
+// (authorize); a missing queue is ResourceNotFoundException, as the move task actions
+// report it.
+func (s *Server) queueByARN(ctx context.Context, c *call, param, arn string) (drivers.Queue, error) {
 	name, ok := s.parseARN(arn)
 	if !ok {
-		return drivers.Queue{}, sqserr.New(sqserr.InvalidParameterValue, "Value %s for parameter %s is invalid. Reason: not an SQS queue ARN of region %s and account %s.", arn, param, s.cfg.Region, s.cfg.AccountID)
+		return drivers.Queue{}, sqserr.New(sqserr.InvalidParameterValue, "Value %s for parameter %s is invalid. Reason: not an SQS queue ARN of region %s.", arn, param, s.cfg.Region)
+	}
+	if err := s.authorize(ctx, c, name); err != nil {
+		return drivers.Queue{}, err
 	}
 	q, err := s.driver.GetQueue(ctx, drivers.GetQueueRequest{Name: name})
 	if drivers.KindOf(err) == drivers.KindNotFound {
@@ -356,6 +363,9 @@ func (s *Server) cancelMessageMoveTask(ctx context.Context, c *call) (any, error
 	if err := c.need("", capabilities.RedriveMoveTasks); err != nil {
 		return nil, err
 	}
+	if err := s.authorizeTask(ctx, c, in.TaskHandle); err != nil {
+		return nil, err
+	}
 	t, err := s.moves.store.CancelMoveTask(ctx, in.TaskHandle)
 	if drivers.KindOf(err) == drivers.KindNotFound {
 		return nil, sqserr.New(sqserr.ResourceNotFound, "No running message move task has the handle %s.", in.TaskHandle)
@@ -391,7 +401,7 @@ func (s *Server) listMessageMoveTasks(ctx context.Context, c *call) (any, error)
 	if err := checkRange("MaxResults", in.MaxResults, 1, maxMoveTasksList); err != nil {
 		return nil, err
 	}
-	src, err := s.queueByARN(ctx, "SourceArn", in.SourceArn)
+	src, err := s.queueByARN(ctx, c, "SourceArn", in.SourceArn)
 	if err != nil {
 		return nil, err
 	}
@@ -425,6 +435,25 @@ func (s *Server) listMessageMoveTasks(ctx context.Context, c *call) (any, error)
 		out.Results = append(out.Results, e)
 	}
 	return out, nil
+}
+
+// authorizeTask checks that c may act on the source queue a task handle names. A handle
+// that does not decode names no task this gateway made; the store reports it unknown.
+func (s *Server) authorizeTask(ctx context.Context, c *call, handle string) error {
+	b, err := base64.StdEncoding.DecodeString(handle)
+	if err != nil {
+		return nil
+	}
+	var h struct {
+		SourceArn string `json:"sourceArn"`
+	}
+	if json.Unmarshal(b, &h) != nil {
+		return nil
+	}
+	if src, ok := s.parseARN(h.SourceArn); ok {
+		return s.authorize(ctx, c, src)
+	}
+	return nil
 }
 
 // moveTaskHandle encodes a task handle as SQS does, so tools that decode one find what

@@ -1,28 +1,36 @@
 package gateway
 
 import (
+	"context"
 	"net/url"
 	"strings"
 
 	"github.com/anysqs/anysqs/gateway/sqserr"
 )
 
-// queueURL is the URL of queue name as seen by a request to base.
-func (s *Server) queueURL(base, name string) string {
-	return base + "/" + s.cfg.AccountID + "/" + name
+// queueURL is the URL of the stored queue as seen by a request to base: its owner's
+// account and its name.
+func (s *Server) queueURL(base, stored string) string {
+	account, name := s.splitStored(stored)
+	return base + "/" + account + "/" + name
 }
 
-// queueNameFromURL extracts the queue name from a queue URL in any of the forms SDKs send:
-// "http(s)://host[:port]/<account>/<name>", the path alone, or the legacy
-// "https://queue.amazonaws.com/<account>/<name>". The host is ignored, so a URL built for
-// 127.0.0.1 works through localhost; the account must be this gateway's.
-func (s *Server) queueNameFromURL(raw string) (string, error) {
+// queueNameFromURL resolves a queue URL sent by c to the stored name of its queue, and
+// checks that c may act on it (authorize). It takes any of the forms SDKs send:
+// "http(s)://host[:port]/<account>/<name>", the path alone, the legacy
+// "https://queue.amazonaws.com/<account>/<name>", or a bare name for c's own queue. The
+// host is ignored, so a URL built for 127.0.0.1 works through localhost.
+func (s *Server) queueNameFromURL(ctx context.Context, c *call, raw string) (string, error) {
 	if raw == "" {
 		return "", sqserr.New(sqserr.MissingParameter, "The request must contain the parameter QueueUrl.")
 	}
 	if !strings.ContainsAny(raw, "/:") {
-		// SQS takes a bare queue name for the caller's queue of that name.
-		return raw, nil
+		// SQS takes a bare queue name for the caller's queue of that name. A stored name
+		// of another account's queue is no queue name.
+		if strings.Contains(raw, nsSeparator) {
+			return "", sqserr.New(sqserr.QueueDoesNotExist, "The specified queue %s does not exist.", raw)
+		}
+		return s.storedName(c.account, raw), nil
 	}
 	path := raw
 	if strings.Contains(raw, "://") {
@@ -36,25 +44,31 @@ func (s *Server) queueNameFromURL(raw string) (string, error) {
 	if len(parts) != 2 || parts[1] == "" {
 		return "", sqserr.New(sqserr.InvalidAddress, "The address %s is not valid for this endpoint: expected /<account-id>/<queue-name>.", raw)
 	}
-	if parts[0] != s.cfg.AccountID {
-		return "", sqserr.New(sqserr.QueueDoesNotExist, "The specified queue %s does not exist: account %s is not %s.", raw, parts[0], s.cfg.AccountID)
+	if !isAccountID(parts[0]) || strings.Contains(parts[1], nsSeparator) {
+		return "", sqserr.New(sqserr.QueueDoesNotExist, "The specified queue %s does not exist.", raw)
 	}
-	return parts[1], nil
+	stored := s.storedName(parts[0], parts[1])
+	if err := s.authorize(ctx, c, stored); err != nil {
+		return "", err
+	}
+	return stored, nil
 }
 
-// arn is the ARN of queue name.
-func (s *Server) arn(name string) string {
-	return "arn:aws:sqs:" + s.cfg.Region + ":" + s.cfg.AccountID + ":" + name
+// arn is the ARN of the stored queue.
+func (s *Server) arn(stored string) string {
+	account, name := s.splitStored(stored)
+	return "arn:aws:sqs:" + s.cfg.Region + ":" + account + ":" + name
 }
 
-// parseARN returns the queue name of an SQS queue ARN in this gateway's region and account.
+// parseARN returns the stored name of an SQS queue ARN in this gateway's region, of any
+// account; whether the caller may use that queue is for authorize to say.
 func (s *Server) parseARN(arn string) (string, bool) {
 	p := strings.Split(arn, ":")
 	if len(p) != 6 || p[0] != "arn" || p[2] != "sqs" || p[5] == "" {
 		return "", false
 	}
-	if p[3] != s.cfg.Region || p[4] != s.cfg.AccountID {
+	if p[3] != s.cfg.Region || !isAccountID(p[4]) || strings.Contains(p[5], nsSeparator) {
 		return "", false
 	}
-	return p[5], true
+	return s.storedName(p[4], p[5]), true
 }

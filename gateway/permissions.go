@@ -14,8 +14,8 @@ import (
 
 // AddPermission and RemovePermission edit the queue's Policy attribute as SQS does: one
 // statement per label (its Sid), Allow, the accounts' root principals, SQS:<action> and
-// the queue's ARN. The policy is stored like any Policy attribute, so the attribute.Policy
-// declaration decides whether it is accepted, and whether it is enforced.
+// the queue's ARN. The policy is stored like any Policy attribute, through the same checks
+// (the attribute.Policy declaration, checkQueuePolicy), and the gateway enforces it.
 
 type addPermissionInput struct {
 	QueueUrl      string   `json:"QueueUrl"`
@@ -57,7 +57,7 @@ func (s *Server) addPermission(ctx context.Context, c *call) (any, error) {
 	if err := c.decode(&in); err != nil {
 		return nil, err
 	}
-	q, err := s.getQueue(ctx, in.QueueUrl)
+	q, err := s.getQueue(ctx, c, in.QueueUrl)
 	if err != nil {
 		return nil, err
 	}
@@ -110,7 +110,7 @@ func (s *Server) removePermission(ctx context.Context, c *call) (any, error) {
 	if err := c.decode(&in); err != nil {
 		return nil, err
 	}
-	q, err := s.getQueue(ctx, in.QueueUrl)
+	q, err := s.getQueue(ctx, c, in.QueueUrl)
 	if err != nil {
 		return nil, err
 	}

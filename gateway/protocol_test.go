@@ -33,8 +33,11 @@ func TestProtocolErrors(t *testing.T) {
 		{"query malformed key", func() (int, http.Header, string) {
 			return e.queryCall("/", url.Values{"Action": {"CreateQueue"}, "QueueName": {"a"}, "Attribute..Name": {"x"}})
 		}, 400, `malformed parameter name`},
-		{"wrong account in queue URL", func() (int, http.Header, string) {
+		{"another account in queue URL", func() (int, http.Header, string) {
 			return e.jsonCall("GetQueueAttributes", `{"QueueUrl":"http://x/123456789012/q"}`)
+		}, 403, `AccessDenied`},
+		{"no account in queue URL", func() (int, http.Header, string) {
+			return e.jsonCall("GetQueueAttributes", `{"QueueUrl":"http://x/orders/q"}`)
 		}, 400, `QueueDoesNotExist`},
 		{"queue URL without account", func() (int, http.Header, string) {
 			return e.jsonCall("PurgeQueue", `{"QueueUrl":"http://x/q"}`)

@@ -33,6 +33,9 @@ func (s *Server) createQueue(ctx context.Context, c *call) (any, error) {
 		// SQS turns SSE on by default; a backend that does not encrypt must not claim it.
 		attrs.SqsManagedSseEnabled = false
 	}
+	if err := s.checkNameFits(c.account, in.QueueName); err != nil {
+		return nil, err
+	}
 	if err := s.needForCreate(c, in, attrs); err != nil {
 		return nil, err
 	}
@@ -45,14 +48,18 @@ func (s *Server) createQueue(ctx context.Context, c *call) (any, error) {
 	if err := s.limits.checkAttributes(c, in.QueueName, in.Attributes, attrs); err != nil {
 		return nil, err
 	}
-	if err := s.checkRedriveTarget(ctx, in.QueueName, attrs); err != nil {
+	if err := checkQueuePolicy(attrs.Policy); err != nil {
+		return nil, err
+	}
+	stored := s.storedName(c.account, in.QueueName)
+	if err := s.checkRedriveTarget(ctx, stored, attrs); err != nil {
 		return nil, err
 	}
 	now := s.clock.Now()
 	res, err := s.driver.CreateQueue(ctx, drivers.CreateQueueRequest{Queue: drivers.Queue{
-		Name: in.QueueName, Attributes: attrs, Tags: in.Tags, CreatedAt: now, LastModified: now,
+		Name: stored, Attributes: attrs, Tags: in.Tags, CreatedAt: now, LastModified: now,
 	}})
-	s.queues.invalidate(in.QueueName)
+	s.queues.invalidate(stored)
 	if err != nil {
 		return nil, driverError(err, in.QueueName)
 	}
@@ -61,7 +68,7 @@ func (s *Server) createQueue(ctx context.Context, c *call) (any, error) {
 			return nil, sqserr.New(sqserr.QueueNameExists, "A queue already exists with the same name and a different value for attribute %s", n)
 		}
 	}
-	return queueURLOutput{QueueUrl: s.queueURL(c.base, in.QueueName)}, nil
+	return queueURLOutput{QueueUrl: s.queueURL(c.base, stored)}, nil
 }
 
 // encryptsAtRest says whether the backend declares server-side encryption native, which
@@ -98,6 +105,10 @@ func (s *Server) checkRedriveTarget(ctx context.Context, queue string, attrs dri
 	if rp == nil {
 		return nil
 	}
+	if owner, _ := s.splitStored(queue); !s.ownedBy(rp.DeadLetterQueue, owner) {
+		// SQS keeps a queue and its dead-letter queue in one account.
+		return sqserr.New(sqserr.InvalidParameterValue, "Value %s for parameter RedrivePolicy is invalid. Reason: Dead letter target does not exist.", s.arn(rp.DeadLetterQueue))
+	}
 	dlq, err := s.driver.GetQueue(ctx, drivers.GetQueueRequest{Name: rp.DeadLetterQueue})
 	if drivers.KindOf(err) == drivers.KindNotFound {
 		return sqserr.New(sqserr.InvalidParameterValue, "Value %s for parameter RedrivePolicy is invalid. Reason: Dead letter target does not exist.", s.arn(rp.DeadLetterQueue))
@@ -132,9 +143,9 @@ func validateTags(tags map[string]string) error {
 	return nil
 }
 
-// getQueue resolves a queue URL to the stored queue.
-func (s *Server) getQueue(ctx context.Context, queueURL string) (drivers.Queue, error) {
-	name, err := s.queueNameFromURL(queueURL)
+// getQueue resolves a queue URL sent by c to the stored queue.
+func (s *Server) getQueue(ctx context.Context, c *call, queueURL string) (drivers.Queue, error) {
+	name, err := s.queueNameFromURL(ctx, c, queueURL)
 	if err != nil {
 		return drivers.Queue{}, err
 	}
@@ -148,8 +159,8 @@ func (s *Server) getQueue(ctx context.Context, queueURL string) (drivers.Queue, 
 // hotQueue is getQueue for message operations (send, receive): it reads through the
 // queue cache, so most calls cost no backend round trip. Management actions use getQueue
 // and always see the backend's current state.
-func (s *Server) hotQueue(ctx context.Context, queueURL string) (drivers.Queue, error) {
-	name, err := s.queueNameFromURL(queueURL)
+func (s *Server) hotQueue(ctx context.Context, c *call, queueURL string) (drivers.Queue, error) {
+	name, err := s.queueNameFromURL(ctx, c, queueURL)
 	if err != nil {
 		return drivers.Queue{}, err
 	}
@@ -183,13 +194,21 @@ func (s *Server) getQueueURL(ctx context.Context, c *call) (any, error) {
 	if in.QueueName == "" {
 		return nil, sqserr.New(sqserr.MissingParameter, "The request must contain the parameter QueueName.")
 	}
-	if in.QueueOwnerAWSAccountId != "" && in.QueueOwnerAWSAccountId != s.cfg.AccountID {
-		return nil, sqserr.New(sqserr.QueueDoesNotExist, "The specified queue %s does not exist for account %s.", in.QueueName, in.QueueOwnerAWSAccountId)
+	owner := c.account
+	if in.QueueOwnerAWSAccountId != "" {
+		owner = in.QueueOwnerAWSAccountId
 	}
-	if _, err := s.driver.GetQueue(ctx, drivers.GetQueueRequest{Name: in.QueueName}); err != nil {
+	if !isAccountID(owner) || strings.Contains(in.QueueName, nsSeparator) {
+		return nil, sqserr.New(sqserr.QueueDoesNotExist, "The specified queue %s does not exist for account %s.", in.QueueName, owner)
+	}
+	stored := s.storedName(owner, in.QueueName)
+	if err := s.authorize(ctx, c, stored); err != nil {
+		return nil, err
+	}
+	if _, err := s.driver.GetQueue(ctx, drivers.GetQueueRequest{Name: stored}); err != nil {
 		return nil, driverError(err, in.QueueName)
 	}
-	return queueURLOutput{QueueUrl: s.queueURL(c.base, in.QueueName)}, nil
+	return queueURLOutput{QueueUrl: s.queueURL(c.base, stored)}, nil
 }
 
 // pageLimit validates MaxResults; it is required with NextToken, as SQS requires.
@@ -233,16 +252,16 @@ func (s *Server) listQueues(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, err := s.driver.ListQueues(ctx, drivers.ListQueuesRequest{Prefix: in.QueueNamePrefix, After: after, Limit: limit})
+	names, more, err := s.accountQueues(ctx, c.account, in.QueueNamePrefix, after, limit)
 	if err != nil {
 		return nil, driverError(err, in.QueueNamePrefix+"*")
 	}
 	out := listQueuesOutput{QueueUrls: []string{}}
-	for _, q := range res.Queues {
-		out.QueueUrls = append(out.QueueUrls, s.queueURL(c.base, q.Name))
+	for _, n := range names {
+		out.QueueUrls = append(out.QueueUrls, s.queueURL(c.base, n))
 	}
-	if res.More && in.MaxResults != nil && len(res.Queues) > 0 {
-		out.NextToken = encodeToken(res.Queues[len(res.Queues)-1].Name)
+	if more && in.MaxResults != nil && len(names) > 0 {
+		out.NextToken = encodeToken(names[len(names)-1])
 	}
 	return out, nil
 }
@@ -252,7 +271,7 @@ func (s *Server) listDeadLetterSourceQueues(ctx context.Context, c *call) (any, 
 	if err := c.decode(&in); err != nil {
 		return nil, err
 	}
-	dlq, err := s.getQueue(ctx, in.QueueUrl)
+	dlq, err := s.getQueue(ctx, c, in.QueueUrl)
 	if err != nil {
 		return nil, err
 	}
@@ -286,7 +305,8 @@ func (s *Server) listDeadLetterSourceQueues(ctx context.Context, c *call) (any, 
 func (s *Server) deadLetterSources(ctx context.Context, dlq, after string, limit int) ([]string, bool, error) {
 	var out []string
 	for {
-		res, err := s.driver.ListQueues(ctx, drivers.ListQueuesRequest{After: after, Limit: 1000})
+		owner, _ := s.splitStored(dlq)
+		res, err := s.driver.ListQueues(ctx, drivers.ListQueuesRequest{Prefix: s.listPrefix(owner, ""), After: after, Limit: 1000})
 		if err != nil {
 			return nil, false, driverError(err, dlq)
 		}
@@ -310,7 +330,7 @@ func (s *Server) deleteQueue(ctx context.Context, c *call) (any, error) {
 	if err := c.decode(&in); err != nil {
 		return nil, err
 	}
-	name, err := s.queueNameFromURL(in.QueueUrl)
+	name, err := s.queueNameFromURL(ctx, c, in.QueueUrl)
 	if err != nil {
 		return nil, err
 	}
@@ -332,7 +352,7 @@ func (s *Server) getQueueAttributes(ctx context.Context, c *call) (any, error) {
 	if err := c.decode(&in); err != nil {
 		return nil, err
 	}
-	q, err := s.getQueue(ctx, in.QueueUrl)
+	q, err := s.getQueue(ctx, c, in.QueueUrl)
 	if err != nil {
 		return nil, err
 	}
@@ -356,7 +376,7 @@ func (s *Server) setQueueAttributes(ctx context.Context, c *call) (any, error) {
 	if err := c.decode(&in); err != nil {
 		return nil, err
 	}
-	q, err := s.getQueue(ctx, in.QueueUrl)
+	q, err := s.getQueue(ctx, c, in.QueueUrl)
 	if err != nil {
 		return nil, err
 	}
@@ -373,6 +393,9 @@ func (s *Server) setQueueAttributes(ctx context.Context, c *call) (any, error) {
 func (s *Server) changeAttributes(ctx context.Context, c *call, q drivers.Queue, change map[string]string) (any, error) {
 	attrs, err := queueattr.Apply(q.Attributes, change, s.parseARN)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkQueuePolicy(attrs.Policy); err != nil {
 		return nil, err
 	}
 	if err := c.needAttributes(q.Name, change); err != nil {
@@ -399,7 +422,7 @@ func (s *Server) purgeQueue(ctx context.Context, c *call) (any, error) {
 	if err := c.decode(&in); err != nil {
 		return nil, err
 	}
-	name, err := s.queueNameFromURL(in.QueueUrl)
+	name, err := s.queueNameFromURL(ctx, c, in.QueueUrl)
 	if err != nil {
 		return nil, err
 	}
@@ -417,7 +440,7 @@ func (s *Server) tagQueue(ctx context.Context, c *call) (any, error) {
 	if err := c.decode(&in); err != nil {
 		return nil, err
 	}
-	q, err := s.getQueue(ctx, in.QueueUrl)
+	q, err := s.getQueue(ctx, c, in.QueueUrl)
 	if err != nil {
 		return nil, err
 	}
@@ -453,7 +476,7 @@ func (s *Server) untagQueue(ctx context.Context, c *call) (any, error) {
 	if err := c.decode(&in); err != nil {
 		return nil, err
 	}
-	name, err := s.queueNameFromURL(in.QueueUrl)
+	name, err := s.queueNameFromURL(ctx, c, in.QueueUrl)
 	if err != nil {
 		return nil, err
 	}
@@ -476,7 +499,7 @@ func (s *Server) listQueueTags(ctx context.Context, c *call) (any, error) {
 	if err := c.decode(&in); err != nil {
 		return nil, err
 	}
-	q, err := s.getQueue(ctx, in.QueueUrl)
+	q, err := s.getQueue(ctx, c, in.QueueUrl)
 	if err != nil {
 		return nil, err
 	}

@@ -52,6 +52,10 @@ type Config struct {
 	// carry a valid AWS Signature Version 4 by one of them; when empty, requests are not
 	// authenticated.
 	Credentials map[string]string
+	// Accounts maps access key IDs to the 12-digit account each belongs to; a key not
+	// listed, and every unauthenticated request, belongs to AccountID. Queues live in
+	// their account's namespace (accounts.go).
+	Accounts map[string]string
 	// Metrics, when set, receives the gateway's Prometheus series (anysqs_*).
 	Metrics prometheus.Registerer
 	// ClientLimits bound each access key's request rate and concurrent long polls; the
@@ -115,6 +119,9 @@ type call struct {
 	longPoll bool
 	// key is the access key the request was signed with; "" without authentication.
 	key string
+	// account is the account of key: the namespace of the queues it names, and the
+	// principal queue policies judge.
+	account string
 	// traceHeader is the request's X-Amzn-Trace-Id, which SQS stores as a message's
 	// AWSTraceHeader system attribute when the sender sets none.
 	traceHeader string
@@ -236,6 +243,11 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	if cfg.Region == "" {
 		cfg.Region = "us-east-1"
+	}
+	for key, a := range cfg.Accounts {
+		if !isAccountID(a) {
+			return nil, fmt.Errorf("gateway: the account of access key %s, %q, is not 12 digits", key, a)
+		}
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -439,6 +451,7 @@ func (s *Server) decodeRequest(w http.ResponseWriter, r *http.Request, proto pro
 	if s.auth != nil {
 		c.key = accessKeyOf(r)
 	}
+	c.account = s.accountOf(c.key)
 	if err := s.clients.admit(c.key); err != nil {
 		return "", nil, err
 	}

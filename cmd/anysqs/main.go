@@ -104,6 +104,14 @@ SIGINT or SIGTERM drain in-flight requests and stop.`)
 		}
 		defer admLn.Close()
 	}
+	if ln, err = withTLS(ln, cfg.TLS, "tls", log); err != nil {
+		return err
+	}
+	if admLn != nil {
+		if admLn, err = withTLS(admLn, cfg.AdminTLS, "admin_tls", log); err != nil {
+			return err
+		}
+	}
 	if *pprofAddr != "" {
 		if pprofLn, err = net.Listen("tcp", *pprofAddr); err != nil {
 			return fmt.Errorf("pprof: %w", err)
@@ -139,6 +147,7 @@ SIGINT or SIGTERM drain in-flight requests and stop.`)
 		Logger:      log,
 		Metrics:     reg,
 		Credentials: cfg.Auth.Secrets(),
+		Accounts:    cfg.Auth.Accounts(),
 		ClientLimits: gateway.ClientLimits{RequestsPerSecond: cfg.Limits.RequestsPerSecond,
 			Burst: cfg.Limits.Burst, MaxLongPolls: cfg.Limits.MaxLongPolls},
 	})
@@ -154,7 +163,7 @@ SIGINT or SIGTERM drain in-flight requests and stop.`)
 				return fmt.Errorf("backend %s: %w", cfg.Backend.Name, err)
 			}
 			adm.console = newConsole(gw, desc, cfg.Auth.Secrets(), adm.reg, cfg.Region)
-			log.Info("console enabled", "url", "http://"+admLn.Addr().String()+"/console")
+			log.Info("console enabled", "url", scheme(cfg.AdminTLS)+"://"+admLn.Addr().String()+"/console")
 		}
 		adm.serve(admLn, log)
 		defer adm.close()
@@ -163,7 +172,7 @@ SIGINT or SIGTERM drain in-flight requests and stop.`)
 		servePprof(pprofLn, log)
 	}
 	srv := newHTTPServer(gw)
-	log.Info("anysqs listening", "addr", ln.Addr().String(), "backend", cfg.Backend.Name, "version", buildInfo().Version,
+	log.Info("anysqs listening", "addr", ln.Addr().String(), "scheme", scheme(cfg.TLS), "backend", cfg.Backend.Name, "version", buildInfo().Version,
 		"auth", authMode(cfg))
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

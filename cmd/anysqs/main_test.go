@@ -181,14 +181,14 @@ func TestServeBackendOptionTypoNamesLine(t *testing.T) {
 func TestServeRefusesBackendMissingRequiredCapability(t *testing.T) {
 	cfg := filepath.Join(t.TempDir(), "strict.yaml")
 	body := "listen: 127.0.0.1:0\nbackend:\n  name: sqlite\n  options:\n    data_dir: \":memory:\"\n" +
-		"policy:\n  mode: strict\n  require: [attribute.Policy]\n"
+		"policy:\n  mode: strict\n  require: [attribute.KmsMasterKeyId]\n"
 	if err := os.WriteFile(cfg, []byte(body), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	var errOut bytes.Buffer
 	err := run(context.Background(), []string{"serve", "--config", cfg}, &bytes.Buffer{}, &errOut)
-	if err == nil || !strings.Contains(err.Error(), "attribute.Policy") {
-		t.Fatalf("want a start-up error naming attribute.Policy, got %v", err)
+	if err == nil || !strings.Contains(err.Error(), "attribute.KmsMasterKeyId") {
+		t.Fatalf("want a start-up error naming attribute.KmsMasterKeyId, got %v", err)
 	}
 }
 

@@ -88,7 +88,7 @@ func declarations(pollMS int64) []capabilities.Declaration {
 		native(capabilities.AttrReceiveWait, ""),
 		native(capabilities.AttrRedrivePolicy, ""),
 		native(capabilities.AttrRedriveAllow, ""),
-		degraded(capabilities.AttrPolicy, "the document is stored and returned but not enforced"),
+		native(capabilities.AttrPolicy, "stored by the backend; the gateway enforces it for other accounts (account principals, sqs actions, queue resources; conditions are refused when set)"),
 		native(capabilities.AttrContentDedup, ""),
 		native(capabilities.AttrDedupScope, ""),
 		degraded(capabilities.AttrThroughputLimit, "stored and returned; throughput is Firestore's, per document and index range (see the guide)"),

@@ -80,7 +80,7 @@ func declarations() []capabilities.Declaration {
 		native(capabilities.AttrReceiveWait, nil, ""),
 		native(capabilities.AttrRedrivePolicy, nil, ""),
 		native(capabilities.AttrRedriveAllow, nil, ""),
-		degraded(capabilities.AttrPolicy, "the document is stored and returned but not enforced"),
+		native(capabilities.AttrPolicy, nil, "stored by the backend; the gateway enforces it for other accounts (account principals, sqs actions, queue resources; conditions are refused when set)"),
 		native(capabilities.AttrContentDedup, nil, ""),
 		native(capabilities.AttrDedupScope, nil, ""),
 		degraded(capabilities.AttrThroughputLimit, "stored and returned; throughput is PostgreSQL's own"),

@@ -109,7 +109,7 @@ func declarations(o Options) []capabilities.Declaration {
 		decl(capabilities.AttrReceiveWait, native, "kept in the entity's user metadata"),
 		decl(capabilities.AttrRedrivePolicy, native, "the entity's MaxDeliveryCount and dead-letter forwarding"),
 		decl(capabilities.AttrRedriveAllow, native, "kept in the entity's user metadata"),
-		decl(capabilities.AttrPolicy, degraded, "the document is kept in the entity's user metadata and returned, but not enforced: Service Bus access is governed by SAS rules and Azure RBAC"),
+		decl(capabilities.AttrPolicy, native, "the document is kept in the entity's user metadata; the gateway enforces it for other accounts (account principals, sqs actions, queue resources; conditions are refused when set). Service Bus's own SAS rules and Azure RBAC govern the gateway's access, not the clients'"),
 		decl(capabilities.AttrContentDedup, native, "kept in the entity's user metadata"),
 		decl(capabilities.AttrDedupScope, native, "kept in the entity's user metadata"),
 		decl(capabilities.AttrThroughputLimit, degraded, "kept and returned; throughput is the namespace tier's"),

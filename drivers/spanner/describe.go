@@ -81,7 +81,7 @@ func declarations(pollMS int64) []capabilities.Declaration {
 		native(capabilities.AttrReceiveWait, nil, ""),
 		native(capabilities.AttrRedrivePolicy, nil, ""),
 		native(capabilities.AttrRedriveAllow, nil, ""),
-		degraded(capabilities.AttrPolicy, nil, "the document is stored and returned but not enforced"),
+		native(capabilities.AttrPolicy, nil, "stored by the backend; the gateway enforces it for other accounts (account principals, sqs actions, queue resources; conditions are refused when set)"),
 		native(capabilities.AttrContentDedup, nil, ""),
 		native(capabilities.AttrDedupScope, nil, ""),
 		degraded(capabilities.AttrThroughputLimit, nil, "stored and returned; throughput is Spanner's own"),

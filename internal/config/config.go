@@ -53,6 +53,11 @@ type Config struct {
 	Auth Auth `yaml:"auth"`
 	// Limits bound what the holder of one access key may ask of the gateway.
 	Limits Limits `yaml:"limits"`
+	// TLS, when its files are set, serves the SQS listener over HTTPS; AdminTLS the admin
+	// listener. The files are read again when they change, so a renewed certificate
+	// needs no restart.
+	TLS      TLS `yaml:"tls"`
+	AdminTLS TLS `yaml:"admin_tls"`
 
 	// src is where the file's keys are, for errors raised after loading (driver options).
 	src *source
@@ -81,12 +86,25 @@ type Limits struct {
 // cannot hold every connection of the gateway.
 const DefaultMaxLongPolls = 2000
 
-// Credential is one access key. The secret may come from the environment instead of the
-// file: SecretAccessKeyEnv names the variable.
+// TLS names a PEM certificate (chain) and its private key.
+type TLS struct {
+	CertFile string `yaml:"cert_file"`
+	KeyFile  string `yaml:"key_file"`
+}
+
+// Enabled reports whether the listener serves HTTPS.
+func (t TLS) Enabled() bool { return t.CertFile != "" || t.KeyFile != "" }
+
+// Credential is one access key. The secret may come from a file (SecretAccessKeyFile,
+// e.g. a mounted Secret) or the environment (SecretAccessKeyEnv names the variable)
+// instead of the configuration file. AccountID is the account the key belongs to; empty:
+// the gateway's account_id.
 type Credential struct {
-	AccessKeyID        string `yaml:"access_key_id"`
-	SecretAccessKey    string `yaml:"secret_access_key"`
-	SecretAccessKeyEnv string `yaml:"secret_access_key_env"`
+	AccessKeyID         string `yaml:"access_key_id"`
+	SecretAccessKey     string `yaml:"secret_access_key"`
+	SecretAccessKeyEnv  string `yaml:"secret_access_key_env"`
+	SecretAccessKeyFile string `yaml:"secret_access_key_file"`
+	AccountID           string `yaml:"account_id"`
 }
 
 // Secrets returns the credentials as access key ID → secret.
@@ -97,6 +115,17 @@ func (a Auth) Secrets() map[string]string {
 	m := make(map[string]string, len(a.Credentials))
 	for _, c := range a.Credentials {
 		m[c.AccessKeyID] = c.SecretAccessKey
+	}
+	return m
+}
+
+// Accounts returns access key ID → account ID for the keys that name an account.
+func (a Auth) Accounts() map[string]string {
+	m := map[string]string{}
+	for _, c := range a.Credentials {
+		if c.AccountID != "" {
+			m[c.AccessKeyID] = c.AccountID
+		}
 	}
 	return m
 }
@@ -151,14 +180,50 @@ func Load(path string, getenv func(string) string) (Config, error) {
 		if cfg.Backend.Options != nil {
 			resolvePaths(cfg.Backend.Options, filepath.Dir(path))
 		}
+		cfg.resolveFiles(filepath.Dir(path))
 	}
 	if err := applyEnv(&cfg, getenv); err != nil {
 		return Config{}, err
+	}
+	if err := cfg.readSecretFiles(); err != nil {
+		return Config{}, cfg.src.wrap(err)
 	}
 	if err := cfg.Validate(); err != nil {
 		return Config{}, cfg.src.wrap(err)
 	}
 	return cfg, nil
+}
+
+// resolveFiles makes the file's relative secret and certificate paths relative to dir.
+func (c *Config) resolveFiles(dir string) {
+	abs := func(p *string) {
+		if *p != "" && !filepath.IsAbs(*p) {
+			*p = filepath.Join(dir, *p)
+		}
+	}
+	for i := range c.Auth.Credentials {
+		abs(&c.Auth.Credentials[i].SecretAccessKeyFile)
+	}
+	abs(&c.TLS.CertFile)
+	abs(&c.TLS.KeyFile)
+	abs(&c.AdminTLS.CertFile)
+	abs(&c.AdminTLS.KeyFile)
+}
+
+// readSecretFiles reads each secret_access_key_file; a trailing newline is not part of
+// the secret.
+func (c *Config) readSecretFiles() error {
+	for i, cr := range c.Auth.Credentials {
+		if cr.SecretAccessKeyFile == "" || cr.SecretAccessKey != "" {
+			continue
+		}
+		b, err := os.ReadFile(cr.SecretAccessKeyFile)
+		if err != nil {
+			return fmt.Errorf("auth.credentials[%d]: secret_access_key_file: %w", i, err)
+		}
+		c.Auth.Credentials[i].SecretAccessKey = strings.TrimRight(string(b), "\r\n")
+	}
+	return nil
 }
 
 func decode(path string, data []byte, cfg *Config) (*source, error) {
@@ -204,6 +269,10 @@ func merge(dst *Config, src Config) {
 	}
 	set(&dst.Listen, src.Listen)
 	set(&dst.AdminListen, src.AdminListen)
+	set(&dst.TLS.CertFile, src.TLS.CertFile)
+	set(&dst.TLS.KeyFile, src.TLS.KeyFile)
+	set(&dst.AdminTLS.CertFile, src.AdminTLS.CertFile)
+	set(&dst.AdminTLS.KeyFile, src.AdminTLS.KeyFile)
 	dst.Console = dst.Console || src.Console
 	set(&dst.PublicURL, src.PublicURL)
 	set(&dst.AccountID, src.AccountID)
@@ -263,15 +332,19 @@ var envVars = []envVar{
 	{"ANYSQS_LOG_LEVEL", setString(func(c *Config) *string { return &c.LogLevel })},
 	{"ANYSQS_LOG_FORMAT", setString(func(c *Config) *string { return &c.LogFormat })},
 	{"ANYSQS_POLICY_MODE", setString(func(c *Config) *string { return &c.Policy.Mode })},
-	// KEY_ID:SECRET pairs separated by commas; they replace the file's list.
+	// KEY_ID:SECRET[:ACCOUNT_ID] separated by commas; they replace the file's list.
 	{"ANYSQS_AUTH_CREDENTIALS", func(cfg *Config, v string) error {
 		cfg.Auth.Credentials = nil
 		for _, pair := range strings.Split(v, ",") {
 			id, secret, ok := strings.Cut(strings.TrimSpace(pair), ":")
 			if !ok {
-				return errors.New("ANYSQS_AUTH_CREDENTIALS: want KEY_ID:SECRET pairs separated by commas")
+				return errors.New("ANYSQS_AUTH_CREDENTIALS: want KEY_ID:SECRET[:ACCOUNT_ID] separated by commas")
 			}
-			cfg.Auth.Credentials = append(cfg.Auth.Credentials, Credential{AccessKeyID: id, SecretAccessKey: secret})
+			var account string
+			if i := strings.LastIndexByte(secret, ':'); i >= 0 && isAccountID(secret[i+1:]) {
+				secret, account = secret[:i], secret[i+1:]
+			}
+			cfg.Auth.Credentials = append(cfg.Auth.Credentials, Credential{AccessKeyID: id, SecretAccessKey: secret, AccountID: account})
 		}
 		return nil
 	}},
@@ -330,7 +403,7 @@ func (c Config) Validate() error {
 	if c.Console && c.AdminListen == "" {
 		return errors.New("console: needs admin_listen (the console is served there)")
 	}
-	if len(c.AccountID) != 12 || strings.Trim(c.AccountID, "0123456789") != "" {
+	if !isAccountID(c.AccountID) {
 		return fmt.Errorf("account_id: %q must be 12 digits", c.AccountID)
 	}
 	if c.Region == "" {
@@ -368,11 +441,21 @@ func (c Config) Validate() error {
 		case cr.SecretAccessKey == "" && cr.SecretAccessKeyEnv != "":
 			return fmt.Errorf("auth.credentials[%d]: secret_access_key_env %s is empty or unset", i, cr.SecretAccessKeyEnv)
 		case cr.SecretAccessKey == "":
-			return fmt.Errorf("auth.credentials[%d]: secret_access_key (or secret_access_key_env) must be set", i)
+			return fmt.Errorf("auth.credentials[%d]: secret_access_key (or secret_access_key_env, secret_access_key_file) must be set", i)
+		case cr.AccountID != "" && !isAccountID(cr.AccountID):
+			return fmt.Errorf("auth.credentials[%d]: account_id %q must be 12 digits", i, cr.AccountID)
 		case seen[cr.AccessKeyID]:
 			return fmt.Errorf("auth.credentials: access key %s is listed twice", cr.AccessKeyID)
 		}
 		seen[cr.AccessKeyID] = true
+	}
+	for name, t := range map[string]TLS{"tls": c.TLS, "admin_tls": c.AdminTLS} {
+		if t.Enabled() && (t.CertFile == "" || t.KeyFile == "") {
+			return fmt.Errorf("%s: cert_file and key_file must both be set", name)
+		}
+	}
+	if c.AdminTLS.Enabled() && c.AdminListen == "" {
+		return errors.New("admin_tls: needs admin_listen")
 	}
 	for id, mode := range c.Policy.Overrides {
 		if mode != "strict" && mode != "degrade" {
@@ -395,3 +478,5 @@ func loopback(hostPort string) bool {
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
 }
+
+func isAccountID(s string) bool { return len(s) == 12 && strings.Trim(s, "0123456789") == "" }

@@ -269,3 +269,44 @@ func TestUnauthenticatedOnlyOnLoopback(t *testing.T) {
 		t.Errorf("0.0.0.0 without credentials: %v, want the reason and the ways out", err)
 	}
 }
+
+// TestCredentialAccountsAndSecretFiles: a key's account and a secret read from a file
+// (relative to the configuration, its trailing newline dropped); the environment's
+// KEY:SECRET:ACCOUNT form; what is refused.
+func TestCredentialAccountsAndSecretFiles(t *testing.T) {
+	cfgPath := write(t, "auth:\n  credentials:\n    - {access_key_id: A, secret_access_key_file: a.secret, account_id: \"000000000001\"}\n"+
+		"    - {access_key_id: B, secret_access_key: b}\ntls:\n  cert_file: c.pem\n  key_file: /k.pem\n")
+	if err := os.WriteFile(filepath.Join(filepath.Dir(cfgPath), "a.secret"), []byte("from-file\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := Load(cfgPath, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := cfg.Auth.Secrets(); s["A"] != "from-file" || s["B"] != "b" {
+		t.Errorf("secrets %v", s)
+	}
+	if a := cfg.Auth.Accounts(); len(a) != 1 || a["A"] != "000000000001" {
+		t.Errorf("accounts %v", a)
+	}
+	if cfg.TLS.CertFile != filepath.Join(filepath.Dir(cfgPath), "c.pem") || cfg.TLS.KeyFile != "/k.pem" {
+		t.Errorf("tls %+v", cfg.TLS)
+	}
+	env := map[string]string{"ANYSQS_AUTH_CREDENTIALS": "K1:s1:000000000002,K2:s:2"}
+	cfg, err = Load("", func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, s := cfg.Auth.Accounts(), cfg.Auth.Secrets(); a["K1"] != "000000000002" || s["K1"] != "s1" || a["K2"] != "" || s["K2"] != "s:2" {
+		t.Errorf("from the environment: accounts %v, secrets %v", a, s)
+	}
+	for body, want := range map[string]string{
+		"auth:\n  credentials:\n    - {access_key_id: A, secret_access_key: s, account_id: \"12\"}\n":    "must be 12 digits",
+		"auth:\n  credentials:\n    - {access_key_id: A, secret_access_key_file: /nonexistent/secret}\n": "secret_access_key_file",
+		"tls:\n  cert_file: c.pem\n": "cert_file and key_file",
+	} {
+		if _, err := Load(write(t, body), nil); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", body, err, want)
+		}
+	}
+}

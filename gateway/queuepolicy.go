@@ -1,0 +1,262 @@
+package gateway
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"path"
+	"strings"
+
+	"github.com/anysqs/anysqs/gateway/sqserr"
+)
+
+// Queue policies. A queue's Policy attribute (set directly, or edited by AddPermission
+// and RemovePermission) grants other accounts actions on the queue. The gateway enforces
+// the part of IAM's policy language that names accounts:
+//
+//   - Effect Allow or Deny; a Deny that matches wins over any Allow, and a call nothing
+//     allows is denied.
+//   - Principal "*", {"AWS": "*"}, {"AWS": "<account id>"} or
+//     {"AWS": "arn:aws:iam::<account id>:root"}, one or a list.
+//   - Action "*", "sqs:<action>" with * and ? wildcards, case-insensitive as in IAM; a
+//     batch call is authorized as its single form (SendMessageBatch as SendMessage).
+//   - Resource "*" or queue ARNs with * and ? wildcards, matched against the queue's ARN.
+//
+// The owner account is always allowed, whatever its queue's policy says. Everything
+// the gateway would not evaluate (Condition, NotPrincipal, NotAction, NotResource,
+// principals other than accounts, other services' actions) is refused when the policy is
+// set, with InvalidAttributeValue, so that no statement is ever silently ignored.
+
+// policyDoc is a policy document as the gateway evaluates it.
+type policyDoc struct {
+	Statements []policyStatement
+}
+
+type policyStatement struct {
+	Deny       bool
+	Principals []string // account ids; "*" for anyone
+	Actions    []string // lower-case patterns: "*" or "sqs:send*"
+	Resources  []string // patterns: "*" or ARNs
+}
+
+// policyKeys are the members a policy document may have.
+var policyKeys = map[string]bool{"Version": true, "Id": true, "Statement": true}
+
+// statementKeys are the members a statement may have; the others (Condition,
+// NotPrincipal, NotAction, NotResource) are refused by name.
+var statementKeys = map[string]bool{"Sid": true, "Effect": true, "Principal": true, "Action": true, "Resource": true}
+
+// checkQueuePolicy refuses a Policy the gateway would not enforce as written.
+func checkQueuePolicy(doc string) error {
+	if doc == "" {
+		return nil
+	}
+	if _, err := parsePolicy(doc); err != nil {
+		return sqserr.New(sqserr.InvalidAttributeValue, "Invalid value for the parameter Policy. Reason: %v", err)
+	}
+	return nil
+}
+
+// allowedByPolicy reports whether the policy doc lets account perform action (an SQS
+// action name) on the queue whose ARN is arn. A policy that does not parse allows
+// nothing.
+func allowedByPolicy(doc, account, action, arn string) bool {
+	if doc == "" {
+		return false
+	}
+	p, err := parsePolicy(doc)
+	if err != nil {
+		return false
+	}
+	action = "sqs:" + strings.ToLower(action)
+	allowed := false
+	for _, st := range p.Statements {
+		if !st.matches(account, action, arn) {
+			continue
+		}
+		if st.Deny {
+			return false
+		}
+		allowed = true
+	}
+	return allowed
+}
+
+func (st policyStatement) matches(account, action, arn string) bool {
+	return anyMatch(st.Principals, func(p string) bool { return p == "*" || p == account }) &&
+		anyMatch(st.Actions, func(a string) bool { return globMatch(a, action) }) &&
+		anyMatch(st.Resources, func(r string) bool { return globMatch(r, arn) })
+}
+
+func anyMatch(list []string, f func(string) bool) bool {
+	for _, v := range list {
+		if f(v) {
+			return true
+		}
+	}
+	return false
+}
+
+// globMatch matches IAM's wildcards: * any run of characters, ? any one character.
+func globMatch(pattern, s string) bool {
+	if pattern == "*" {
+		return true
+	}
+	// path.Match's other metacharacters ([, \) mean nothing in IAM: escape them. Queue
+	// ARNs and action names hold no "/", where path.Match's * would stop.
+	var b strings.Builder
+	for _, r := range pattern {
+		switch r {
+		case '[', ']', '\\':
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	ok, err := path.Match(b.String(), s)
+	return err == nil && ok
+}
+
+func parsePolicy(doc string) (policyDoc, error) {
+	var raw map[string]json.RawMessage
+	if err := strictUnmarshal([]byte(doc), &raw); err != nil {
+		return policyDoc{}, fmt.Errorf("the document is not a JSON object")
+	}
+	for k := range raw {
+		if !policyKeys[k] {
+			return policyDoc{}, fmt.Errorf("the policy member %s is not supported", k)
+		}
+	}
+	stmts, err := oneOrList[map[string]json.RawMessage](raw["Statement"], "Statement")
+	if err != nil {
+		return policyDoc{}, err
+	}
+	var p policyDoc
+	for i, s := range stmts {
+		st, err := parseStatement(s)
+		if err != nil {
+			return policyDoc{}, fmt.Errorf("statement %d: %v", i+1, err)
+		}
+		p.Statements = append(p.Statements, st)
+	}
+	return p, nil
+}
+
+func parseStatement(s map[string]json.RawMessage) (policyStatement, error) {
+	var st policyStatement
+	for k := range s {
+		if !statementKeys[k] {
+			return st, fmt.Errorf("%s is not evaluated by this gateway, so it cannot be set", k)
+		}
+	}
+	var effect string
+	if json.Unmarshal(s["Effect"], &effect) != nil || (effect != "Allow" && effect != "Deny") {
+		return st, fmt.Errorf("the Effect must be Allow or Deny")
+	}
+	st.Deny = effect == "Deny"
+	var err error
+	if st.Principals, err = parsePrincipal(s["Principal"]); err != nil {
+		return st, err
+	}
+	actions, err := oneOrList[string](s["Action"], "Action")
+	if err != nil {
+		return st, err
+	}
+	for _, a := range actions {
+		a = strings.ToLower(a)
+		if a != "*" && !strings.HasPrefix(a, "sqs:") {
+			return st, fmt.Errorf("action %s is not an SQS action", a)
+		}
+		st.Actions = append(st.Actions, a)
+	}
+	if st.Resources, err = oneOrList[string](s["Resource"], "Resource"); err != nil {
+		return st, err
+	}
+	for _, r := range st.Resources {
+		if r != "*" && !strings.HasPrefix(r, "arn:") {
+			return st, fmt.Errorf("resource %s is not an ARN", r)
+		}
+	}
+	return st, nil
+}
+
+// parsePrincipal returns the account ids (or "*") of a Principal member.
+func parsePrincipal(raw json.RawMessage) ([]string, error) {
+	if raw == nil {
+		return nil, fmt.Errorf("the Principal is missing")
+	}
+	var star string
+	if json.Unmarshal(raw, &star) == nil {
+		if star != "*" {
+			return nil, fmt.Errorf(`the Principal must be "*" or {"AWS": ...}`)
+		}
+		return []string{"*"}, nil
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil {
+		return nil, fmt.Errorf("the Principal is neither a string nor an object")
+	}
+	var out []string
+	for k, v := range m {
+		if k != "AWS" {
+			return nil, fmt.Errorf("%s principals are not evaluated by this gateway (accounts only)", k)
+		}
+		ids, err := oneOrList[string](v, "Principal AWS")
+		if err != nil {
+			return nil, err
+		}
+		for _, id := range ids {
+			acct, ok := principalAccount(id)
+			if !ok {
+				return nil, fmt.Errorf("principal %s is not an account (\"*\", an account id or arn:aws:iam::<account id>:root)", id)
+			}
+			out = append(out, acct)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("the Principal names no account")
+	}
+	return out, nil
+}
+
+func principalAccount(p string) (string, bool) {
+	if p == "*" || isAccountID(p) {
+		return p, true
+	}
+	if a, ok := strings.CutPrefix(p, "arn:aws:iam::"); ok {
+		if a, ok := strings.CutSuffix(a, ":root"); ok && isAccountID(a) {
+			return a, true
+		}
+	}
+	return "", false
+}
+
+// oneOrList decodes a member that IAM lets be one value or a list of them.
+func oneOrList[T any](raw json.RawMessage, name string) ([]T, error) {
+	if raw == nil {
+		return nil, fmt.Errorf("%s is missing", name)
+	}
+	var one T
+	if json.Unmarshal(raw, &one) == nil {
+		return []T{one}, nil
+	}
+	var list []T
+	if json.Unmarshal(raw, &list) != nil {
+		return nil, fmt.Errorf("%s has the wrong type", name)
+	}
+	if len(list) == 0 && name != "Statement" {
+		return nil, fmt.Errorf("%s is empty", name)
+	}
+	return list, nil
+}
+
+// strictUnmarshal decodes a JSON object, refusing trailing data.
+func strictUnmarshal(b []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if dec.More() {
+		return fmt.Errorf("trailing data")
+	}
+	return nil
+}

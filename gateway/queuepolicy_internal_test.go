@@ -1,0 +1,72 @@
+package gateway
+
+import (
+	"strings"
+	"testing"
+)
+
+const polARN = "arn:aws:sqs:us-east-1:000000000001:orders"
+
+func TestAllowedByPolicy(t *testing.T) {
+	t.Parallel()
+	allow := func(principal, action, resource string) string {
+		return `{"Effect":"Allow","Principal":` + principal + `,"Action":` + action + `,"Resource":` + resource + `}`
+	}
+	doc := func(stmts ...string) string {
+		return `{"Version":"2012-10-17","Statement":[` + strings.Join(stmts, ",") + `]}`
+	}
+	cases := []struct {
+		name, doc, account, action string
+		want                       bool
+	}{
+		{"root arn, exact action", doc(allow(`{"AWS":"arn:aws:iam::000000000002:root"}`, `"SQS:SendMessage"`, `"`+polARN+`"`)), "000000000002", "SendMessage", true},
+		{"other action", doc(allow(`{"AWS":"arn:aws:iam::000000000002:root"}`, `"SQS:SendMessage"`, `"`+polARN+`"`)), "000000000002", "ReceiveMessage", false},
+		{"other account", doc(allow(`{"AWS":"000000000002"}`, `"sqs:*"`, `"`+polARN+`"`)), "000000000003", "SendMessage", false},
+		{"account id, wildcard action", doc(allow(`{"AWS":["000000000003","000000000002"]}`, `"sqs:*"`, `"*"`)), "000000000002", "PurgeQueue", true},
+		{"star principal", doc(allow(`"*"`, `["sqs:Receive*","sqs:DeleteMessage"]`, `"arn:aws:sqs:*:*:ord?rs"`)), "000000000009", "ReceiveMessage", true},
+		{"action case", doc(allow(`{"AWS":"*"}`, `"SQS:sendmessage"`, `"`+polARN+`"`)), "000000000002", "SendMessage", true},
+		{"resource mismatch", doc(allow(`"*"`, `"*"`, `"arn:aws:sqs:us-east-1:000000000001:other"`)), "000000000002", "SendMessage", false},
+		{"deny wins", doc(allow(`"*"`, `"sqs:*"`, `"*"`), `{"Effect":"Deny","Principal":{"AWS":"000000000002"},"Action":"sqs:SendMessage","Resource":"*"}`), "000000000002", "SendMessage", false},
+		{"deny of another action", doc(allow(`"*"`, `"sqs:*"`, `"*"`), `{"Effect":"Deny","Principal":{"AWS":"000000000002"},"Action":"sqs:PurgeQueue","Resource":"*"}`), "000000000002", "SendMessage", true},
+		{"one statement as object", `{"Statement":` + allow(`"*"`, `"sqs:SendMessage"`, `"*"`) + `}`, "000000000002", "SendMessage", true},
+		{"no statements", doc(), "000000000002", "SendMessage", false},
+		{"empty policy", "", "000000000002", "SendMessage", false},
+		{"a bracket is literal", doc(allow(`"*"`, `"sqs:[S]endMessage"`, `"*"`)), "000000000002", "SendMessage", false},
+	}
+	for _, c := range cases {
+		if err := checkQueuePolicy(c.doc); err != nil {
+			t.Errorf("%s: checkQueuePolicy: %v", c.name, err)
+		}
+		if got := allowedByPolicy(c.doc, c.account, c.action, polARN); got != c.want {
+			t.Errorf("%s: allowed = %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// TestCheckQueuePolicyRefusesWhatItWouldNotEvaluate: what the gateway does not evaluate
+// is refused when set, never stored to be ignored.
+func TestCheckQueuePolicyRefusesWhatItWouldNotEvaluate(t *testing.T) {
+	t.Parallel()
+	for name, doc := range map[string]string{
+		"condition":        `{"Statement":[{"Effect":"Allow","Principal":"*","Action":"sqs:*","Resource":"*","Condition":{"ArnEquals":{"aws:SourceArn":"arn:aws:sns:us-east-1:1:t"}}}]}`,
+		"empty condition":  `{"Statement":[{"Effect":"Allow","Principal":"*","Action":"sqs:*","Resource":"*","Condition":{}}]}`,
+		"not principal":    `{"Statement":[{"Effect":"Deny","NotPrincipal":{"AWS":"000000000002"},"Action":"sqs:*","Resource":"*"}]}`,
+		"not action":       `{"Statement":[{"Effect":"Allow","Principal":"*","NotAction":"sqs:PurgeQueue","Resource":"*"}]}`,
+		"not resource":     `{"Statement":[{"Effect":"Allow","Principal":"*","Action":"sqs:*","NotResource":"*"}]}`,
+		"service":          `{"Statement":[{"Effect":"Allow","Principal":{"Service":"sns.amazonaws.com"},"Action":"sqs:SendMessage","Resource":"*"}]}`,
+		"iam user":         `{"Statement":[{"Effect":"Allow","Principal":{"AWS":"arn:aws:iam::000000000002:user/bob"},"Action":"sqs:*","Resource":"*"}]}`,
+		"other service":    `{"Statement":[{"Effect":"Allow","Principal":"*","Action":"sns:Publish","Resource":"*"}]}`,
+		"bad effect":       `{"Statement":[{"Effect":"allow","Principal":"*","Action":"sqs:*","Resource":"*"}]}`,
+		"no resource":      `{"Statement":[{"Effect":"Allow","Principal":"*","Action":"sqs:*"}]}`,
+		"no principal":     `{"Statement":[{"Effect":"Allow","Action":"sqs:*","Resource":"*"}]}`,
+		"unknown member":   `{"Statement":[],"Extra":1}`,
+		"not an object":    `[1]`,
+		"trailing data":    `{"Statement":[]} {}`,
+		"principal string": `{"Statement":[{"Effect":"Allow","Principal":"000000000002","Action":"sqs:*","Resource":"*"}]}`,
+	} {
+		err := checkQueuePolicy(doc)
+		if err == nil || !strings.Contains(err.Error(), "InvalidAttributeValue") && !strings.Contains(err.Error(), "Invalid value for the parameter Policy") {
+			t.Errorf("%s: %v, want InvalidAttributeValue", name, err)
+		}
+	}
+}
