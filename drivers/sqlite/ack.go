@@ -54,7 +54,7 @@ func (d *Driver) DeleteMessages(ctx context.Context, req drivers.DeleteMessagesR
 	now := toNanos(req.Now)
 	err := d.write(ctx, func(tx conn) error {
 		res.Entries = make([]drivers.EntryResult, 0, len(req.Entries))
-		q, _, err := loadQueue(ctx, tx, req.Name)
+		q, err := tx.queueRow(req.Name)
 		if err != nil {
 			return err
 		}
@@ -90,7 +90,7 @@ func (d *Driver) ChangeVisibility(ctx context.Context, req drivers.ChangeVisibil
 	now := toNanos(req.Now)
 	err := d.write(ctx, func(tx conn) error {
 		res.Entries = make([]drivers.EntryResult, 0, len(req.Entries))
-		q, _, err := loadQueue(ctx, tx, req.Name)
+		q, err := tx.queueRow(req.Name)
 		if err != nil {
 			return err
 		}

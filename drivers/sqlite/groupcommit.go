@@ -148,6 +148,7 @@ func (d *Driver) runPending() {
 		}
 		if err := runOne(conn{d: d, ctx: context.WithoutCancel(r.ctx)}, r.fn); err != nil {
 			r.err = classify(err, "sqlite")
+			clear(d.queues) // the rolled-back write may have read or changed a queue's row
 			// ROLLBACK TO fails when SQLite already rolled back the whole transaction
 			// (after an I/O error, for instance): then nothing in the group is applied.
 			if _, rerr := d.wconn.ExecContext(bg, "ROLLBACK TO w"); rerr != nil {
@@ -180,6 +181,7 @@ func runOne(c conn, fn func(tx conn) error) (err error) {
 // applied, and the clients may retry.
 func (d *Driver) abort(batch []*writeReq, cause error) {
 	_, _ = d.wconn.ExecContext(context.Background(), "ROLLBACK")
+	clear(d.queues)
 	failAll(batch, drivers.Wrap(drivers.KindUnavailable, cause, "sqlite: transaction"))
 }
 

@@ -57,6 +57,33 @@ func loadQueue(ctx context.Context, db queryer, name string) (queueRow, drivers.
 	return r, q, err
 }
 
+// queueRow returns the named queue for a message operation, from d.queues when it holds
+// the queue. Only writes use it (they hold the writer connection, which guards d.queues).
+// The cache is exact because this process is the only writer of the database (the data
+// directory's lock) and every change to a queue's row outside next_seq calls
+// forgetQueues, as does every rollback, so an entry never outlives the state it was read
+// from. Nothing is cached for a queue that does not exist.
+func (c conn) queueRow(name string) (queueRow, error) {
+	if q, ok := c.d.queues[name]; ok {
+		return q, nil
+	}
+	q, _, err := loadQueue(c.ctx, c, name)
+	if err != nil {
+		return q, err
+	}
+	if len(c.d.queues) >= maxCachedQueues {
+		clear(c.d.queues)
+	}
+	c.d.queues[name] = q
+	return q, nil
+}
+
+// maxCachedQueues bounds d.queues; past it the cache starts again from empty.
+const maxCachedQueues = 4096
+
+// forgetQueues empties the queue cache; see queueRow.
+func (c conn) forgetQueues() { clear(c.d.queues) }
+
 // checkNotDeletedRecently fails with KindDeletedRecently when name was deleted less than
 // drivers.QueueNameReuseDelay before now. A zero now (no creation time given) checks
 // nothing: there is no time to measure the delay from.
@@ -189,6 +216,7 @@ func (d *Driver) SetQueueAttributes(ctx context.Context, req drivers.SetQueueAtt
 		return drivers.Wrap(drivers.KindInternal, err, "sqlite: encode attributes")
 	}
 	return d.write(ctx, func(tx conn) error {
+		tx.forgetQueues()
 		r, err := tx.ExecContext(ctx, `UPDATE queues SET attrs = ?, retention_ns = ?, last_modified = ? WHERE name = ?`,
 			string(attrs), retentionNanos(req.Attributes), toNanos(req.Now), req.Name)
 		if err != nil {
@@ -238,6 +266,7 @@ func (d *Driver) UpdateQueueTags(ctx context.Context, req drivers.UpdateQueueTag
 // DeleteQueue removes the queue; its messages and records go with it (ON DELETE CASCADE).
 func (d *Driver) DeleteQueue(ctx context.Context, req drivers.DeleteQueueRequest) error {
 	return d.write(ctx, func(tx conn) error {
+		tx.forgetQueues()
 		r, err := tx.ExecContext(ctx, `DELETE FROM queues WHERE name = ?`, req.Name)
 		if err != nil {
 			return err
@@ -272,6 +301,7 @@ func (d *Driver) PurgeQueue(ctx context.Context, req drivers.PurgeQueueRequest) 
 		if _, err := tx.ExecContext(ctx, `DELETE FROM dedup WHERE queue_id = ?`, q.id); err != nil {
 			return err
 		}
+		tx.forgetQueues()
 		_, err = tx.ExecContext(ctx, `UPDATE queues SET last_purge = ? WHERE id = ?`, now, q.id)
 		return err
 	})

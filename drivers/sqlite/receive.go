@@ -91,7 +91,7 @@ func (d *Driver) ReceiveMessages(ctx context.Context, req drivers.ReceiveMessage
 	var res drivers.ReceiveMessagesResult
 	err := d.write(ctx, func(tx conn) error {
 		res = drivers.ReceiveMessagesResult{}
-		q, _, err := loadQueue(ctx, tx, req.Name)
+		q, err := tx.queueRow(req.Name)
 		if err != nil {
 			return err
 		}
@@ -198,7 +198,7 @@ func redriveTarget(ctx context.Context, tx conn, q queueRow) (*queueRow, int32, 
 	if rp == nil || rp.MaxReceiveCount <= 0 || rp.DeadLetterQueue == "" || rp.DeadLetterQueue == q.name {
 		return nil, 0, nil
 	}
-	dlq, _, err := loadQueue(ctx, tx, rp.DeadLetterQueue)
+	dlq, err := tx.queueRow(rp.DeadLetterQueue)
 	if drivers.KindOf(err) == drivers.KindNotFound {
 		return nil, 0, nil
 	}

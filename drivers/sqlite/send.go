@@ -51,7 +51,7 @@ func (d *Driver) SendMessages(ctx context.Context, req drivers.SendMessagesReque
 	now := toNanos(req.Now)
 	err := d.write(ctx, func(tx conn) error {
 		res.Entries = make([]drivers.SendEntryResult, 0, len(req.Entries))
-		q, _, err := loadQueue(ctx, tx, req.Name)
+		q, err := tx.queueRow(req.Name)
 		if err != nil {
 			return err
 		}

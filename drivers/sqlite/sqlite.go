@@ -45,6 +45,9 @@ type Driver struct {
 	// stmts caches statements prepared on wconn (parsing SQL costs more than running
 	// these small statements); used only while holding sem.
 	stmts map[string]*sql.Stmt
+	// queues caches queue rows for message operations (see conn.queueRow); used only
+	// while holding sem.
+	queues map[string]queueRow
 	// pending are writes waiting for the next transaction (see write).
 	pmu     sync.Mutex
 	pending []*writeReq
@@ -76,7 +79,7 @@ func Open(ctx context.Context, o Options) (*Driver, error) {
 	if busy <= 0 {
 		busy = 5000
 	}
-	d := &Driver{memory: o.DataDir == MemoryDataDir, sem: make(chan struct{}, 1), stmts: map[string]*sql.Stmt{}}
+	d := &Driver{memory: o.DataDir == MemoryDataDir, sem: make(chan struct{}, 1), stmts: map[string]*sql.Stmt{}, queues: map[string]queueRow{}}
 	dsn := "file::memory:?" + dsnParams(busy, false)
 	if !d.memory {
 		if err := os.MkdirAll(o.DataDir, 0o750); err != nil {
