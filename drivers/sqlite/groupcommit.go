@@ -132,8 +132,14 @@ func (d *Driver) runPending() {
 			close(r.done)
 		}
 	}()
+	// The transaction-control statements run prepared, like the writes' own. A write
+	// alone in its transaction needs no savepoint: if it fails, the whole transaction
+	// is rolled back.
 	bg := context.Background()
-	if _, err := d.wconn.ExecContext(bg, "BEGIN IMMEDIATE"); err != nil {
+	tc := conn{d: d, ctx: bg}
+	exec := func(q string) error { _, err := tc.ExecContext(bg, q); return err }
+	solo := len(batch) == 1
+	if err := exec("BEGIN IMMEDIATE"); err != nil {
 		failAll(batch, classify(err, "sqlite: begin"))
 		return
 	}
@@ -142,26 +148,34 @@ func (d *Driver) runPending() {
 			r.err = err // gave up before its turn: nothing of it runs
 			continue
 		}
-		if _, err := d.wconn.ExecContext(bg, "SAVEPOINT w"); err != nil {
-			d.abort(batch, err)
-			return
+		if !solo {
+			if err := exec("SAVEPOINT w"); err != nil {
+				d.abort(batch, err)
+				return
+			}
 		}
 		if err := runOne(conn{d: d, ctx: context.WithoutCancel(r.ctx)}, r.fn); err != nil {
 			r.err = classify(err, "sqlite")
 			clear(d.queues) // the rolled-back write may have read or changed a queue's row
+			if solo {
+				_ = exec("ROLLBACK") // fails only when SQLite has rolled back already
+				return
+			}
 			// ROLLBACK TO fails when SQLite already rolled back the whole transaction
 			// (after an I/O error, for instance): then nothing in the group is applied.
-			if _, rerr := d.wconn.ExecContext(bg, "ROLLBACK TO w"); rerr != nil {
-				d.abort(batch, rerr)
+			if err := exec("ROLLBACK TO w"); err != nil {
+				d.abort(batch, err)
 				return
 			}
 		}
-		if _, err := d.wconn.ExecContext(bg, "RELEASE w"); err != nil {
-			d.abort(batch, err)
-			return
+		if !solo {
+			if err := exec("RELEASE w"); err != nil {
+				d.abort(batch, err)
+				return
+			}
 		}
 	}
-	if _, err := d.wconn.ExecContext(bg, "COMMIT"); err != nil {
+	if err := exec("COMMIT"); err != nil {
 		d.abort(batch, err)
 	}
 }
@@ -180,7 +194,7 @@ func runOne(c conn, fn func(tx conn) error) (err error) {
 // abort rolls the transaction back and fails every write of the group: none of it is
 // applied, and the clients may retry.
 func (d *Driver) abort(batch []*writeReq, cause error) {
-	_, _ = d.wconn.ExecContext(context.Background(), "ROLLBACK")
+	_, _ = conn{d: d, ctx: context.Background()}.ExecContext(context.Background(), "ROLLBACK")
 	clear(d.queues)
 	failAll(batch, drivers.Wrap(drivers.KindUnavailable, cause, "sqlite: transaction"))
 }
