@@ -17,6 +17,8 @@
 #   fauxqs, local-aws-sqs   from npm (pinned versions), started by a launcher that binds
 #            127.0.0.1 (fauxqs binds 0.0.0.0 by itself)
 #   moto     where a python3 with moto's server is installed
+#   floor    anysqs-load --mode floor: net/http and JSON answering without storing
+#            anything, the least CPU per call an SQS server on Go can cost here
 # A peer whose install fails is left out with a note. Every server is checked to listen
 # on loopback addresses only before any load is sent; one that does not is stopped.
 set -euo pipefail
@@ -216,6 +218,9 @@ if [ -n "$dsn" ]; then
     vacuum_on_sweep: $vacuum"
 fi
 
+# The floor: net/http and JSON with nothing stored, what any SQS server on Go pays per call.
+port=$(free_port)
+start floor "$port" "$work/anysqs-load" --mode floor --listen "127.0.0.1:$port"
 if [ -x "$cache/goaws-$GOAWS_VERSION" ]; then
 	port=$(free_port)
 	printf 'Local:\n  Host: 127.0.0.1\n  Port: %s\n  Region: us-east-1\n  AccountId: "000000000000"\n  LogToFile: false\n  QueueAttributeDefaults:\n    VisibilityTimeout: 30\n    ReceiveMessageWaitTimeSeconds: 0\n' "$port" >"$work/goaws.yaml"

@@ -31,6 +31,9 @@
 //	        --samples send → receive → delete cycles on queues picked at random
 //	longpolls  holds --polls 20-second long polls on one empty queue at once and
 //	        reports the gateway's resident memory (--gateway-pid) before and meanwhile
+//	floor   serves, on --listen, an SQS server that stores nothing and answers with the
+//	        least work net/http and JSON allow (floor.go); make bench-peers measures it
+//	        as the floor under every server's CPU per call
 //	suite   closed Standard and FIFO, batch 1 and 10, then open at 300 and 1000 calls/s,
 //	        every path; prints Markdown tables with the ratios and the gateway path's CPU
 //	        budget against plain SQL (make bench-postgres)
@@ -91,7 +94,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var o options
 	fs := flag.NewFlagSet("anysqs-load", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&o.mode, "mode", "suite", "closed, open, suite, peers, depth, queues or longpolls")
+	fs.StringVar(&o.mode, "mode", "suite", "closed, open, suite, peers, depth, queues, longpolls, or floor (serve the floor server on --listen)")
+	listen := fs.String("listen", "127.0.0.1:9399", "floor mode: the address to serve on")
 	fs.StringVar(&o.endpoint, "endpoint", "http://127.0.0.1:9324", "gateway URL (gateway path)")
 	fs.StringVar(&o.dsn, "dsn", os.Getenv("ANYSQS_POSTGRES_DSN"), "the gateway's PostgreSQL database (driver and sql paths)")
 	fs.StringVar(&o.schema, "schema", "anysqs", "the driver's schema")
@@ -123,6 +127,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cpuProfile := fs.String("cpuprofile", "", "write the load generator's own CPU profile to this file")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if o.mode == "floor" {
+		return runFloor(ctx, *listen, stdout)
 	}
 	if o.batch < 1 || o.batch > 10 {
 		return errors.New("--batch must be 1..10")
