@@ -145,7 +145,8 @@ type Driver interface {
 	// req.WaitTime for a message before answering empty; others answer at once.
 	// NextVisibleAt is the earliest future time at which a message that is now delayed or
 	// in flight becomes visible (zero if none or unknown), so the gateway's long poll can
-	// wake for it without polling.
+	// wake for it without polling. The gateway reads it only when no message was
+	// returned, so a driver may leave it zero otherwise.
 	ReceiveMessages(ctx context.Context, req ReceiveMessagesRequest) (ReceiveMessagesResult, error)
 
 	// DeleteMessages deletes messages by receipt handle. A handle this driver did not

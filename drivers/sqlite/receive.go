@@ -109,6 +109,9 @@ func (d *Driver) ReceiveMessages(ctx context.Context, req drivers.ReceiveMessage
 		if res.Messages, err = d.claimMessages(ctx, tx, q, req, now); err != nil {
 			return err
 		}
+		if len(res.Messages) > 0 {
+			return nil // NextVisibleAt matters only to a receive that found nothing
+		}
 		var next sql.NullInt64
 		if err := tx.QueryRowContext(ctx, `SELECT MIN(visible_at) FROM messages WHERE queue_id = ? AND visible_at > ?`,
 			q.id, now).Scan(&next); err != nil {
