@@ -19,19 +19,21 @@ func toSQSError(err error) *sqserr.Error {
 	if errors.As(err, &se) {
 		return se
 	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return sqserr.New(sqserr.ServiceUnavailable, "the request was cancelled before the backend answered")
-	}
 	return driverError(err, "")
 }
 
-// driverError maps a driver error kind to its SQS error; queue, when known, names the queue.
+// driverError maps a driver error kind to its SQS error; queue, when known, names the
+// queue. A bare context error (the request ended, or a timeout of the driver's own) is
+// retryable, not an internal error.
 func driverError(err error, queue string) *sqserr.Error {
 	var de *drivers.Error
-	if !errors.As(err, &de) {
-		return sqserr.New(sqserr.InternalError, "internal error")
+	if errors.As(err, &de) {
+		return kindError(de, queue)
 	}
-	return kindError(de, queue)
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return sqserr.New(sqserr.ServiceUnavailable, "the request was cancelled before the backend answered")
+	}
+	return sqserr.New(sqserr.InternalError, "internal error")
 }
 
 // kindError maps one driver error to its SQS error, keeping the backend's retry hint.

@@ -1,6 +1,9 @@
 package gateway
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -65,6 +68,24 @@ func TestRetryAfter(t *testing.T) {
 	for _, tc := range cases {
 		if got := retryAfter(tc.d); got != tc.want {
 			t.Errorf("retryAfter(%v) = %s, want %s", tc.d, got, tc.want)
+		}
+	}
+}
+
+// TestBareErrorsMapped: a driver that returns a context error of its own (a timeout, or a
+// call cut short) leaves the client a retryable ServiceUnavailable, not an InternalError.
+func TestBareErrorsMapped(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		code sqserr.Code
+	}{
+		{context.Canceled, sqserr.ServiceUnavailable},
+		{fmt.Errorf("waiting: %w", context.DeadlineExceeded), sqserr.ServiceUnavailable},
+		{errors.New("something else"), sqserr.InternalError},
+		{drivers.Wrap(drivers.KindNotFound, context.Canceled, "gone"), sqserr.QueueDoesNotExist},
+	} {
+		if got := driverError(tc.err, "q1").Code; got != tc.code {
+			t.Errorf("driverError(%v) = %s, want %s", tc.err, got, tc.code)
 		}
 	}
 }

@@ -140,11 +140,24 @@ func TestErrorsCrossIntact(t *testing.T) {
 		}
 	}
 	for _, want := range []error{context.Canceled, context.DeadlineExceeded} {
-		if got := fromStatus(ctx, "p", wireStatus(t, toStatus(want))); got != want {
-			t.Errorf("got %v, want %v as it is", got, want)
+		// With the caller's context live, the plugin's side gave up or the connection
+		// closed under the call (a restart): retryable, never an internal error.
+		got := fromStatus(ctx, "p", wireStatus(t, toStatus(want)))
+		if !errors.Is(got, want) || drivers.KindOf(got) != drivers.KindUnavailable {
+			t.Errorf("got %v (kind %v), want KindUnavailable wrapping %v", got, drivers.KindOf(got), want)
+		}
+		closing := status.Error(codes.Canceled, "grpc: the client connection is closing")
+		if got := fromStatus(ctx, "p", closing); drivers.KindOf(got) != drivers.KindUnavailable {
+			t.Errorf("a call cut by its connection closing: got %v (kind %v), want KindUnavailable", got, drivers.KindOf(got))
+		}
+		// The caller's own end is returned as it is.
+		done, cancel := context.WithCancel(ctx)
+		cancel()
+		if got := fromStatus(done, "p", wireStatus(t, toStatus(want))); got != context.Canceled {
+			t.Errorf("caller cancelled: got %v, want context.Canceled", got)
 		}
 		wrapped := drivers.Wrap(drivers.KindUnavailable, want, "waiting")
-		got := fromStatus(ctx, "p", wireStatus(t, toStatus(wrapped)))
+		got = fromStatus(ctx, "p", wireStatus(t, toStatus(wrapped)))
 		if !errors.Is(got, want) || drivers.KindOf(got) != drivers.KindUnavailable || got.Error() != wrapped.Error() {
 			t.Errorf("got %v (kind %v), want %v wrapping %v", got, drivers.KindOf(got), wrapped, want)
 		}

@@ -122,7 +122,7 @@ func toStatus(err error) error {
 // fromStatus is the host side: the error a driver method returns for a failed call.
 // A status without our detail is the transport's own (the plugin died, hangs, or is not
 // one of ours): the outcome is unknown, so the call fails KindUnavailable, which the
-// client may retry. The caller's own cancellation is returned as it is.
+// client may retry. Only the caller's own cancellation is returned as it is.
 func fromStatus(ctx context.Context, name string, err error) error {
 	if err == nil {
 		return nil
@@ -142,13 +142,18 @@ func fromStatus(ctx context.Context, name string, err error) error {
 			return fromErrorDetail(e)
 		}
 	}
+	// The caller's context is live (checked above). A Canceled or DeadlineExceeded status
+	// then means the plugin's side gave up, or the connection to it was closed under the
+	// call (gRPC cancels the calls of a connection that closes, as a restart does): the
+	// outcome is unknown, like any transport failure.
+	cause := errors.New(st.Message())
 	switch st.Code() {
 	case codes.Canceled:
-		return context.Canceled
+		cause = context.Canceled
 	case codes.DeadlineExceeded:
-		return context.DeadlineExceeded
+		cause = context.DeadlineExceeded
 	}
-	return drivers.Wrap(drivers.KindUnavailable, errors.New(st.Message()), "plugin "+name+" ("+st.Code().String()+")")
+	return drivers.Wrap(drivers.KindUnavailable, cause, "plugin "+name+" ("+st.Code().String()+")")
 }
 
 // transportFailure reports whether err, a failed call's error, says the connection to
