@@ -6,8 +6,9 @@
 // Every write method runs in a BEGIN IMMEDIATE transaction and returns only after
 // COMMIT, with the database in WAL mode and synchronous=FULL, so a success survives a
 // crash of the process and of the machine. Writes that arrive while a transaction runs
-// are committed together (group commit, one fsync), each in its own SAVEPOINT, so a
-// failing write leaves the others applied and is itself not applied at all. A write
+// are committed together (group commit, one fsync), each in its own SAVEPOINT when
+// there are several, so a failing write leaves the others applied and is itself not
+// applied at all. A write
 // that has started finishes even if its caller's context ends (SQLite would answer an
 // interrupt by rolling back the whole group); one still queued is withdrawn. A receive claims messages, moves messages
 // past their queue's maxReceiveCount to the dead-letter queue (a message whose receive
@@ -52,6 +53,8 @@
 // second process would not wake this gateway's long polls. Writes go through one connection, queued in the driver
 // (SQLite has one writer at a time anyway); on disk, reads (GetQueue, ListQueues,
 // QueueStats) use a small pool of their own, while in memory mode they share the writer.
+// Sends, receives and deletes take their queue's row from memory: being the only writer,
+// the driver drops those rows on every change to a queue and on every rollback.
 //
 // On disk every write call waits for an fsync of the WAL; concurrent writes share one
 // transaction and one fsync (group commit), so batches and concurrency both divide that
@@ -62,9 +65,9 @@
 // of blocked groups, not with the backlog (BenchmarkFIFOBacklog, BenchmarkFIFODelayed).
 // Figures: docs/backends/sqlite.md and docs/performance.md.
 //
-// KmsMasterKeyId, KmsDataKeyReusePeriodSeconds, SqsManagedSseEnabled, Policy and
+// KmsMasterKeyId, KmsDataKeyReusePeriodSeconds, SqsManagedSseEnabled and
 // FifoThroughputLimit are stored and returned without effect (declared Degraded): the
-// database file is not encrypted and access policies are not evaluated.
+// database file is not encrypted. Policy is stored here and enforced by the gateway.
 //
 // # Configuration
 //
