@@ -38,6 +38,11 @@ func runFloor(ctx context.Context, addr string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	return serveFloorOn(ctx, ln, stdout)
+}
+
+// serveFloorOn serves on ln until ctx ends.
+func serveFloorOn(ctx context.Context, ln net.Listener, stdout io.Writer) error {
 	var seq atomic.Uint64
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		serveFloor(w, r, &seq)

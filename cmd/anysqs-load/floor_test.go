@@ -16,11 +16,10 @@ func TestFloorServerAnswersTheSDK(t *testing.T) {
 		t.Fatal(err)
 	}
 	addr := ln.Addr().String()
-	ln.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
 	var banner bytes.Buffer
-	go func() { served <- runFloor(ctx, addr, &banner) }()
+	go func() { served <- serveFloorOn(ctx, ln, &banner) }()
 	defer func() {
 		cancel()
 		if err := <-served; err != nil {
