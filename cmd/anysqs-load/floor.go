@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/md5"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+
+	"github.com/anysqs/anysqs/gateway/message"
 )
 
 // The floor server answers the calls this load generator makes (JSON protocol) with the
@@ -25,12 +25,7 @@ import (
 // floorBody is the body of every message the floor server hands out.
 const floorBody = "anysqs-load floor server message"
 
-var floorBodyMD5 = md5Hex(floorBody)
-
-func md5Hex(s string) string {
-	sum := md5.Sum([]byte(s))
-	return hex.EncodeToString(sum[:])
-}
+var floorBodyMD5 = message.MD5OfBody(floorBody)
 
 // runFloor serves on addr until ctx ends.
 func runFloor(ctx context.Context, addr string, stdout io.Writer) error {
@@ -93,11 +88,11 @@ func serveFloor(w http.ResponseWriter, r *http.Request, seq *atomic.Uint64) {
 	case "CreateQueue":
 		out = map[string]string{"QueueUrl": "http://" + r.Host + "/000000000000/" + req.QueueName}
 	case "SendMessage":
-		out = floorMessage{MessageID: id(), MD5OfMessage: md5Hex(req.MessageBody)}
+		out = floorMessage{MessageID: id(), MD5OfMessage: message.MD5OfBody(req.MessageBody)}
 	case "SendMessageBatch":
 		ok := make([]floorMessage, len(req.Entries))
 		for i, e := range req.Entries {
-			ok[i] = floorMessage{ID: e.ID, MessageID: id(), MD5OfMessage: md5Hex(e.MessageBody)}
+			ok[i] = floorMessage{ID: e.ID, MessageID: id(), MD5OfMessage: message.MD5OfBody(e.MessageBody)}
 		}
 		out = map[string]any{"Successful": ok, "Failed": []any{}}
 	case "ReceiveMessage":
