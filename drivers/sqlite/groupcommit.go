@@ -156,7 +156,7 @@ func (d *Driver) runPending() {
 		}
 		if err := runOne(conn{d: d, ctx: context.WithoutCancel(r.ctx)}, r.fn); err != nil {
 			r.err = classify(err, "sqlite")
-			clear(d.queues) // the rolled-back write may have read or changed a queue's row
+			d.forgetQueues() // the rolled-back write may have read or changed a queue's row
 			if solo {
 				_ = exec("ROLLBACK") // fails only when SQLite has rolled back already
 				return
@@ -195,7 +195,7 @@ func runOne(c conn, fn func(tx conn) error) (err error) {
 // applied, and the clients may retry.
 func (d *Driver) abort(batch []*writeReq, cause error) {
 	_, _ = conn{d: d, ctx: context.Background()}.ExecContext(context.Background(), "ROLLBACK")
-	clear(d.queues)
+	d.forgetQueues()
 	failAll(batch, drivers.Wrap(drivers.KindUnavailable, cause, "sqlite: transaction"))
 }
 

@@ -72,7 +72,7 @@ func (c conn) queueRow(name string) (queueRow, error) {
 		return q, err
 	}
 	if len(c.d.queues) >= maxCachedQueues {
-		clear(c.d.queues)
+		c.d.forgetQueues()
 	}
 	c.d.queues[name] = q
 	return q, nil
@@ -81,8 +81,8 @@ func (c conn) queueRow(name string) (queueRow, error) {
 // maxCachedQueues bounds d.queues; past it the cache starts again from empty.
 const maxCachedQueues = 4096
 
-// forgetQueues empties the queue cache; see queueRow.
-func (c conn) forgetQueues() { clear(c.d.queues) }
+// forgetQueues empties the queue cache; see conn.queueRow.
+func (d *Driver) forgetQueues() { clear(d.queues) }
 
 // checkNotDeletedRecently fails with KindDeletedRecently when name was deleted less than
 // drivers.QueueNameReuseDelay before now. A zero now (no creation time given) checks
@@ -216,7 +216,7 @@ func (d *Driver) SetQueueAttributes(ctx context.Context, req drivers.SetQueueAtt
 		return drivers.Wrap(drivers.KindInternal, err, "sqlite: encode attributes")
 	}
 	return d.write(ctx, func(tx conn) error {
-		tx.forgetQueues()
+		tx.d.forgetQueues()
 		r, err := tx.ExecContext(ctx, `UPDATE queues SET attrs = ?, retention_ns = ?, last_modified = ? WHERE name = ?`,
 			string(attrs), retentionNanos(req.Attributes), toNanos(req.Now), req.Name)
 		if err != nil {
@@ -266,7 +266,7 @@ func (d *Driver) UpdateQueueTags(ctx context.Context, req drivers.UpdateQueueTag
 // DeleteQueue removes the queue; its messages and records go with it (ON DELETE CASCADE).
 func (d *Driver) DeleteQueue(ctx context.Context, req drivers.DeleteQueueRequest) error {
 	return d.write(ctx, func(tx conn) error {
-		tx.forgetQueues()
+		tx.d.forgetQueues()
 		r, err := tx.ExecContext(ctx, `DELETE FROM queues WHERE name = ?`, req.Name)
 		if err != nil {
 			return err
@@ -301,7 +301,7 @@ func (d *Driver) PurgeQueue(ctx context.Context, req drivers.PurgeQueueRequest) 
 		if _, err := tx.ExecContext(ctx, `DELETE FROM dedup WHERE queue_id = ?`, q.id); err != nil {
 			return err
 		}
-		tx.forgetQueues()
+		tx.d.forgetQueues()
 		_, err = tx.ExecContext(ctx, `UPDATE queues SET last_purge = ? WHERE id = ?`, now, q.id)
 		return err
 	})

@@ -133,7 +133,7 @@ func (d *Driver) claimMessages(ctx context.Context, tx conn, q queueRow, req dri
 	if max <= 0 {
 		max = 1
 	}
-	dlq, maxCount, err := redriveTarget(ctx, tx, q)
+	dlq, maxCount, err := redriveTarget(tx, q)
 	if err != nil {
 		return nil, err
 	}
@@ -196,7 +196,7 @@ func (d *Driver) claimMessages(ctx context.Context, tx conn, q queueRow, req dri
 
 // redriveTarget returns the queue's dead-letter queue, or nil when it has none (or the
 // named queue no longer exists, in which case messages are delivered as usual).
-func redriveTarget(ctx context.Context, tx conn, q queueRow) (*queueRow, int32, error) {
+func redriveTarget(tx conn, q queueRow) (*queueRow, int32, error) {
 	rp := q.attrs.RedrivePolicy
 	if rp == nil || rp.MaxReceiveCount <= 0 || rp.DeadLetterQueue == "" || rp.DeadLetterQueue == q.name {
 		return nil, 0, nil
