@@ -23,6 +23,7 @@
 # on loopback addresses only before any load is sent; one that does not is stopped.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/lib/bench.sh
 repo=$PWD
 out=${OUT:-$repo/bench-peers-out}
 cache=${XDG_CACHE_HOME:-$HOME/.cache}/anysqs-bench-peers
@@ -46,25 +47,6 @@ cleanup() {
 	rm -rf "$work"
 }
 trap cleanup EXIT
-
-# free_port prints a TCP port nothing listens on.
-free_port() {
-	local p
-	while :; do
-		p=$((20000 + RANDOM % 20000))
-		ss -Htln "sport = :$p" | grep -q . || { echo "$p"; return; }
-	done
-}
-
-# wait_port waits until 127.0.0.1:$1 accepts connections (process $2 must stay up).
-wait_port() {
-	for _ in $(seq 1 300); do
-		(exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
-		kill -0 "$2" 2>/dev/null || return 1
-		sleep 0.1
-	done
-	return 1
-}
 
 # loopback_only checks that process $1 and its children listen on loopback addresses only.
 loopback_only() {
@@ -186,12 +168,9 @@ if command -v initdb >/dev/null && command -v pg_ctl >/dev/null && { [ "$(id -u)
 	dsn="postgres://postgres@127.0.0.1:$pg_port/postgres?sslmode=disable"
 	note "PostgreSQL of our own on 127.0.0.1:$pg_port (pid $pg_pid, autovacuum $(psql "$dsn" -Atc 'show autovacuum'))"
 elif [ -n "${ANYSQS_TEST_POSTGRES_DSN:-}" ]; then
-	server=$ANYSQS_TEST_POSTGRES_DSN
-	db="anysqs_peers_$(od -An -N4 -tx1 /dev/urandom | tr -d ' \n')"
-	psql "$server" -qAt -c "CREATE DATABASE $db" >/dev/null
-	scratch_db=$db
-	dsn=$(printf '%s' "$server" | sed -E "s#/[^/?]*(\?|$)#/$db\1#")
-	note "PostgreSQL at \$ANYSQS_TEST_POSTGRES_DSN, database $db (autovacuum $(psql "$dsn" -Atc 'show autovacuum'))"
+	scratch=$(scratch_database anysqs_peers)
+	scratch_db=${scratch%%$'\n'*} dsn=${scratch#*$'\n'}
+	note "PostgreSQL at \$ANYSQS_TEST_POSTGRES_DSN, database $scratch_db (autovacuum $(psql "$dsn" -Atc 'show autovacuum'))"
 fi
 # Without the server's autovacuum the driver vacuums its tables itself (docs/backends/postgres.md).
 vacuum=false

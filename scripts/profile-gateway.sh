@@ -11,6 +11,7 @@
 # them (--batch 10). Writes DIR/BACKEND.pprof and DIR/BACKEND.top (default ./profile-out).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/lib/bench.sh
 bin= loadbin= out=profile-out
 while getopts b:l:o: opt; do
 	case $opt in
@@ -27,7 +28,7 @@ work=$(mktemp -d)
 gw= db=
 cleanup() {
 	[ -n "$gw" ] && kill "$gw" 2>/dev/null && wait "$gw" 2>/dev/null
-	[ -n "$db" ] && psql "$ANYSQS_TEST_POSTGRES_DSN" -qAt -c "DROP DATABASE IF EXISTS $db" >/dev/null
+	[ -n "$db" ] && psql "$ANYSQS_TEST_POSTGRES_DSN" -qAt -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" >/dev/null
 	rm -rf "$work"
 }
 trap cleanup EXIT
@@ -39,7 +40,6 @@ if [ -z "$loadbin" ]; then
 	go build -o "$work/anysqs-load" ./cmd/anysqs-load
 	loadbin=$work/anysqs-load
 fi
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 port=$(free_port)
 pport=$(free_port)
 case $backend in
@@ -47,9 +47,8 @@ sqlite) opts="data_dir: $work/data" ;;
 sqlite-memory) opts='data_dir: ":memory:"' ;;
 postgres)
 	: "${ANYSQS_TEST_POSTGRES_DSN:?postgres needs ANYSQS_TEST_POSTGRES_DSN (eval \"\$(scripts/test-env.sh)\")}"
-	db="anysqs_profile_$(od -An -N4 -tx1 /dev/urandom | tr -d ' \n')"
-	psql "$ANYSQS_TEST_POSTGRES_DSN" -qAt -c "CREATE DATABASE $db" >/dev/null
-	dsn=$(printf '%s' "$ANYSQS_TEST_POSTGRES_DSN" | sed -E "s#/[^/?]*(\?|$)#/$db\1#")
+	scratch=$(scratch_database anysqs_profile)
+	db=${scratch%%$'\n'*} dsn=${scratch#*$'\n'}
 	opts="dsn: \"$dsn\""
 	backend_name=postgres ;;
 *) echo "unknown backend $backend" >&2; exit 2 ;;
@@ -58,10 +57,7 @@ printf 'listen: 127.0.0.1:%s\nlog_level: warn\nbackend:\n  name: %s\n  options:\
 	"$port" "${backend_name:-sqlite}" "$opts" >"$work/config.yaml"
 "$bin" serve --config "$work/config.yaml" --pprof "127.0.0.1:$pport" &
 gw=$!
-for _ in $(seq 100); do
-	curl -fs -o /dev/null "http://127.0.0.1:$pport/debug/pprof/" && break
-	sleep 0.1
-done
+wait_port "$pport" "$gw" || { echo "the gateway did not start" >&2; exit 1; }
 mkdir -p "$out"
 "$loadbin" --mode closed --paths gateway --endpoint "http://127.0.0.1:$port" --gateway-pid "$gw" \
 	--workers 16 --batch 1 --warmup 4s --duration 22s "$@" >"$work/load.txt" &
