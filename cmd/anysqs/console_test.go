@@ -1,15 +1,12 @@
 package main
 
 import (
-	"bufio"
-	"context"
 	"encoding/json"
 	"html"
 	"io"
 	"net/http"
 	"net/url"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -21,35 +18,9 @@ import (
 // configuration docs/compat/sqlite.json was made with), and returns the API and admin URLs.
 func startConsoleGateway(t *testing.T) (api, admin string) {
 	t.Helper()
-	dir := t.TempDir()
-	cfg := filepath.Join(dir, "console.yaml")
-	body := "listen: 127.0.0.1:0\nadmin_listen: 127.0.0.1:0\nconsole: true\nbackend:\n  name: sqlite\n  options:\n    data_dir: ./data\n" +
-		"auth:\n  credentials:\n    - {access_key_id: AKIAMQTEST, secret_access_key: mq-secret}\n"
-	if err := os.WriteFile(cfg, []byte(body), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	logs, logw := io.Pipe()
-	done := make(chan error, 1)
-	go func() { done <- run(ctx, []string{"serve", "--config", cfg}, io.Discard, logw); logw.Close() }()
-	addrs := map[string]string{}
-	sc := bufio.NewScanner(logs)
-	for len(addrs) < 2 && sc.Scan() {
-		for _, what := range []string{"anysqs listening", "admin listening"} {
-			if strings.Contains(sc.Text(), what) {
-				_, a, _ := strings.Cut(sc.Text(), " addr=")
-				addrs[what], _, _ = strings.Cut(a, " ")
-			}
-		}
-	}
-	go func() { _, _ = io.Copy(io.Discard, logs) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("serve: %v", err)
-		}
-	})
-	return "http://" + addrs["anysqs listening"], "http://" + addrs["admin listening"]
+	api, admin = serveT(t, t.TempDir(), "listen: 127.0.0.1:0\nadmin_listen: 127.0.0.1:0\nconsole: true\nbackend:\n  name: sqlite\n  options:\n    data_dir: ./data\n"+
+		"auth:\n  credentials:\n    - {access_key_id: AKIAMQTEST, secret_access_key: mq-secret}\n")
+	return "http://" + api, "http://" + admin
 }
 
 func TestConsole(t *testing.T) {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -11,7 +10,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -57,33 +55,9 @@ func TestServeFirestoreConfig(t *testing.T) {
 	cfgText := regexp.MustCompile(`(?m)^listen: .*$`).ReplaceAllString(string(raw), "listen: 127.0.0.1:0\nadmin_listen: 127.0.0.1:0")
 	cfgText = regexp.MustCompile(`(?m)^(\s+project:) \S+`).ReplaceAllString(cfgText, "$1 "+project)
 	cfgText = regexp.MustCompile(`(?m)^(\s+emulator_host:) \S+`).ReplaceAllString(cfgText, "$1 "+emu)
-	cfg := filepath.Join(t.TempDir(), "firestore.yaml")
-	if err := os.WriteFile(cfg, []byte(cfgText), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	logs, logw := io.Pipe()
-	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, []string{"serve", "--config", cfg}, io.Discard, logw)
-		logw.Close()
-	}()
-	addrs := map[string]string{}
-	sc := bufio.NewScanner(logs)
-	for len(addrs) < 2 && sc.Scan() {
-		for _, what := range []string{"anysqs listening", "admin listening"} {
-			if strings.Contains(sc.Text(), what) {
-				_, addr, _ := strings.Cut(sc.Text(), " addr=")
-				addrs[what], _, _ = strings.Cut(addr, " ")
-			}
-		}
-	}
-	go func() { _, _ = io.Copy(io.Discard, logs) }()
-	if len(addrs) < 2 {
-		t.Fatalf("serve stopped before listening: %v", <-done)
-	}
-	url := "http://" + addrs["anysqs listening"]
+	api, admin := serveT(t, t.TempDir(), cfgText)
+	url := "http://" + api
+	ctx := context.Background()
 
 	// aws-sdk-go-v2, JSON protocol.
 	c := sqs.New(sqs.Options{Region: "us-east-1", BaseEndpoint: aws.String(url),
@@ -140,7 +114,7 @@ func TestServeFirestoreConfig(t *testing.T) {
 	}
 
 	// The driver's own series reach /metrics.
-	resp, err := http.Get("http://" + addrs["admin listening"] + "/metrics")
+	resp, err := http.Get("http://" + admin + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,9 +124,5 @@ func TestServeFirestoreConfig(t *testing.T) {
 		if !strings.Contains(string(metrics), want) {
 			t.Fatalf("/metrics lacks %s", want)
 		}
-	}
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatalf("serve: %v", err)
 	}
 }

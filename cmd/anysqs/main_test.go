@@ -206,31 +206,8 @@ func TestServeRejectsUnknownConfigKey(t *testing.T) {
 // TestServeAdminListener runs the gateway with admin_listen and checks what operators
 // poll: /healthz, /readyz, and /metrics counting requests by action and outcome.
 func TestServeAdminListener(t *testing.T) {
-	cfg := filepath.Join(t.TempDir(), "admin.yaml")
-	body := "listen: 127.0.0.1:0\nadmin_listen: 127.0.0.1:0\nbackend:\n  name: sqlite\n  options:\n    data_dir: \":memory:\"\n"
-	if err := os.WriteFile(cfg, []byte(body), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	logs, logw := io.Pipe()
-	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, []string{"serve", "--config", cfg}, io.Discard, logw)
-		logw.Close()
-	}()
-	// The log says where each listener is; both lines come before serving starts.
-	addrs := map[string]string{}
-	sc := bufio.NewScanner(logs)
-	for len(addrs) < 2 && sc.Scan() {
-		for _, what := range []string{"anysqs listening", "admin listening"} {
-			if strings.Contains(sc.Text(), what) {
-				_, addr, _ := strings.Cut(sc.Text(), " addr=")
-				addrs[what], _, _ = strings.Cut(addr, " ")
-			}
-		}
-	}
-	go func() { _, _ = io.Copy(io.Discard, logs) }()
-	api, adm := "http://"+addrs["anysqs listening"], "http://"+addrs["admin listening"]
+	api, adm := serveT(t, t.TempDir(), "listen: 127.0.0.1:0\nadmin_listen: 127.0.0.1:0\nbackend:\n  name: sqlite\n  options:\n    data_dir: \":memory:\"\n")
+	api, adm = "http://"+api, "http://"+adm
 
 	call := func(action, body string) int {
 		req, _ := http.NewRequest(http.MethodPost, api+"/", strings.NewReader(body))
@@ -277,10 +254,6 @@ func TestServeAdminListener(t *testing.T) {
 		if st != 200 || !strings.Contains(metrics, want) {
 			t.Fatalf("/metrics (%d) lacks %q:\n%s", st, want, metrics)
 		}
-	}
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatalf("serve: %v", err)
 	}
 }
 

@@ -1,13 +1,11 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -16,36 +14,9 @@ import (
 // and returns its endpoint. The mq commands are tested against it over HTTP.
 func startGateway(t *testing.T) string {
 	t.Helper()
-	cfg := filepath.Join(t.TempDir(), "gw.yaml")
-	body := "listen: 127.0.0.1:0\nbackend:\n  name: sqlite\n  options:\n    data_dir: \":memory:\"\n" +
-		"auth:\n  credentials:\n    - {access_key_id: AKIAMQTEST, secret_access_key: mq-secret}\n"
-	if err := os.WriteFile(cfg, []byte(body), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	logs, logw := io.Pipe()
-	done := make(chan error, 1)
-	go func() { done <- run(ctx, []string{"serve", "--config", cfg}, io.Discard, logw); logw.Close() }()
-	var addr string
-	sc := bufio.NewScanner(logs)
-	for addr == "" && sc.Scan() {
-		if strings.Contains(sc.Text(), "anysqs listening") {
-			_, a, _ := strings.Cut(sc.Text(), " addr=")
-			addr, _, _ = strings.Cut(a, " ")
-		}
-	}
-	go func() { _, _ = io.Copy(io.Discard, logs) }()
-	if addr == "" {
-		cancel()
-		t.Fatalf("gateway did not start: %v", <-done)
-	}
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("serve: %v", err)
-		}
-	})
-	return "http://" + addr
+	api, _ := serveT(t, t.TempDir(), "listen: 127.0.0.1:0\nbackend:\n  name: sqlite\n  options:\n    data_dir: \":memory:\"\n"+
+		"auth:\n  credentials:\n    - {access_key_id: AKIAMQTEST, secret_access_key: mq-secret}\n")
+	return "http://" + api
 }
 
 // cli runs `anysqs mq --endpoint EP <args>` with the gateway's credentials and returns

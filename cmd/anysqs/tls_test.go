@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -11,13 +10,11 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"errors"
-	"io"
 	"math/big"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -100,40 +97,9 @@ func TestServeTLS(t *testing.T) {
 	certFile, keyFile := filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
 	first := newTestCA(t, "first")
 	first.install(t, certFile, keyFile, time.Now().Add(-time.Hour))
-	cfg := filepath.Join(dir, "anysqs.yaml")
-	body := "listen: 127.0.0.1:0\nadmin_listen: 127.0.0.1:0\nbackend:\n  name: sqlite\n  options:\n    data_dir: \":memory:\"\n" +
-		"tls:\n  cert_file: tls.crt\n  key_file: tls.key\nadmin_tls:\n  cert_file: tls.crt\n  key_file: tls.key\n"
-	if err := os.WriteFile(cfg, []byte(body), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	logs, logw := io.Pipe()
-	done := make(chan error, 1)
-	go func() { done <- run(ctx, []string{"serve", "--config", cfg}, io.Discard, logw); logw.Close() }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	})
-	addrRE := regexp.MustCompile(`addr=(\S+)`)
-	var addr, adminAddr string
-	sc := bufio.NewScanner(logs)
-	for addr == "" && sc.Scan() {
-		line := sc.Text()
-		if m := addrRE.FindStringSubmatch(line); m != nil {
-			switch {
-			case strings.Contains(line, "admin listening"):
-				adminAddr = m[1]
-			case strings.Contains(line, "anysqs listening"):
-				addr = m[1]
-			}
-		}
-	}
-	go func() { _, _ = io.Copy(io.Discard, logs) }()
-	if addr == "" || adminAddr == "" {
-		t.Fatalf("no listen addresses in the log (sqs %q, admin %q)", addr, adminAddr)
-	}
+	addr, adminAddr := serveT(t, dir, "listen: 127.0.0.1:0\nadmin_listen: 127.0.0.1:0\nbackend:\n  name: sqlite\n  options:\n    data_dir: \":memory:\"\n"+
+		"tls:\n  cert_file: tls.crt\n  key_file: tls.key\nadmin_tls:\n  cert_file: tls.crt\n  key_file: tls.key\n")
+	ctx := context.Background()
 
 	client := func(pool *x509.CertPool) *sqs.Client {
 		return sqs.New(sqs.Options{Region: "us-east-1", BaseEndpoint: aws.String("https://" + addr),
