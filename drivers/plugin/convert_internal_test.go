@@ -150,6 +150,10 @@ func TestErrorsCrossIntact(t *testing.T) {
 		if got := fromStatus(ctx, "p", closing); drivers.KindOf(got) != drivers.KindUnavailable {
 			t.Errorf("a call cut by its connection closing: got %v (kind %v), want KindUnavailable", got, drivers.KindOf(got))
 		}
+		// A deadline gRPC saw pass before the context did is the caller's own.
+		if got := fromStatus(pastDeadline{ctx}, "p", status.Error(codes.DeadlineExceeded, "context deadline exceeded")); got != context.DeadlineExceeded {
+			t.Errorf("caller's deadline passed, context not yet done: got %v, want context.DeadlineExceeded", got)
+		}
 		// The caller's own end is returned as it is.
 		done, cancel := context.WithCancel(ctx)
 		cancel()
@@ -183,3 +187,9 @@ func wireStatus(t *testing.T, err error) error {
 	}
 	return statusFromProto(wire(t, st))
 }
+
+// pastDeadline is a context whose deadline has passed but which does not say so yet, as
+// in the moment between gRPC's deadline timer and the context's own.
+type pastDeadline struct{ context.Context }
+
+func (pastDeadline) Deadline() (time.Time, bool) { return time.Now().Add(-time.Millisecond), true }

@@ -151,6 +151,11 @@ func fromStatus(ctx context.Context, name string, err error) error {
 	case codes.Canceled:
 		cause = context.Canceled
 	case codes.DeadlineExceeded:
+		// gRPC times the caller's deadline with its own timer, which can fire just before
+		// the context's: a deadline that has passed is the caller's own end.
+		if d, ok := ctx.Deadline(); ok && !time.Now().Before(d) {
+			return context.DeadlineExceeded
+		}
 		cause = context.DeadlineExceeded
 	}
 	return drivers.Wrap(drivers.KindUnavailable, cause, "plugin "+name+" ("+st.Code().String()+")")
