@@ -9,7 +9,6 @@ import (
 
 	"github.com/anysqs/anysqs/drivers"
 	"github.com/anysqs/anysqs/drivers/cosmos"
-	"github.com/anysqs/anysqs/drivers/cosmos/cosmostest"
 )
 
 // cosmosEmulatorKey is the Cosmos DB emulator's published well-known key.
@@ -17,7 +16,7 @@ const cosmosEmulatorKey = "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqo
 
 // cosmosOptions are the emulator's (scripts/services/cosmos.sh): @vercel/cosmosdb-server,
 // which answers 500 for a missing item (hence query reads) and takes a batch's partition
-// key per operation (hence the test transport).
+// key per operation (hence batch partition keys): the options its served config sets.
 func cosmosOptions() cosmos.Options {
 	key := os.Getenv("ANYSQS_TEST_COSMOS_KEY")
 	if key == "" {
@@ -25,7 +24,7 @@ func cosmosOptions() cosmos.Options {
 	}
 	return cosmos.Options{Endpoint: os.Getenv("ANYSQS_TEST_COSMOS_ENDPOINT"), Key: key, Database: "anysqs-conformance",
 		CreateContainer: true, QueryReads: os.Getenv("ANYSQS_TEST_COSMOS_QUERY_READS") == "1",
-		Transport: cosmostest.EmulatorTransport()}
+		InsecureSkipVerify: true, BatchPartitionKeys: os.Getenv("ANYSQS_TEST_COSMOS_BATCH_PARTITION_KEYS") == "1"}
 }
 
 var cosmosReachable = sync.OnceValue(func() error {

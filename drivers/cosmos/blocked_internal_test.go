@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/anysqs/anysqs/drivers"
-	"github.com/anysqs/anysqs/drivers/cosmos/cosmostest"
 )
 
 // TestBlockedGroupDoesNotFillWindow: a group with a message in flight and more waiting
@@ -24,7 +23,7 @@ func TestBlockedGroupDoesNotFillWindow(t *testing.T) {
 	ctx := context.Background()
 	o := Options{Endpoint: ep, Key: "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw==",
 		Database: "anysqs-test", Container: "bw" + newID(), CreateContainer: true,
-		QueryReads: os.Getenv("ANYSQS_TEST_COSMOS_QUERY_READS") == "1", Transport: cosmostest.EmulatorTransport()}
+		InsecureSkipVerify: true, QueryReads: os.Getenv("ANYSQS_TEST_COSMOS_QUERY_READS") == "1", BatchPartitionKeys: os.Getenv("ANYSQS_TEST_COSMOS_BATCH_PARTITION_KEYS") == "1"}
 	d, err := Open(ctx, o)
 	if err != nil {
 		t.Fatal(err)

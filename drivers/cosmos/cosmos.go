@@ -44,8 +44,12 @@ type Options struct {
 	// QueryReads reads items that may be missing with a one-item query instead of a
 	// point read, for an emulator that answers a missing item with 500. Costs more RU.
 	QueryReads bool `json:"query_reads"`
-	// Transport replaces the HTTP transport (tests: an emulator's quirks); not
-	// configurable from YAML.
+	// BatchPartitionKeys writes a transactional batch's partition key into each of its
+	// operations as well as its header, for an emulator that reads it there
+	// (@vercel/cosmosdb-server, which fails every FIFO send without it).
+	BatchPartitionKeys bool `json:"batch_partition_keys"`
+	// Transport replaces the HTTP transport (tests: a fault injector); not configurable
+	// from YAML.
 	Transport policy.Transporter `json:"-"`
 }
 
@@ -106,6 +110,9 @@ func Open(ctx context.Context, o Options) (*Driver, error) {
 		copts.Transport = o.Transport
 	case o.InsecureSkipVerify:
 		copts.Transport = &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	}
+	if o.BatchPartitionKeys {
+		copts.PerCallPolicies = append(copts.PerCallPolicies, batchPartitionKeys{})
 	}
 	if o.Key == "" {
 		o.Key = os.Getenv("ANYSQS_COSMOS_KEY")

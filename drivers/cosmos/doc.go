@@ -81,5 +81,6 @@
 //	    request_timeout: 10s         # one Cosmos request, 429 retries included
 //	    poll_interval: 1s            # longest gap between re-checks of a waiting receive
 //	    query_reads: false           # emulators that answer 500 for a missing item
+//	    batch_partition_keys: false  # emulators that read a batch's partition key per operation
 //	    insecure_skip_verify: false  # local emulators with self-signed certificates only
 package cosmos

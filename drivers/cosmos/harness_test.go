@@ -11,7 +11,6 @@ import (
 
 	"github.com/anysqs/anysqs/drivers"
 	"github.com/anysqs/anysqs/drivers/cosmos"
-	"github.com/anysqs/anysqs/drivers/cosmos/cosmostest"
 )
 
 // emulatorKey is the Cosmos DB emulator's published well-known key; the local
@@ -37,7 +36,7 @@ func emulatorTarget(t *testing.T) target {
 		key = emulatorKey
 	}
 	o := cosmos.Options{Endpoint: ep, Key: key, InsecureSkipVerify: true, QueryReads: os.Getenv("ANYSQS_TEST_COSMOS_QUERY_READS") == "1",
-		CreateContainer: true, Database: "anysqs-test", Transport: cosmostest.EmulatorTransport()}
+		CreateContainer: true, Database: "anysqs-test", BatchPartitionKeys: os.Getenv("ANYSQS_TEST_COSMOS_BATCH_PARTITION_KEYS") == "1"}
 	reachable(t, o)
 	return target{name: "emulator", opts: o}
 }

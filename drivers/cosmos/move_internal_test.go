@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/anysqs/anysqs/drivers"
-	"github.com/anysqs/anysqs/drivers/cosmos/cosmostest"
 )
 
 // TestMoveRetriedAfterCrash: a move that stopped after writing the copy (the gateway
@@ -24,7 +23,7 @@ func TestMoveRetriedAfterCrash(t *testing.T) {
 	}
 	ctx := context.Background()
 	o := Options{Endpoint: ep, Key: os.Getenv("ANYSQS_TEST_COSMOS_KEY"), Database: "anysqs-test", Container: "mv" + newID(),
-		CreateContainer: true, QueryReads: os.Getenv("ANYSQS_TEST_COSMOS_QUERY_READS") == "1", Transport: cosmostest.EmulatorTransport()}
+		CreateContainer: true, InsecureSkipVerify: true, QueryReads: os.Getenv("ANYSQS_TEST_COSMOS_QUERY_READS") == "1", BatchPartitionKeys: os.Getenv("ANYSQS_TEST_COSMOS_BATCH_PARTITION_KEYS") == "1"}
 	if o.Key == "" {
 		o.Key = "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw=="
 	}

@@ -355,6 +355,25 @@ var envVars = []envVar{
 		}
 		return nil
 	}},
+	// A YAML (or JSON) mapping merged over backend.options, key by key: a key replaces
+	// the file's, null removes it. After ANYSQS_BACKEND, so both may be set together.
+	{"ANYSQS_BACKEND_OPTIONS", func(cfg *Config, v string) error {
+		var opts map[string]any
+		if err := yaml.Unmarshal([]byte(v), &opts); err != nil || opts == nil {
+			return fmt.Errorf("ANYSQS_BACKEND_OPTIONS: want a mapping such as {dsn: postgres://..., schema: q}: %v", err)
+		}
+		if cfg.Backend.Options == nil {
+			cfg.Backend.Options = map[string]any{}
+		}
+		for k, o := range opts {
+			if o == nil {
+				delete(cfg.Backend.Options, k)
+			} else {
+				cfg.Backend.Options[k] = o
+			}
+		}
+		return nil
+	}},
 }
 
 // EnvNames lists the environment variables Load honours.

@@ -29,6 +29,8 @@ env_lines() {
 	echo "export ANYSQS_TEST_COSMOS_ENDPOINT='https://127.0.0.1:$port/'"
 	# cosmosdb-server answers 500 for a missing item: read those with a query.
 	echo "export ANYSQS_TEST_COSMOS_QUERY_READS='1'"
+	# ... and reads a batch's partition key from each operation, not the header.
+	echo "export ANYSQS_TEST_COSMOS_BATCH_PARTITION_KEYS='1'"
 	echo "export ANYSQS_TEST_COSMOS_TARGET='@vercel/cosmosdb-server 1.0.1 (partial emulator)'"
 	if ready $cosmium_port; then
 		echo "export ANYSQS_TEST_COSMIUM_ENDPOINT='https://127.0.0.1:$cosmium_port/'"
