@@ -3,45 +3,32 @@ package cosmos
 import (
 	"context"
 	"net/http"
-	"time"
 
 	"github.com/anysqs/anysqs/drivers"
-)
-
-// maxInvisible is how long SQS lets a message stay invisible after one receive.
-const maxInvisible = 12 * time.Hour
-
-type handleState int
-
-const (
-	handleForeign  handleState = iota // not issued by this driver for this queue
-	handleGone                        // issued, but the message is gone (deleted, moved or purged)
-	handleStale                       // issued, but the message was received again since
-	handleExpired                     // current, but the visibility timeout has passed
-	handleInFlight                    // current and in flight
+	"github.com/anysqs/anysqs/drivers/sqsrule"
 )
 
 // lookupHandle reads the message a handle names and says what the handle is now.
-func (d *Driver) lookupHandle(ctx context.Context, op string, q queueDoc, h string, now int64) (msgDoc, handleState, error) {
+func (d *Driver) lookupHandle(ctx context.Context, op string, q queueDoc, h string, now int64) (msgDoc, sqsrule.HandleState, error) {
 	var m msgDoc
 	r, ok := d.decodeHandle(h)
 	if !ok || r.inc != q.Inc {
-		return m, handleForeign, nil
+		return m, sqsrule.HandleForeign, nil
 	}
 	etag, found, err := d.readItem(ctx, op, q.pk(), msgItemID(r.mid), &m)
 	if err != nil {
-		return m, handleForeign, err
+		return m, sqsrule.HandleForeign, err
 	}
 	m.ETag = etag
 	switch {
 	case !found || m.Gen < q.Gen:
-		return m, handleGone, nil
+		return m, sqsrule.HandleGone, nil
 	case m.Tok != r.tok:
-		return m, handleStale, nil
+		return m, sqsrule.HandleStale, nil
 	case m.Vis <= now:
-		return m, handleExpired, nil
+		return m, sqsrule.HandleExpired, nil
 	}
-	return m, handleInFlight, nil
+	return m, sqsrule.HandleInFlight, nil
 }
 
 // DeleteMessages deletes each message whose handle is current, conditionally on the
@@ -76,10 +63,9 @@ func (d *Driver) deleteOne(ctx context.Context, q queueDoc, e drivers.DeleteEntr
 		if err != nil {
 			return out, err
 		}
-		switch {
-		case state == handleForeign:
-			out.Err = invalidHandle("not issued for this queue")
-		case state == handleInFlight, state == handleExpired && !q.Attrs.FifoQueue:
+		remove, rerr := sqsrule.Delete(state, q.Attrs.FifoQueue)
+		out.Err = rerr
+		if remove {
 			err := d.remove(ctx, "DeleteMessages", q.pk(), m.ID, m.ETag)
 			switch s := statusOf(err); {
 			case err == nil, s == http.StatusNotFound:
@@ -88,8 +74,6 @@ func (d *Driver) deleteOne(ctx context.Context, q queueDoc, e drivers.DeleteEntr
 			default:
 				out.Err = entryError(mapErr(ctx, err, "delete"))
 			}
-		case q.Attrs.FifoQueue:
-			out.Err = staleHandle("the receipt handle has expired: the message was deleted, received again or its visibility timeout passed")
 		}
 		return out, nil
 	}
@@ -129,18 +113,9 @@ func (d *Driver) changeOne(ctx context.Context, q queueDoc, e drivers.ChangeVisi
 		if err != nil {
 			return out, err
 		}
-		switch {
-		case state == handleForeign:
-			out.Err = invalidHandle("not issued for this queue")
-		case state == handleGone:
-			out.Err = staleHandle("the message does not exist")
-		case q.Attrs.FifoQueue && state != handleInFlight:
-			out.Err = staleHandle("the receipt handle has expired: the message was received again or its visibility timeout passed")
-		case deadline > m.Recv+maxInvisible.Milliseconds():
-			out.Err = drivers.Errorf(drivers.KindInvalidArgument,
-				"visibility timeout %d s would keep the message invisible past 12 hours from its receive at %s",
-				e.VisibilityTimeout, fromMS(m.Recv).Format(time.RFC3339))
-		default:
+		apply, rerr := sqsrule.ChangeVisibility(state, q.Attrs.FifoQueue, e.VisibilityTimeout, fromMS(deadline), fromMS(m.Recv))
+		out.Err = rerr
+		if apply {
 			etag := m.ETag
 			m.Vis, m.ETag = deadline, ""
 			_, err := d.replace(ctx, "ChangeVisibility", q.pk(), m.ID, etag, m)
@@ -149,7 +124,7 @@ func (d *Driver) changeOne(ctx context.Context, q queueDoc, e drivers.ChangeVisi
 			case s == http.StatusPreconditionFailed && attempt < casAttempts:
 				continue // changed since the lookup: look again
 			case s == http.StatusNotFound:
-				out.Err = staleHandle("the message does not exist")
+				out.Err = sqsrule.StaleHandle("the message does not exist")
 			default:
 				out.Err = entryError(mapErr(ctx, err, "change visibility"))
 			}

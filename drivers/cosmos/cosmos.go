@@ -18,6 +18,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 
 	"github.com/anysqs/anysqs/drivers"
+	"github.com/anysqs/anysqs/drivers/sqsrule"
 )
 
 // Version is the driver's version, as Describe reports it.
@@ -229,8 +230,8 @@ func (d *Driver) loadSecret(ctx context.Context) error {
 			}
 			return nil
 		}
-		b := make([]byte, 32)
-		if _, err := rand.Read(b); err != nil {
+		b, err := sqsrule.NewKey()
+		if err != nil {
 			return err
 		}
 		doc = secretDoc{ID: "secret", PK: catalogPK, Key: hex.EncodeToString(b)}

@@ -14,6 +14,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 
 	"github.com/anysqs/anysqs/drivers"
+	"github.com/anysqs/anysqs/drivers/sqsrule"
 )
 
 // maxRedriveRounds bounds how many candidate rounds one receive makes when redrive
@@ -52,7 +53,7 @@ func attemptItemID(attempt string) string {
 func (d *Driver) toMessage(q queueDoc, m msgDoc) drivers.Message {
 	out := drivers.Message{MessageID: m.MID, Body: m.Body, Attributes: m.Attrs, SystemAttributes: m.Sys,
 		SenderID: m.Sender, SentAt: fromMS(m.Sent), FirstReceivedAt: fromMS(m.First), ReceiveCount: m.RC,
-		MessageGroupID: m.Group, MessageDeduplicationID: m.Dedup, SequenceNumber: formatSeq(m.Seq), DeadLetterSource: m.DLS}
+		MessageGroupID: m.Group, MessageDeduplicationID: m.Dedup, SequenceNumber: sqsrule.SequenceNumber(m.Seq), DeadLetterSource: m.DLS}
 	if m.Tok != "" {
 		out.ReceiptHandle = d.encodeHandle(receipt{inc: q.Inc, mid: m.MID, tok: m.Tok})
 	}
@@ -124,7 +125,7 @@ func (d *Driver) ReceiveMessages(ctx context.Context, req drivers.ReceiveMessage
 	}
 	if q.Attrs.FifoQueue && req.ReceiveRequestAttemptID != "" && len(claims) > 0 {
 		a := attemptDoc{ID: attemptItemID(req.ReceiveRequestAttemptID), PK: q.pk(), Kind: "attempt", Claims: claims,
-			Exp: ms(req.Now.Add(dedupWindow)), TTL: recordTTL}
+			Exp: ms(req.Now.Add(sqsrule.DedupWindow)), TTL: recordTTL}
 		if err := d.upsert(ctx, "ReceiveMessages", q.pk(), a); err != nil {
 			return drivers.ReceiveMessagesResult{}, mapErr(ctx, err, "record receive attempt")
 		}

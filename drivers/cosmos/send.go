@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"math/rand/v2"
 	"net/http"
 	"time"
@@ -14,10 +13,8 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 
 	"github.com/anysqs/anysqs/drivers"
+	"github.com/anysqs/anysqs/drivers/sqsrule"
 )
-
-// dedupWindow is how long SQS remembers a deduplication id or a receive attempt id.
-const dedupWindow = 5 * time.Minute
 
 // itemTTL is the Cosmos TTL (seconds) of messages and their records: the longest
 // retention SQS allows plus a day. Retention itself is decided from stored times on the
@@ -131,14 +128,6 @@ func dedupItemID(q queueDoc, group, dedup string) string {
 	return "d:" + hex.EncodeToString(h[:20])
 }
 
-// formatSeq renders a sequence number as SQS does: 20 decimal digits.
-func formatSeq(n int64) string {
-	if n == 0 {
-		return ""
-	}
-	return fmt.Sprintf("%020d", n)
-}
-
 // SendMessages stores each entry with its own write: a create for a standard queue, a
 // transactional batch (head, marker, message) for a FIFO queue.
 func (d *Driver) SendMessages(ctx context.Context, req drivers.SendMessagesRequest) (drivers.SendMessagesResult, error) {
@@ -171,7 +160,7 @@ func (d *Driver) SendMessages(ctx context.Context, req drivers.SendMessagesReque
 			}
 			out.Err = entryError(err)
 		} else {
-			out.MessageID, out.SequenceNumber, out.Duplicate = mid, formatSeq(seq), dup
+			out.MessageID, out.SequenceNumber, out.Duplicate = mid, sqsrule.SequenceNumber(seq), dup
 		}
 		res.Entries = append(res.Entries, out)
 	}
@@ -205,7 +194,7 @@ func (d *Driver) sendFIFO(ctx context.Context, op string, q queueDoc, m msgDoc, 
 			return "", 0, false, err
 		}
 		marker := dedupDoc{ID: dedupItemID(q, m.Group, m.Dedup), PK: q.pk(), Kind: "dedup", MID: m.MID,
-			Exp: ms(now.Add(dedupWindow)), TTL: recordTTL}
+			Exp: ms(now.Add(sqsrule.DedupWindow)), TTL: recordTTL}
 		if dedup {
 			var old dedupDoc
 			_, seen, err := d.readItem(ctx, op, q.pk(), marker.ID, &old)
@@ -214,7 +203,7 @@ func (d *Driver) sendFIFO(ctx context.Context, op string, q queueDoc, m msgDoc, 
 			}
 			// A marker written at or before the queue's last purge (at Exp minus the
 			// window) no longer counts: SQS forgets deduplication ids at a purge.
-			if seen && old.Exp > ms(now) && old.Exp-dedupWindow.Milliseconds() > q.LastPurge {
+			if seen && old.Exp > ms(now) && old.Exp-sqsrule.DedupWindow.Milliseconds() > q.LastPurge {
 				return old.MID, old.Seq, true, nil
 			}
 		}

@@ -7,25 +7,12 @@ import (
 	fs "cloud.google.com/go/firestore"
 
 	"github.com/anysqs/anysqs/drivers"
-)
-
-// maxInvisible is how long SQS lets a message stay invisible after one receive.
-const maxInvisible = 12 * time.Hour
-
-// handleState is what a receipt handle finds.
-type handleState int
-
-const (
-	handleForeign  handleState = iota // not issued by this storage for this queue
-	handleGone                        // issued, but the message is gone (deleted, moved or purged)
-	handleStale                       // issued, but the message was received again since
-	handleExpired                     // current, but the visibility timeout has passed
-	handleInFlight                    // current and in flight
+	"github.com/anysqs/anysqs/drivers/sqsrule"
 )
 
 // looked is one batch entry's handle and the message it names, read in the transaction.
 type looked struct {
-	state   handleState
+	state   sqsrule.HandleState
 	ref     *fs.DocumentRef
 	msg     *msgDoc
 	applied bool // a visibility change of this entry is written
@@ -39,12 +26,12 @@ func (d *Driver) lookupHandles(tx *fs.Transaction, q *queue, handles []string, n
 	idx := map[string]int{}
 	for i, h := range handles {
 		r, ok := d.decodeHandle(h)
-		out[i] = &looked{state: handleForeign}
+		out[i] = &looked{state: sqsrule.HandleForeign}
 		if !ok || r.qid != q.doc.QID {
 			continue
 		}
 		if r.mi != q.doc.MI {
-			out[i].state = handleGone // the queue was purged since
+			out[i].state = sqsrule.HandleGone // the queue was purged since
 			continue
 		}
 		ref := d.messages(&q.doc).Doc(r.doc)
@@ -77,13 +64,13 @@ func (d *Driver) lookupHandles(tx *fs.Transaction, q *queue, handles []string, n
 		m := docs[idx[l.ref.ID]]
 		switch {
 		case m == nil:
-			l.state = handleGone
+			l.state = sqsrule.HandleGone
 		case m.Gen != l.msg.Gen:
-			l.state = handleStale
+			l.state = sqsrule.HandleStale
 		case m.Vis <= now:
-			l.state = handleExpired
+			l.state = sqsrule.HandleExpired
 		default:
-			l.state = handleInFlight
+			l.state = sqsrule.HandleInFlight
 		}
 		l.msg = m
 	}
@@ -128,20 +115,17 @@ func (d *Driver) DeleteMessages(ctx context.Context, req drivers.DeleteMessagesR
 		for i, l := range found {
 			res.Entries[i].EntryID = req.Entries[i].EntryID
 			if l.ref != nil && gone[l.ref.ID] {
-				l.state = handleStale
+				l.state = sqsrule.HandleStale
 			}
-			switch {
-			case l.state == handleForeign:
-				res.Entries[i].Err = invalidHandle("not issued for this queue")
-			case l.state == handleInFlight, l.state == handleExpired && !q.doc.FIFO:
+			remove, rerr := sqsrule.Delete(l.state, q.doc.FIFO)
+			res.Entries[i].Err = rerr
+			if remove {
 				w.delete(l.ref)
 				for _, c := range d.chunkRefs(&q.doc, l.ref.ID, l.msg.Chunks) {
 					w.delete(c)
 				}
 				gone[l.ref.ID] = true
 				deleted = append(deleted, l.msg)
-			case q.doc.FIFO:
-				res.Entries[i].Err = staleHandle("the receipt handle has expired: the message was deleted, received again or its visibility timeout passed")
 			}
 		}
 		if q.doc.FIFO {
@@ -192,18 +176,13 @@ func (d *Driver) ChangeVisibility(ctx context.Context, req drivers.ChangeVisibil
 			deadline := now + int64(e.VisibilityTimeout)*int64(time.Second)
 			// Standard queues take any handle of a message that still exists, as SQS does;
 			// FIFO queues only the current handle of an in-flight message.
-			switch {
-			case l.state == handleForeign:
-				res.Entries[i].Err = invalidHandle("not issued for this queue")
-			case l.state == handleGone:
-				res.Entries[i].Err = staleHandle("the message does not exist")
-			case q.doc.FIFO && l.state != handleInFlight:
-				res.Entries[i].Err = staleHandle("the receipt handle has expired: the message was received again or its visibility timeout passed")
-			case l.msg.Received != 0 && deadline > l.msg.Received+int64(maxInvisible):
-				res.Entries[i].Err = drivers.Errorf(drivers.KindInvalidArgument,
-					"visibility timeout %d s would keep the message invisible past 12 hours from its receive at %s",
-					e.VisibilityTimeout, fromNanos(l.msg.Received).Format(time.RFC3339))
-			default:
+			var received int64
+			if l.msg != nil {
+				received = l.msg.Received
+			}
+			apply, rerr := sqsrule.ChangeVisibility(l.state, q.doc.FIFO, e.VisibilityTimeout, fromNanos(deadline), fromNanos(received))
+			res.Entries[i].Err = rerr
+			if apply {
 				l.msg.Vis = deadline
 				l.applied = true
 				if _, ok := refs[l.ref.ID]; !ok {

@@ -9,6 +9,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/anysqs/anysqs/drivers"
+	"github.com/anysqs/anysqs/drivers/sqsrule"
 )
 
 // maxClaimRounds bounds how often one receive looks for candidates again when other
@@ -18,7 +19,7 @@ const maxClaimRounds = 6
 func (d *Driver) toMessage(q *queue, ref *fs.DocumentRef, m *msgDoc) drivers.Message {
 	out := drivers.Message{MessageID: m.MID, Body: m.Body, Attributes: fromAttrDocs(m.Attrs), SystemAttributes: fromAttrDocs(m.Sys),
 		SenderID: m.Sender, SentAt: fromNanos(m.Sent), FirstReceivedAt: fromNanos(m.First), ReceiveCount: int32(m.RC),
-		MessageGroupID: m.Group, MessageDeduplicationID: m.Dedup, SequenceNumber: formatSeq(m.Seq), DeadLetterSource: m.DLS}
+		MessageGroupID: m.Group, MessageDeduplicationID: m.Dedup, SequenceNumber: sqsrule.SequenceNumber(m.Seq), DeadLetterSource: m.DLS}
 	if m.Gen > 0 {
 		out.ReceiptHandle = d.encodeHandle(receipt{qid: q.doc.QID, mi: q.doc.MI, doc: ref.ID, gen: m.Gen})
 	}
@@ -405,7 +406,7 @@ func (d *Driver) claimFIFO(ctx context.Context, q *queue, req drivers.ReceiveMes
 			mv.flush(&w)
 		}
 		if req.ReceiveRequestAttemptID != "" && len(attempt.Docs) > 0 {
-			attempt.Expires = now + int64(dedupWindow)
+			attempt.Expires = now + int64(sqsrule.DedupWindow)
 			w.set(d.attempts(&cur.doc).Doc(hashID(req.ReceiveRequestAttemptID)), attempt)
 		}
 		return w.apply(tx)

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/anysqs/anysqs/drivers"
+	"github.com/anysqs/anysqs/drivers/sqsrule"
 )
 
 // The data model (docs/backends/firestore.md has the picture). Root collections all
@@ -230,11 +231,11 @@ func (d *Driver) checkIndexes(ctx context.Context) error {
 // creating it on first use.
 func (d *Driver) loadSecret(ctx context.Context) error {
 	ref := d.client.Collection(d.prefix + "_meta").Doc("receipt")
-	key := make([]byte, 32)
-	if _, err := rand.Read(key); err != nil {
+	key, err := sqsrule.NewKey()
+	if err != nil {
 		return err
 	}
-	_, err := ref.Create(ctx, map[string]any{"key": key})
+	_, err = ref.Create(ctx, map[string]any{"key": key})
 	if err != nil && status.Code(err) != codes.AlreadyExists {
 		return fmt.Errorf("firestore: receipt key: %w", classify(ctx, err, "receipt key"))
 	}
@@ -243,7 +244,7 @@ func (d *Driver) loadSecret(ctx context.Context) error {
 		return fmt.Errorf("firestore: receipt key: %w", classify(ctx, err, "receipt key"))
 	}
 	b, ok := snap.Data()["key"].([]byte)
-	if !ok || len(b) != 32 {
+	if !ok || len(b) != sqsrule.KeyLen {
 		return fmt.Errorf("firestore: receipt key in %s is malformed", ref.Path)
 	}
 	d.secret = b

@@ -2,7 +2,6 @@ package firestore
 
 import (
 	"context"
-	"fmt"
 	"sort"
 	"strings"
 	"time"
@@ -10,18 +9,8 @@ import (
 	fs "cloud.google.com/go/firestore"
 
 	"github.com/anysqs/anysqs/drivers"
+	"github.com/anysqs/anysqs/drivers/sqsrule"
 )
-
-// dedupWindow is how long SQS remembers a deduplication id or a receive attempt id.
-const dedupWindow = 5 * time.Minute
-
-// formatSeq renders a sequence number as SQS does: 20 decimal digits.
-func formatSeq(n int64) string {
-	if n == 0 {
-		return ""
-	}
-	return fmt.Sprintf("%020d", n)
-}
 
 func toAttrDocs(a map[string]drivers.MessageAttribute) map[string]attrDoc {
 	if len(a) == 0 {
@@ -119,7 +108,7 @@ func newMessage(e drivers.SendEntry, now, shard int64) *msgDoc {
 
 // stage queues the creation of m (and its chunks, when it is too big for one document).
 func (d *Driver) stage(q *queue, e drivers.SendEntry, m *msgDoc, w *writes) drivers.SendEntryResult {
-	r := drivers.SendEntryResult{EntryID: e.EntryID, MessageID: e.MessageID, SequenceNumber: formatSeq(m.Seq)}
+	r := drivers.SendEntryResult{EntryID: e.EntryID, MessageID: e.MessageID, SequenceNumber: sqsrule.SequenceNumber(m.Seq)}
 	ref := d.messages(&q.doc).Doc(messageDocID(m.MID))
 	chunks, err := split(ref.Path, m)
 	if err != nil {
@@ -166,8 +155,8 @@ func (d *Driver) sendFIFO(ctx context.Context, tx *fs.Transaction, q *queue, now
 			}
 			// A record from a send at or before the queue's last purge no longer counts:
 			// SQS forgets deduplication ids at a purge. (It was written at Expires-window.)
-			if dd.Expires > now && dd.Expires-int64(dedupWindow) > q.doc.Purged {
-				out[i] = drivers.SendEntryResult{EntryID: e.EntryID, MessageID: dd.MID, SequenceNumber: formatSeq(dd.Seq), Duplicate: true}
+			if dd.Expires > now && dd.Expires-int64(sqsrule.DedupWindow) > q.doc.Purged {
+				out[i] = drivers.SendEntryResult{EntryID: e.EntryID, MessageID: dd.MID, SequenceNumber: sqsrule.SequenceNumber(dd.Seq), Duplicate: true}
 				continue
 			}
 		}
@@ -186,7 +175,7 @@ func (d *Driver) sendFIFO(ctx context.Context, tx *fs.Transaction, q *queue, now
 		g.Ready = min(g.Ready, m.Vis)
 		touched[e.MessageGroupID] = true
 		seen[key] = out[i]
-		w.set(dedupRefs[i], dedupDoc{MID: e.MessageID, Seq: m.Seq, Expires: now + int64(dedupWindow)})
+		w.set(dedupRefs[i], dedupDoc{MID: e.MessageID, Seq: m.Seq, Expires: now + int64(sqsrule.DedupWindow)})
 	}
 	for id := range touched {
 		w.set(d.groups(&q.doc).Doc(hashID(id)), groups[id])

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/anysqs/anysqs/drivers"
+	"github.com/anysqs/anysqs/drivers/sqsrule"
 )
 
 // handleState is what this instance knows of a receipt handle.
@@ -67,18 +68,18 @@ func (d *Driver) DeleteMessages(ctx context.Context, req drivers.DeleteMessagesR
 			return drivers.BatchResult{}, err
 		}
 		h, state := d.lookup(req.Name, e.ReceiptHandle)
-		switch state {
-		case handleForeign:
+		if state == handleForeign {
 			out.Entries[i].Err = invalidHandle(req.Name)
 			continue
-		case handleExpired, handleStale:
-			if isFIFO(req.Name) {
-				out.Entries[i].Err = drivers.Errorf(drivers.KindStaleReceiptHandle,
-					"servicebus: queue %s: the receipt handle has expired", req.Name)
-			}
-			continue
 		}
-		if !d.take(h) {
+		// A lock that ended cannot be completed: the handle is stale whatever its state.
+		st := sqsrule.HandleStale
+		if state == handleHeld {
+			st = sqsrule.HandleInFlight
+		}
+		remove, rerr := sqsrule.Delete(st, isFIFO(req.Name))
+		out.Entries[i].Err = rerr
+		if !remove || !d.take(h) {
 			continue // released or settled meanwhile
 		}
 		err := h.rcv.Complete(ctx, h.msg)
@@ -143,9 +144,8 @@ func (d *Driver) ChangeVisibility(ctx context.Context, req drivers.ChangeVisibil
 		}
 		now := d.now()
 		deadline := now.Add(time.Duration(e.VisibilityTimeout) * time.Second)
-		if deadline.After(h.receivedAt.Add(maxVisibility)) {
-			out.Entries[i].Err = drivers.Errorf(drivers.KindInvalidArgument,
-				"servicebus: queue %s: a message cannot stay invisible for more than 12 hours after the receive", req.Name)
+		if err := sqsrule.VisibilityCap(e.VisibilityTimeout, deadline, h.receivedAt); err != nil {
+			out.Entries[i].Err = err
 			continue
 		}
 		if e.VisibilityTimeout == 0 {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/anysqs/anysqs/drivers"
+	"github.com/anysqs/anysqs/drivers/sqsrule"
 )
 
 // MoveMessages copies each available message of the source to its destination, then
@@ -66,7 +67,7 @@ func (d *Driver) MoveMessages(ctx context.Context, req drivers.MoveMessagesReque
 // keeps the duplicate-detection history.
 func (d *Driver) Sweep(ctx context.Context, req drivers.SweepRequest) (drivers.SweepResult, error) {
 	d.mu.Lock()
-	cut := d.now().Add(-dedupWindow)
+	cut := d.now().Add(-sqsrule.DedupWindow)
 	for k, v := range d.dedups {
 		if v.at.Before(cut) {
 			delete(d.dedups, k)

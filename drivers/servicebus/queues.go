@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/anysqs/anysqs/drivers"
+	"github.com/anysqs/anysqs/drivers/sqsrule"
 )
 
 // meta is what an entity's user metadata keeps: the SQS queue's name as given (entity
@@ -45,9 +46,6 @@ const metaVersion = 1
 // always dead-letters at some count, so the count is its largest.
 const noRedrive = 1<<31 - 1
 
-// dedupWindow is SQS's deduplication interval, the FIFO entities' duplicate detection window.
-const dedupWindow = 5 * time.Minute
-
 func (d *Driver) properties(ctx context.Context, q drivers.Queue) (QueueProperties, error) {
 	a := q.Attributes
 	m := meta{Version: metaVersion, Name: q.Name, Created: q.CreatedAt.UnixMilli(), Modified: q.LastModified.UnixMilli(),
@@ -68,7 +66,7 @@ func (d *Driver) properties(ctx context.Context, q drivers.Queue) (QueueProperti
 		RequiresDuplicateDetection: a.FifoQueue, DefaultMessageTimeToLive: time.Duration(a.MessageRetentionPeriod) * time.Second,
 		MaxDeliveryCount: noRedrive, UserMetadata: string(b)}
 	if a.FifoQueue {
-		p.DuplicateDetectionWindow = dedupWindow
+		p.DuplicateDetectionWindow = sqsrule.DedupWindow
 	}
 	if rp := a.RedrivePolicy; rp != nil {
 		if _, _, err := d.get(ctx, rp.DeadLetterQueue); err == nil {

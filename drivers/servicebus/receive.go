@@ -3,11 +3,11 @@ package servicebus
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"time"
 
 	"github.com/anysqs/anysqs/drivers"
+	"github.com/anysqs/anysqs/drivers/sqsrule"
 )
 
 // Application properties the driver keeps on every Service Bus message.
@@ -22,9 +22,6 @@ const (
 	propDedup  = "anysqs.dedup"  // MessageDeduplicationId
 	propCount  = "anysqs.count"  // deliveries before the last release, carried into a dead-letter queue
 )
-
-// maxVisibility is the 12-hour bound SQS puts on a message's invisibility after one receive.
-const maxVisibility = 12 * time.Hour
 
 // held is an in-flight message whose lock this instance holds.
 type held struct {
@@ -450,7 +447,7 @@ func (d *Driver) message(h *held) drivers.Message {
 	if h.fifo {
 		out.MessageGroupID = m.SessionID
 		out.MessageDeduplicationID = strProp(p[propDedup])
-		out.SequenceNumber = fmt.Sprintf("%020d", m.SequenceNumber)
+		out.SequenceNumber = sqsrule.SequenceNumber(m.SequenceNumber)
 		if out.DeadLetterSource != "" {
 			out.MessageDeduplicationID = out.MessageID // as in an SQS FIFO dead-letter queue
 		}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/anysqs/anysqs/drivers"
+	"github.com/anysqs/anysqs/drivers/sqsrule"
 )
 
 // dedupKey names one Service Bus MessageID sent to one queue through this instance.
@@ -50,7 +51,7 @@ func (d *Driver) SendMessages(ctx context.Context, req drivers.SendMessagesReque
 			key = dedupKey{req.Name, msg.MessageID}
 			now := d.now()
 			d.mu.Lock()
-			if seen, ok := d.dedups[key]; ok && now.Sub(seen.at) < dedupWindow {
+			if seen, ok := d.dedups[key]; ok && now.Sub(seen.at) < sqsrule.DedupWindow {
 				// Service Bus drops it; the message keeps the original id should it not.
 				r.MessageID, r.Duplicate = seen.messageID, true
 				msg.Properties[propID] = seen.messageID
@@ -140,7 +141,7 @@ func (d *Driver) pruneDedupsLocked() {
 	}
 	now := d.now()
 	for k, v := range d.dedups {
-		if now.Sub(v.at) >= dedupWindow {
+		if now.Sub(v.at) >= sqsrule.DedupWindow {
 			delete(d.dedups, k)
 		}
 	}

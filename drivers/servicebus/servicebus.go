@@ -18,6 +18,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
 
 	"github.com/anysqs/anysqs/drivers"
+	"github.com/anysqs/anysqs/drivers/sqsrule"
 )
 
 // Version is the driver's version, reported by Describe.
@@ -30,7 +31,7 @@ const ConnectionStringEnv = "AZURE_SERVICEBUS_CONNECTION_STRING"
 // Defaults of the options.
 const (
 	DefaultLockDurationSeconds  = 60
-	DefaultMaxVisibilitySeconds = 43200
+	DefaultMaxVisibilitySeconds = sqsrule.MaxVisibilityTimeout
 	DefaultMaxMessageBytes      = 253952 // 248 KiB: Standard's 256 KiB less room for the driver's properties
 )
 
@@ -79,10 +80,10 @@ func (o *Options) resolve() error {
 	switch {
 	case lock < MinLockDuration || lock > MaxLockDuration:
 		return fmt.Errorf("servicebus: lock_duration_seconds %d is outside 5..300", o.LockDurationSeconds)
-	case o.MaxVisibilitySeconds < 0 || o.MaxVisibilitySeconds > 43200:
-		return fmt.Errorf("servicebus: max_visibility_seconds %d is outside 0..43200", o.MaxVisibilitySeconds)
-	case o.MaxMessageBytes < 1024 || o.MaxMessageBytes > 1048576:
-		return fmt.Errorf("servicebus: max_message_bytes %d is outside 1024..1048576", o.MaxMessageBytes)
+	case o.MaxVisibilitySeconds < 0 || o.MaxVisibilitySeconds > sqsrule.MaxVisibilityTimeout:
+		return fmt.Errorf("servicebus: max_visibility_seconds %d is outside 0..%d", o.MaxVisibilitySeconds, sqsrule.MaxVisibilityTimeout)
+	case o.MaxMessageBytes < 1024 || o.MaxMessageBytes > sqsrule.MaxMessageSize:
+		return fmt.Errorf("servicebus: max_message_bytes %d is outside 1024..%d", o.MaxMessageBytes, sqsrule.MaxMessageSize)
 	case len(o.EntityPrefix) > 100:
 		return fmt.Errorf("servicebus: entity_prefix is longer than 100 characters")
 	}

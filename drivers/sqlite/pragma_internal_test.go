@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/anysqs/anysqs/drivers"
+	"github.com/anysqs/anysqs/drivers/sqsrule"
 )
 
 // TestWriterIsDurable checks the writer connection's settings: synchronous is per
@@ -65,7 +66,7 @@ func TestMigrateFromVersion1(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Messages) != 2 || res.Messages[0].Body != "old" || res.Messages[1].Body != "new" || res.Messages[1].SequenceNumber != formatSeq(2) {
+	if len(res.Messages) != 2 || res.Messages[0].Body != "old" || res.Messages[1].Body != "new" || res.Messages[1].SequenceNumber != sqsrule.SequenceNumber(2) {
 		t.Fatalf("after migration: %+v, want old then new (sequence 2)", res.Messages)
 	}
 }

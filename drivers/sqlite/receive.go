@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/anysqs/anysqs/drivers"
+	"github.com/anysqs/anysqs/drivers/sqsrule"
 )
 
 // maxRedriveRounds bounds how many candidate rounds one receive makes when redrive
@@ -63,7 +64,7 @@ func (d *Driver) toMessage(q queueRow, m msgRow) (drivers.Message, error) {
 		ReceiveCount:           m.receiveCount,
 		MessageGroupID:         m.groupID,
 		MessageDeduplicationID: m.dedupID,
-		SequenceNumber:         formatSeq(m.seq),
+		SequenceNumber:         sqsrule.SequenceNumber(m.seq),
 		DeadLetterSource:       m.dlqSource,
 	}
 	if m.token.Valid {
@@ -187,7 +188,7 @@ func (d *Driver) claimMessages(ctx context.Context, tx conn, q queueRow, req dri
 			return nil, err
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO receive_attempts(queue_id, attempt_id, claims, expires_at)
-			VALUES (?, ?, ?, ?)`, q.id, req.ReceiveRequestAttemptID, string(b), now+int64(dedupWindow)); err != nil {
+			VALUES (?, ?, ?, ?)`, q.id, req.ReceiveRequestAttemptID, string(b), now+int64(sqsrule.DedupWindow)); err != nil {
 			return nil, err
 		}
 	}

@@ -5,22 +5,11 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/anysqs/anysqs/drivers"
+	"github.com/anysqs/anysqs/drivers/sqsrule"
 )
-
-// dedupWindow is how long SQS remembers a deduplication id or a receive attempt id.
-const dedupWindow = 5 * time.Minute
-
-// formatSeq renders a sequence number as SQS does: 20 decimal digits.
-func formatSeq(n int64) string {
-	if n == 0 {
-		return ""
-	}
-	return fmt.Sprintf("%020d", n)
-}
 
 func encodeAttrs(a map[string]drivers.MessageAttribute) (string, error) {
 	if len(a) == 0 {
@@ -94,7 +83,7 @@ func (d *Driver) sendOne(ctx context.Context, tx conn, q queueRow, now int64, e 
 			WHERE queue_id = ? AND scope = ? AND dedup_id = ? AND expires_at > ?`,
 			q.id, scope, e.MessageDeduplicationID, now).Scan(&origID, &origSeq)
 		if err == nil {
-			r.MessageID, r.SequenceNumber, r.Duplicate = origID, formatSeq(origSeq), true
+			r.MessageID, r.SequenceNumber, r.Duplicate = origID, sqsrule.SequenceNumber(origSeq), true
 			return r, nil
 		}
 		if !errors.Is(err, sql.ErrNoRows) {
@@ -103,7 +92,7 @@ func (d *Driver) sendOne(ctx context.Context, tx conn, q queueRow, now int64, e 
 		if seq, err = nextSeq(ctx, tx, q.id); err != nil {
 			return r, err
 		}
-		r.SequenceNumber = formatSeq(seq)
+		r.SequenceNumber = sqsrule.SequenceNumber(seq)
 	}
 	visibleAt := now + int64(e.DelaySeconds)*int64(time.Second)
 	_, err = tx.ExecContext(ctx, `INSERT INTO messages(queue_id, message_id, body, attrs, sys_attrs, sender_id,
@@ -114,7 +103,7 @@ func (d *Driver) sendOne(ctx context.Context, tx conn, q queueRow, now int64, e 
 	}
 	if q.fifo {
 		_, err = tx.ExecContext(ctx, `INSERT OR REPLACE INTO dedup(queue_id, scope, dedup_id, message_id, seq, expires_at)
-			VALUES (?, ?, ?, ?, ?, ?)`, q.id, scope, e.MessageDeduplicationID, e.MessageID, seq, now+int64(dedupWindow))
+			VALUES (?, ?, ?, ?, ?, ?)`, q.id, scope, e.MessageDeduplicationID, e.MessageID, seq, now+int64(sqsrule.DedupWindow))
 	}
 	return r, err
 }

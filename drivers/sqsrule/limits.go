@@ -1,0 +1,36 @@
+package sqsrule
+
+import (
+	"fmt"
+	"time"
+)
+
+// Limits as the SQS API reference gives them. Seconds are untyped constants, so that
+// MaxVisibilityTimeout*time.Second is the duration and the gateway compares integers.
+const (
+	// MaxVisibilityTimeout is the longest visibility timeout in seconds (12 hours), and
+	// the longest a message may stay invisible after one receive, however often its
+	// visibility is changed.
+	MaxVisibilityTimeout = 43200
+	// MaxDelaySeconds is the longest queue or message delay in seconds (15 minutes).
+	MaxDelaySeconds = 900
+	// MaxWaitTimeSeconds is the longest long-poll wait of a receive in seconds.
+	MaxWaitTimeSeconds = 20
+	// MaxMessageSize is the largest message in bytes (body plus attributes), and the
+	// largest and default MaximumMessageSize of a queue: SQS raised both from 256 KiB to
+	// 1 MiB in 2025.
+	MaxMessageSize = 1048576
+)
+
+// DedupWindow is how long SQS remembers a FIFO deduplication id, and a FIFO receive
+// request attempt id.
+const DedupWindow = 5 * time.Minute
+
+// SequenceNumber renders a FIFO message's sequence number as SQS does, in 20 decimal
+// digits. Zero is no sequence number (a standard queue's message): the empty string.
+func SequenceNumber(n int64) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%020d", n)
+}
