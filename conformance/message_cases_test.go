@@ -204,6 +204,22 @@ func messageCases() []tc {
 				}
 			}
 		}},
+		{caps: attrs, name: "attribute-names-case-sensitive", run: func(h *H) {
+			// SQS: names are case-sensitive and unique among a message's attributes, so "k"
+			// and "K" are two attributes.
+			url := h.Queue()
+			in := map[string]types.MessageAttributeValue{
+				"k": {DataType: aws.String("String"), StringValue: aws.String("lower")},
+				"K": {DataType: aws.String("String"), StringValue: aws.String("upper")}}
+			out, err := h.SQS.SendMessage(h.Ctx, &sqs.SendMessageInput{QueueUrl: aws.String(url), MessageBody: aws.String("x"), MessageAttributes: in})
+			h.Must(err, "SendMessage with attributes k and K")
+			m := h.ReceiveOne(url, 0)
+			if len(m.MessageAttributes) != 2 || aws.ToString(m.MessageAttributes["k"].StringValue) != "lower" || aws.ToString(m.MessageAttributes["K"].StringValue) != "upper" ||
+				aws.ToString(m.MD5OfMessageAttributes) != aws.ToString(out.MD5OfMessageAttributes) {
+				h.T.Fatalf("received attributes %+v (MD5 %s), want k=lower and K=upper (MD5 %s)", m.MessageAttributes,
+					aws.ToString(m.MD5OfMessageAttributes), aws.ToString(out.MD5OfMessageAttributes))
+			}
+		}},
 		{caps: attrs, name: "non-ascii-attribute-names", run: func(h *H) {
 			url := h.Queue()
 			in := map[string]types.MessageAttributeValue{"attr.1øßä": {DataType: aws.String("String"), StringValue: aws.String("v")}}

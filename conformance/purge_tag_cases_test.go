@@ -69,6 +69,20 @@ func purgeTagCases() []tc {
 			h.Must(err, "UntagQueue")
 			h.wantTags(url, map[string]string{"b": "3", "c": ""})
 		}},
+		{caps: tags, name: "tag-keys-case-sensitive", run: func(h *H) {
+			// SQS: tag keys are case-sensitive, so "mytag" and "MyTag" are two tags.
+			name := h.Name("cased")
+			_, err := h.SQS.CreateQueue(h.Ctx, &sqs.CreateQueueInput{QueueName: aws.String(name), Tags: map[string]string{"env": "a", "Env": "b"}})
+			h.Must(err, "CreateQueue with tags env and Env")
+			url := h.urlOf(name)
+			h.wantTags(url, map[string]string{"env": "a", "Env": "b"})
+			_, err = h.SQS.TagQueue(h.Ctx, &sqs.TagQueueInput{QueueUrl: aws.String(url), Tags: map[string]string{"mytag": "1", "MyTag": "2"}})
+			h.Must(err, "TagQueue with mytag and MyTag")
+			h.wantTags(url, map[string]string{"env": "a", "Env": "b", "mytag": "1", "MyTag": "2"})
+			_, err = h.SQS.UntagQueue(h.Ctx, &sqs.UntagQueueInput{QueueUrl: aws.String(url), TagKeys: []string{"mytag", "ENV"}})
+			h.Must(err, "UntagQueue mytag and ENV")
+			h.wantTags(url, map[string]string{"env": "a", "Env": "b", "MyTag": "2"})
+		}},
 		{caps: tags, name: "no-tags-empty", run: func(h *H) {
 			h.wantTags(h.Queue(), map[string]string{})
 		}},

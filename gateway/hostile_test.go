@@ -51,6 +51,8 @@ func TestHostileRequests(t *testing.T) {
 		"a name 5,000 parts deep":    {"Action": {"SendMessage"}, "QueueUrl": {h}, "MessageBody": {"x"}, strings.Repeat("a.", 5000) + "b": {"1"}},
 		"10,000 attributes":          hugeQueryAttributes(h, 10000),
 		"a repeated queue name":      {"Action": {"CreateQueue"}, "QueueName": {"x", "y"}},
+		"a repeated tag key":         {"Action": {"TagQueue"}, "QueueUrl": {h}, "Tag.1.Key": {"k"}, "Tag.1.Value": {"1"}, "Tag.2.Key": {"k"}, "Tag.2.Value": {"2"}},
+		"a repeated attribute name":  {"Action": {"SendMessage"}, "QueueUrl": {h}, "MessageBody": {"x"}, "MessageAttribute.1.Name": {"a"}, "MessageAttribute.1.Value.DataType": {"String"}, "MessageAttribute.1.Value.StringValue": {"1"}, "MessageAttribute.2.Name": {"a"}, "MessageAttribute.2.Value.DataType": {"String"}, "MessageAttribute.2.Value.StringValue": {"2"}},
 		"an attribute without value": {"Action": {"SendMessage"}, "QueueUrl": {h}, "MessageBody": {"x"}, "MessageAttribute.1.Name": {"a"}},
 	}
 	for name, form := range queryCases {

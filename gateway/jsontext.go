@@ -10,10 +10,13 @@ import (
 )
 
 // checkJSONText refuses what a JSON decoder accepts silently but changes: a member name
-// that appears twice in one object (compared without regard to case, as the decoder
-// matches names to fields), of which the decoder keeps the last value, and a \u escape of
-// a lone UTF-16 surrogate, which it replaces with U+FFFD, a character the client never
-// sent. b must be valid JSON: the scan does not validate it.
+// that appears twice in one object, of which the decoder keeps the last value, and a \u
+// escape of a lone UTF-16 surrogate, which it replaces with U+FFFD, a character the client
+// never sent. Names of a structure's members are compared without regard to case, as the
+// decoder matches them to fields; keys of a map member (mapMembers: tags, queue and
+// message attributes) are compared exactly, as the decoder keeps them and as SQS treats
+// them, so "mytag" and "MyTag" are two tags. b must be valid JSON: the scan does not
+// validate it.
 func checkJSONText(b []byte) error {
 	if name, ok := repeatedMember(b); ok {
 		return sqserr.New(sqserr.InvalidParameterValue, "The request repeats the member %s; send each member once.", name)
@@ -24,12 +27,23 @@ func checkJSONText(b []byte) error {
 	return nil
 }
 
+// mapMembers are the request members (of any action, in any case) whose value is a map
+// with case-sensitive keys.
+var mapMembers = []string{"Attributes", "Tags", "MessageAttributes", "MessageSystemAttributes"}
+
+// openObject is an object the scan is inside.
+type openObject struct {
+	from  int    // where its names begin in the names list
+	isMap bool   // a map member's value: keys compare exactly
+	last  []byte // its latest member name, whose value may be the next object
+}
+
 // repeatedMember returns the first member name that appears twice in one object of b.
 func repeatedMember(b []byte) (string, bool) {
 	var (
-		names  [][]byte                // the names of the open objects, innermost last
-		starts []int                   // where each open object's names begin in names
-		sets   map[int]map[string]bool // by depth, for an object with many names
+		names [][]byte                // the names of the open objects, innermost last
+		open  []openObject            // the open objects, innermost last
+		sets  map[int]map[string]bool // by depth, for an object with many names
 	)
 	for i := 0; i < len(b); i++ {
 		j := bytes.IndexAny(b[i:], `{}"`)
@@ -39,10 +53,10 @@ func repeatedMember(b []byte) (string, bool) {
 		i += j
 		switch b[i] {
 		case '{':
-			starts = append(starts, len(names))
+			open = append(open, openObject{from: len(names), isMap: isMapValue(b, i, open)})
 		case '}':
-			if n := len(starts); n > 0 {
-				names, starts = names[:starts[n-1]], starts[:n-1]
+			if n := len(open); n > 0 {
+				names, open = names[:open[n-1].from], open[:n-1]
 				delete(sets, n)
 			}
 		case '"':
@@ -51,14 +65,17 @@ func repeatedMember(b []byte) (string, bool) {
 				return "", false
 			}
 			k := end + 1
-			for k < len(b) && (b[k] == ' ' || b[k] == '\t' || b[k] == '\n' || b[k] == '\r') {
+			for k < len(b) && isSpace(b[k]) {
 				k++
 			}
 			// A string followed by ':' is a member name of the innermost object.
-			if k < len(b) && b[k] == ':' && len(starts) > 0 {
-				if name, dup := addName(b[i:end+1], &names, starts[len(starts)-1], len(starts), &sets); dup {
+			if k < len(b) && b[k] == ':' && len(open) > 0 {
+				o := &open[len(open)-1]
+				name, dup := addName(b[i:end+1], &names, o.from, len(open), o.isMap, &sets)
+				if dup {
 					return name, true
 				}
+				o.last = names[len(names)-1]
 			}
 			i = end
 		}
@@ -66,9 +83,34 @@ func repeatedMember(b []byte) (string, bool) {
 	return "", false
 }
 
+// isMapValue says whether the object opening at b[i] is the value of a map member of
+// the innermost open object, itself a structure (a map's values are never maps).
+func isMapValue(b []byte, i int, open []openObject) bool {
+	if len(open) == 0 || open[len(open)-1].isMap {
+		return false
+	}
+	k := i - 1
+	for k >= 0 && isSpace(b[k]) {
+		k--
+	}
+	if k < 0 || b[k] != ':' {
+		return false // an element of a list, or the top level
+	}
+	last := open[len(open)-1].last
+	for _, m := range mapMembers {
+		if bytes.EqualFold(last, []byte(m)) {
+			return true
+		}
+	}
+	return false
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
 // addName adds the quoted name q to the innermost object, whose names begin at
-// names[from], and says whether it was there already.
-func addName(q []byte, names *[][]byte, from, depth int, sets *map[int]map[string]bool) (string, bool) {
+// names[from], and says whether it was there already: exactly when the object is a map
+// (exact), else in any case.
+func addName(q []byte, names *[][]byte, from, depth int, exact bool, sets *map[int]map[string]bool) (string, bool) {
 	name := q[1 : len(q)-1]
 	if bytes.IndexByte(name, '\\') >= 0 {
 		// Compare names as the decoder reads them: "\u0051ueueName" is QueueName.
@@ -77,17 +119,24 @@ func addName(q []byte, names *[][]byte, from, depth int, sets *map[int]map[strin
 			name = []byte(s)
 		}
 	}
+	key := func(n []byte) string {
+		if exact {
+			return string(n)
+		}
+		return strings.ToLower(string(n))
+	}
 	if set := (*sets)[depth]; set != nil {
-		k := strings.ToLower(string(name))
+		k := key(name)
 		if set[k] {
 			return string(name), true
 		}
 		set[k] = true
+		*names = append(*names, name)
 		return "", false
 	}
 	own := (*names)[from:]
 	for _, n := range own {
-		if bytes.EqualFold(n, name) {
+		if exact && bytes.Equal(n, name) || !exact && bytes.EqualFold(n, name) {
 			return string(name), true
 		}
 	}
@@ -100,7 +149,7 @@ func addName(q []byte, names *[][]byte, from, depth int, sets *map[int]map[strin
 		}
 		set := make(map[string]bool, 64)
 		for _, n := range (*names)[from:] {
-			set[strings.ToLower(string(n))] = true
+			set[key(n)] = true
 		}
 		(*sets)[depth] = set
 	}

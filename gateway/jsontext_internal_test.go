@@ -7,8 +7,9 @@ import (
 	"unicode/utf8"
 )
 
-// TestCheckJSONText: repeated member names (in any object, in any case, escaped or not)
-// and lone surrogate escapes are refused; everything else valid passes.
+// TestCheckJSONText: repeated member names (in any object, escaped or not; in any case
+// but in a map member, whose keys are case-sensitive) and lone surrogate escapes are
+// refused; everything else valid passes.
 func TestCheckJSONText(t *testing.T) {
 	for _, c := range []struct {
 		body string
@@ -24,6 +25,18 @@ func TestCheckJSONText(t *testing.T) {
 		{`{"QueueUrl":"q","queueurl":"r"}`, false},
 		{`{"QueueUrl":"q","\u0051ueueUrl":"r"}`, false},
 		{`{"x":{"y":[{"k":1,"k":2}]}}`, false},
+		// Map members' keys are case-sensitive: two tags, two attributes; the same key twice
+		// is still a repeat, and a map's values (structures) still compare in any case.
+		{`{"Tags":{"mytag":"a","MyTag":"b"}}`, true},
+		{`{"tags":{"mytag":"a","MyTag":"b"}}`, true},
+		{`{"MessageAttributes":{"k":{"DataType":"String","StringValue":"1"},"K":{"DataType":"String","StringValue":"2"}}}`, true},
+		{`{"Entries":[{"MessageAttributes":{"k":{"DataType":"String"},"K":{"DataType":"String"}}}]}`, true},
+		{`{"Attributes":{"Policy":"x","policy":"y"}}`, true},
+		{`{"Tags":{"mytag":"a","mytag":"b"}}`, false},
+		{`{"Tags":{"a":"1"},"tags":{"b":"2"}}`, false},
+		{`{"MessageAttributes":{"k":{"DataType":"String","datatype":"Number"}}}`, false},
+		{`{"MessageAttributes":{"Tags":{"DataType":"String","datatype":"Number"}}}`, false},
+		{`{"x":{"Tags":{"Q":1,"q":2}},"QueueUrl":"q","queueurl":"r"}`, false},
 		{`{"MessageBody":"\ud800"}`, false},
 		{`{"MessageBody":"\udc00x"}`, false},
 		{`{"MessageBody":"\ud800\u0041"}`, false},
@@ -42,6 +55,13 @@ func TestCheckJSONText(t *testing.T) {
 	}
 	if err := checkJSONText([]byte(many + `"zz":2}`)); err != nil {
 		t.Errorf("41 distinct names: %v", err)
+	}
+	tags := `{"Tags":{` + strings.TrimPrefix(many, "{")
+	if err := checkJSONText([]byte(tags + `"KAA":2}}`)); err != nil {
+		t.Errorf("a tag key after 40 others that differs in case only: %v", err)
+	}
+	if err := checkJSONText([]byte(tags + `"kaa":2}}`)); err == nil {
+		t.Error("a tag key repeated after 40 others was not found")
 	}
 }
 

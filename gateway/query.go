@@ -190,6 +190,10 @@ func convertMember(n *queryNode, name, path string) (any, error) {
 					return nil, err
 				}
 			}
+			if _, dup := m[*k.value]; dup {
+				// Keys are case-sensitive, as on SQS; only the same key twice is a repeat.
+				return nil, sqserr.New(sqserr.InvalidParameterValue, "The request repeats %s %s in %s; send each once.", keyName, *k.value, p)
+			}
 			m[*k.value] = v
 		}
 		return m, nil
