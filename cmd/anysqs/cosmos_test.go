@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -27,22 +26,14 @@ const cosmosEmulatorKey = "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqo
 // @vercel/cosmosdb-server, which reads a batch's partition key per operation.
 func TestServeCosmosConfigFIFO(t *testing.T) {
 	endpoint := os.Getenv("ANYSQS_TEST_COSMOS_ENDPOINT")
-	cli := os.Getenv("ANYSQS_TEST_AWSCLI")
-	if cli == "" {
-		cli = "/usr/bin/aws"
-	}
+	cli := awsCLIPath()
 	missing := ""
 	if endpoint == "" {
 		missing = "the Cosmos DB emulator (ANYSQS_TEST_COSMOS_ENDPOINT; scripts/services/cosmos.sh start)"
 	} else if _, err := os.Stat(cli); err != nil {
 		missing = "the AWS CLI at " + cli
 	}
-	if missing != "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("service not available here: " + missing + " (CI=true: not skipping)")
-		}
-		t.Skip("service not available here: " + missing)
-	}
+	requireService(t, missing)
 	raw, err := os.ReadFile("../../configs/cosmos.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -73,23 +64,8 @@ func TestServeCosmosConfigFIFO(t *testing.T) {
 	url := "http://" + api
 
 	ctx := context.Background()
-	cliRun := func(out any, args ...string) {
-		t.Helper()
-		cmd := exec.CommandContext(ctx, cli, append([]string{"--endpoint-url", url, "--output", "json", "sqs"}, args...)...)
-		cmd.Env = append(os.Environ(), "AWS_ACCESS_KEY_ID=AKIDSERVE", "AWS_SECRET_ACCESS_KEY=secret", "AWS_DEFAULT_REGION=us-east-1",
-			"AWS_CONFIG_FILE=/dev/null", "AWS_SHARED_CREDENTIALS_FILE=/dev/null", "AWS_MAX_ATTEMPTS=1")
-		var stderr strings.Builder
-		cmd.Stderr = &stderr
-		b, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("aws sqs %s: %v: %s", strings.Join(args, " "), err, stderr.String())
-		}
-		if out != nil {
-			if err := json.Unmarshal(b, out); err != nil {
-				t.Fatalf("aws sqs %s: %q: %v", strings.Join(args, " "), b, err)
-			}
-		}
-	}
+	// One attempt: a failed send must surface as the gateway answered it.
+	cliRun := awsCLI(t, ctx, cli, url, "AWS_MAX_ATTEMPTS=1")
 	var created struct{ QueueUrl string }
 	cliRun(&created, "create-queue", "--queue-name", "orders.fifo", "--attributes", "FifoQueue=true,ContentBasedDeduplication=true")
 	type sent struct{ MessageId, SequenceNumber string }

@@ -4,12 +4,10 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"io"
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"regexp"
 	"strings"
 	"testing"
@@ -26,10 +24,7 @@ import (
 // (AWS JSON protocol) and the AWS CLI (Query protocol): queues, send, receive, delete.
 func TestServeFirestoreConfig(t *testing.T) {
 	emu := os.Getenv("FIRESTORE_EMULATOR_HOST")
-	cli := os.Getenv("ANYSQS_TEST_AWSCLI")
-	if cli == "" {
-		cli = "/usr/bin/aws"
-	}
+	cli := awsCLIPath()
 	missing := ""
 	if c, err := net.DialTimeout("tcp", emu, 2*time.Second); emu == "" || err != nil {
 		missing = "the Firestore emulator (scripts/services/firestore.sh start)"
@@ -39,12 +34,7 @@ func TestServeFirestoreConfig(t *testing.T) {
 	if _, err := os.Stat(cli); err != nil {
 		missing = "the AWS CLI at " + cli
 	}
-	if missing != "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("service not available here: " + missing + " (CI=true: not skipping)")
-		}
-		t.Skip("service not available here: " + missing)
-	}
+	requireService(t, missing)
 	raw, err := os.ReadFile("../../configs/firestore.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -78,21 +68,7 @@ func TestServeFirestoreConfig(t *testing.T) {
 	}
 
 	// The AWS CLI, Query protocol, on a FIFO queue.
-	cliRun := func(out any, args ...string) {
-		t.Helper()
-		cmd := exec.CommandContext(ctx, cli, append([]string{"--endpoint-url", url, "--output", "json", "sqs"}, args...)...)
-		cmd.Env = append(os.Environ(), "AWS_ACCESS_KEY_ID=AKIDSERVE", "AWS_SECRET_ACCESS_KEY=secret", "AWS_DEFAULT_REGION=us-east-1",
-			"AWS_CONFIG_FILE=/dev/null", "AWS_SHARED_CREDENTIALS_FILE=/dev/null")
-		b, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("aws sqs %s: %v", strings.Join(args, " "), err)
-		}
-		if out != nil {
-			if err := json.Unmarshal(b, out); err != nil {
-				t.Fatalf("aws sqs %s: %q: %v", strings.Join(args, " "), b, err)
-			}
-		}
-	}
+	cliRun := awsCLI(t, ctx, cli, url)
 	var created struct{ QueueUrl string }
 	cliRun(&created, "create-queue", "--queue-name", "cli-check.fifo", "--attributes", "FifoQueue=true,ContentBasedDeduplication=true")
 	var sent struct{ MessageId, SequenceNumber string }

@@ -3,8 +3,10 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -50,4 +52,48 @@ func serveT(t *testing.T, dir, body string) (api, admin string) {
 		t.Fatalf("serve stopped before listening (sqs %q, admin %q)", api, admin)
 	}
 	return api, admin
+}
+
+// awsCLIPath is the AWS CLI the serve tests run: $ANYSQS_TEST_AWSCLI, else Debian's.
+func awsCLIPath() string {
+	if cli := os.Getenv("ANYSQS_TEST_AWSCLI"); cli != "" {
+		return cli
+	}
+	return "/usr/bin/aws"
+}
+
+// requireService skips the test when missing names what it lacks, and fails it instead
+// under CI=true, where every service must be there.
+func requireService(t *testing.T, missing string) {
+	t.Helper()
+	if missing == "" {
+		return
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal("service not available here: " + missing + " (CI=true: not skipping)")
+	}
+	t.Skip("service not available here: " + missing)
+}
+
+// awsCLI returns a runner of `aws sqs ARGS` against url with throwaway credentials and
+// env added, decoding the JSON answer into out (nil: ignored); a failed command fails
+// the test with the CLI's stderr.
+func awsCLI(t *testing.T, ctx context.Context, cli, url string, env ...string) func(out any, args ...string) {
+	return func(out any, args ...string) {
+		t.Helper()
+		cmd := exec.CommandContext(ctx, cli, append([]string{"--endpoint-url", url, "--output", "json", "sqs"}, args...)...)
+		cmd.Env = append(append(os.Environ(), "AWS_ACCESS_KEY_ID=AKIDSERVE", "AWS_SECRET_ACCESS_KEY=secret", "AWS_DEFAULT_REGION=us-east-1",
+			"AWS_CONFIG_FILE=/dev/null", "AWS_SHARED_CREDENTIALS_FILE=/dev/null"), env...)
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		b, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("aws sqs %s: %v: %s", strings.Join(args, " "), err, stderr.String())
+		}
+		if out != nil {
+			if err := json.Unmarshal(b, out); err != nil {
+				t.Fatalf("aws sqs %s: %q: %v", strings.Join(args, " "), b, err)
+			}
+		}
+	}
 }
