@@ -60,6 +60,25 @@ func TestFileThenEnv(t *testing.T) {
 	}
 }
 
+// TestBackendOptionsEnv: ANYSQS_BACKEND_OPTIONS merges over the file's options key by
+// key (null removes one), and a value that is not a mapping is an error.
+func TestBackendOptionsEnv(t *testing.T) {
+	p := write(t, "backend:\n  name: postgres\n  options:\n    dsn: postgres://x\n    schema: a\n    max_conns: 4\n")
+	c, err := Load(p, env(map[string]string{"ANYSQS_BACKEND_OPTIONS": `{schema: b, max_conns: null, pool: 2}`}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := c.Backend.Options
+	if o["dsn"] != "postgres://x" || o["schema"] != "b" || o["pool"] != 2 || len(o) != 3 {
+		t.Errorf("merged options = %v, want dsn from the file, schema and pool from the env, no max_conns", o)
+	}
+	for _, bad := range []string{"[1, 2]", "just text", "{unclosed"} {
+		if _, err := Load(p, env(map[string]string{"ANYSQS_BACKEND_OPTIONS": bad})); err == nil {
+			t.Errorf("ANYSQS_BACKEND_OPTIONS=%q accepted", bad)
+		}
+	}
+}
+
 func TestInvalidValues(t *testing.T) {
 	for _, body := range []string{
 		"listen: nonsense\n",
