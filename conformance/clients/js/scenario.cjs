@@ -123,6 +123,8 @@ async function fifo() {
     {
       queueUrl: url,
       messageSystemAttributeNames: ["MessageGroupId", "SequenceNumber"],
+      // Its warning goes to stdout; one batch at a time, handled in order, is what FIFO needs.
+      suppressFifoWarning: true,
       handleMessageBatch: async (batch) => {
         for (const m of batch) {
           emit({ event: "handled", id: m.MessageId, body: m.Body, group: m.Attributes?.MessageGroupId, seq: m.Attributes?.SequenceNumber });
