@@ -3,6 +3,7 @@ package clients_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -45,6 +46,20 @@ type celeryRecord struct {
 	Result  *int   `json:"result"`
 	Attempt int    `json:"attempt"`
 	Outcome string `json:"outcome"`
+}
+
+func (r celeryRecord) String() string {
+	s := fmt.Sprintf("%s %s", r.Task, r.ID)
+	if r.Args != nil {
+		s += fmt.Sprintf(" args %v", r.Args)
+	}
+	if r.Result != nil {
+		s += fmt.Sprintf(" result %d", *r.Result)
+	}
+	if r.Outcome != "" {
+		s += fmt.Sprintf(" attempt %d %s", r.Attempt, r.Outcome)
+	}
+	return s
 }
 
 // celeryTasks: a producer sends 20 add tasks, a flaky task that retries twice through
@@ -98,7 +113,7 @@ func celeryTasks(t *testing.T, endpoint string, c *sqs.Client, python string) {
 				t.Fatalf("producer printed add args %s", s.str("args"))
 			}
 			if len(got) != 1 || !slices.Equal(got[0].Args, args) || got[0].Result == nil || *got[0].Result != args[0]+args[1] {
-				t.Errorf("add%v (task %s) reported %+v, want one run with result %d", args, id, got, args[0]+args[1])
+				t.Errorf("add%v (task %s) reported %v, want one run with result %d", args, id, got, args[0]+args[1])
 			}
 		case "flaky":
 			slices.SortFunc(got, func(a, b celeryRecord) int { return a.Attempt - b.Attempt }) // a standard queue's order is loose
@@ -111,7 +126,7 @@ func celeryTasks(t *testing.T, endpoint string, c *sqs.Client, python string) {
 			}
 		case "boom":
 			if len(got) != 1 || got[0].Outcome != "raised" {
-				t.Errorf("boom (task %s) reported %+v, want one run that raised", id, got)
+				t.Errorf("boom (task %s) reported %v, want one run that raised", id, got)
 			}
 		default:
 			t.Fatalf("the producer printed an unknown task %q", task)
