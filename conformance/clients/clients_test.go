@@ -34,8 +34,9 @@ const (
 const hangGuard = 2 * time.Minute
 
 // backends are the shipped configurations the clients run against, by servetest name:
-// configs/embedded.yaml, postgres.yaml, spanner.yaml and firestore.yaml.
-var backends = []string{"sqlite", "postgres", "spanner", "firestore"}
+// every one in configs/ (embedded.yaml for sqlite), each on the service or emulator
+// scripts/test-env.sh provides.
+var backends = []string{"sqlite", "postgres", "spanner", "firestore", "cosmos", "servicebus", "plugin"}
 
 func TestMain(m *testing.M) {
 	code := m.Run()

@@ -184,6 +184,9 @@ func jsDLQ(t *testing.T, endpoint string, c *sqs.Client, nodeModules string) {
 	srcArn := attrs.Attributes[string(types.QueueAttributeNameQueueArn)]
 	var dead []types.Message
 	for len(dead) < 3 {
+		if p.exited() {
+			t.Fatalf("the scenario exited (%v) with %d of 3 messages in the DLQ:\n%s", p.err, len(dead), p.stderr)
+		}
 		out, err := c.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(dlqURL), MaxNumberOfMessages: 10,
 			WaitTimeSeconds: 2, VisibilityTimeout: 60,
 			MessageSystemAttributeNames: []types.MessageSystemAttributeName{types.MessageSystemAttributeNameAll}})
