@@ -35,7 +35,7 @@ func allCases() []tc {
 	for _, area := range [][]tc{
 		queueCases(), attributeCases(), messageCases(), batchCases(), visibilityCases(),
 		delayCases(), redriveCases(), retentionCases(), longPollCases(), fifoCases(),
-		purgeTagCases(), concurrencyCases(), restartCases(), receiptCases(),
+		purgeTagCases(), concurrencyCases(), restartCases(), receiptCases(), fairCases(),
 	} {
 		all = append(all, area...)
 	}
