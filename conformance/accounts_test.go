@@ -63,7 +63,8 @@ func accountClient(url, key, secret string) *sqs.Client {
 // accounts can list, read, change, send to, receive from, purge, tag or delete the
 // other's queues, nor use the other's receipt handles, though both have a queue of the
 // same name; AddPermission grants exactly the action it names, RemovePermission takes
-// it back, an explicit Deny wins, and a policy with a condition is refused.
+// it back, an explicit Deny wins, and a policy with an unknown condition operator is
+// refused.
 func TestAccountsSDK(t *testing.T) {
 	t.Parallel()
 	for _, b := range []backend{sqliteBackend(), postgresBackend()} {
@@ -252,11 +253,11 @@ func TestAccountsSDK(t *testing.T) {
 			if _, err = def.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: &aURL}); err != nil {
 				t.Errorf("the default account under Allow *: %v", err)
 			}
-			// A condition the gateway does not evaluate is refused, never ignored.
+			// A condition the gateway cannot evaluate is refused, never ignored.
 			_, err = a.SetQueueAttributes(ctx, &sqs.SetQueueAttributesInput{QueueUrl: &aURL, Attributes: map[string]string{"Policy": `{"Statement":[` +
-				`{"Effect":"Allow","Principal":"*","Action":"sqs:SendMessage","Resource":"*","Condition":{"ArnEquals":{"aws:SourceArn":"arn:aws:sns:us-east-1:111111111111:t"}}}]}`}})
+				`{"Effect":"Allow","Principal":"*","Action":"sqs:SendMessage","Resource":"*","Condition":{"ArnEqualz":{"aws:SourceArn":"arn:aws:sns:us-east-1:111111111111:t"}}}]}`}})
 			if codeOf(err) != "InvalidAttributeValue" {
-				t.Errorf("a policy with a Condition: %v, want InvalidAttributeValue", err)
+				t.Errorf("a policy with an unknown condition operator: %v, want InvalidAttributeValue", err)
 			}
 			// A may delete its own queue; B's queue of the same name stays.
 			_, err = a.DeleteQueue(ctx, &sqs.DeleteQueueInput{QueueUrl: &aURL})
