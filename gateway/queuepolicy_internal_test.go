@@ -37,7 +37,7 @@ func TestAllowedByPolicy(t *testing.T) {
 		if err := checkQueuePolicy(c.doc); err != nil {
 			t.Errorf("%s: checkQueuePolicy: %v", c.name, err)
 		}
-		if got := allowedByPolicy(c.doc, c.account, c.action, polARN); got != c.want {
+		if got := allowedByPolicy(c.doc, c.account, c.action, polARN, nil); got != c.want {
 			t.Errorf("%s: allowed = %v, want %v", c.name, got, c.want)
 		}
 	}
@@ -48,8 +48,6 @@ func TestAllowedByPolicy(t *testing.T) {
 func TestCheckQueuePolicyRefusesWhatItWouldNotEvaluate(t *testing.T) {
 	t.Parallel()
 	for name, doc := range map[string]string{
-		"condition":        `{"Statement":[{"Effect":"Allow","Principal":"*","Action":"sqs:*","Resource":"*","Condition":{"ArnEquals":{"aws:SourceArn":"arn:aws:sns:us-east-1:1:t"}}}]}`,
-		"empty condition":  `{"Statement":[{"Effect":"Allow","Principal":"*","Action":"sqs:*","Resource":"*","Condition":{}}]}`,
 		"not principal":    `{"Statement":[{"Effect":"Deny","NotPrincipal":{"AWS":"000000000002"},"Action":"sqs:*","Resource":"*"}]}`,
 		"not action":       `{"Statement":[{"Effect":"Allow","Principal":"*","NotAction":"sqs:PurgeQueue","Resource":"*"}]}`,
 		"not resource":     `{"Statement":[{"Effect":"Allow","Principal":"*","Action":"sqs:*","NotResource":"*"}]}`,
