@@ -27,7 +27,7 @@ import (
 //
 // The owner account is always allowed, whatever its queue's policy says. Everything
 // the gateway would not evaluate (NotPrincipal, NotAction, NotResource, principals
-// other than accounts, other services' actions, unknown condition operators, values an
+// other than accounts and AWS services, other services' actions, unknown condition operators, values an
 // operator cannot read) is refused when the policy is set, with InvalidAttributeValue,
 // so that no statement is ever silently ignored.
 
@@ -209,9 +209,26 @@ func parsePrincipal(raw json.RawMessage) ([]string, error) {
 		return nil, fmt.Errorf("the Principal is neither a string nor an object")
 	}
 	var out []string
+	services := false
 	for k, v := range m {
+		if k == "Service" {
+			// An AWS service (SNS delivering to a subscribed queue, say) never calls a
+			// gateway: the statement is kept and applies to no caller, as it would to
+			// every call that does not come from that service.
+			names, err := oneOrList[string](v, "Principal Service")
+			if err != nil {
+				return nil, err
+			}
+			for _, n := range names {
+				if !strings.HasSuffix(n, ".amazonaws.com") {
+					return nil, fmt.Errorf("service principal %q is not an AWS service name (<service>.amazonaws.com)", n)
+				}
+			}
+			services = true
+			continue
+		}
 		if k != "AWS" {
-			return nil, fmt.Errorf("%s principals are not evaluated by this gateway (accounts only)", k)
+			return nil, fmt.Errorf("%s principals are not evaluated by this gateway (accounts and AWS services only)", k)
 		}
 		ids, err := oneOrList[string](v, "Principal AWS")
 		if err != nil {
@@ -225,7 +242,7 @@ func parsePrincipal(raw json.RawMessage) ([]string, error) {
 			out = append(out, acct)
 		}
 	}
-	if len(out) == 0 {
+	if len(out) == 0 && !services {
 		return nil, fmt.Errorf("the Principal names no account")
 	}
 	return out, nil
