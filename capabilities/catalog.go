@@ -120,6 +120,12 @@ var catalog = []Entry{
 		Reference:  "PurgeQueue deletes every message in the queue; a second purge within 60 s fails with PurgeQueueInProgress.",
 		Native:     "after PurgeQueue no earlier message is received, and a second purge within 60 s fails with PurgeQueueInProgress",
 		RejectCode: SQSUnsupportedOperation},
+	{ID: QueueBrowse, Title: "Peek: look at messages without receiving them",
+		Reference: "Not an SQS action: SQS can only receive. anysqs's AnysqsPeekMessages (authorised as ReceiveMessage) " +
+			"lists a queue's messages with their attributes and state, paged, changing none.",
+		Native: "every message is listed once across pages, with body, attributes and state (visible, in flight, " +
+			"delayed); afterwards each message's receive count, visibility and first-receive time are unchanged",
+		RejectCode: SQSUnsupportedOperation},
 	{ID: QueueTags, Title: "Queue tags",
 		Reference:  "TagQueue, UntagQueue and ListQueueTags manage up to 50 cost-allocation tags per queue.",
 		Limits:     []LimitKey{intLimit("max_tags", "tags per queue (SQS: 50); more fail with InvalidParameterValue")},

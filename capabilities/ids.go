@@ -7,6 +7,7 @@ const (
 	QueueFIFO     ID = "queue.fifo"     // FIFO queues
 	QueueCreate   ID = "queue.create-runtime"
 	QueuePurge    ID = "queue.purge"
+	QueueBrowse   ID = "queue.browse" // look at messages without receiving them (anysqs extension)
 	QueueTags     ID = "queue.tags"
 
 	FIFOOrdering        ID = "fifo.ordering"          // strict order within a message group

@@ -35,7 +35,7 @@ func allCases() []tc {
 	for _, area := range [][]tc{
 		queueCases(), attributeCases(), messageCases(), batchCases(), visibilityCases(),
 		delayCases(), redriveCases(), retentionCases(), longPollCases(), fifoCases(),
-		purgeTagCases(), concurrencyCases(), restartCases(), receiptCases(), fairCases(),
+		purgeTagCases(), concurrencyCases(), restartCases(), receiptCases(), fairCases(), peekCases(),
 	} {
 		all = append(all, area...)
 	}

@@ -94,9 +94,11 @@ type H struct {
 	gw      *gateway.Server
 	drv     *observedDriver
 	prefix  string
-	seq     atomic.Int64
-	headers headerRecorder
-	policy  capabilities.Config
+	// protocol is the wire protocol of the case's client (and of its raw calls).
+	protocol wireProtocol
+	seq      atomic.Int64
+	headers  headerRecorder
+	policy   capabilities.Config
 	// realClock: the driver declares ClockService, so the gateway runs on clock.Real and
 	// Advance sleeps; waited is the real time slept so far, against realClockBudget.
 	realClock bool
@@ -130,7 +132,7 @@ func newHarnessWith(t *testing.T, b backend, o harnessOptions) *H {
 		ctx, cancel = context.WithDeadline(context.Background(), b.deadline)
 	}
 	t.Cleanup(cancel)
-	h := &H{T: t, Ctx: ctx, backend: b.name, st: st, policy: o.policy,
+	h := &H{T: t, Ctx: ctx, backend: b.name, st: st, policy: o.policy, protocol: o.protocol,
 		Clock:   clock.NewFake(time.Now()),
 		Account: testAccount,
 		prefix:  "c" + randomHex(4) + "-",

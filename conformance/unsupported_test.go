@@ -71,6 +71,7 @@ func unsupportedProbes() map[capabilities.ID]func(*H) {
 				h.T.Fatalf("rejected RedrivePolicy was stored: %s", got)
 			}
 		},
+		capabilities.QueueBrowse: unsupportedPeek,
 		capabilities.QueuePurge: func(h *H) {
 			url := h.Queue()
 			h.Send(url, "kept")

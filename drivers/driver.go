@@ -93,6 +93,14 @@ type Driver interface {
 	// QueueStats counts messages by state at req.Now. Counts may be approximate where the
 	// backend's declarations say so.
 	QueueStats(ctx context.Context, req QueueStatsRequest) (QueueStats, error)
+	// BrowseMessages lists the queue's messages as stored, changing none: no receive
+	// count, visibility, first-receive time or lock changes. It returns at most req.Limit
+	// messages in a stable order (send order where the backend keeps one), starting after
+	// the cursor req.After ("" for the start), and in NextAfter the cursor to continue
+	// from, "" once the end is reached. Each message carries its state at req.Now and no
+	// receipt handle; messages past the retention period are left out. A backend that
+	// cannot look without receiving returns KindUnsupported.
+	BrowseMessages(ctx context.Context, req BrowseMessagesRequest) (BrowseMessagesResult, error)
 
 	// SendMessages stores up to 10 messages. For each entry it either stores the message
 	// durably under entry.MessageID, or (FIFO, deduplication id seen within the last five
@@ -591,6 +599,37 @@ type QueueStats struct {
 	Visible    int64 // ApproximateNumberOfMessages
 	NotVisible int64 // ApproximateNumberOfMessagesNotVisible (in flight)
 	Delayed    int64 // ApproximateNumberOfMessagesDelayed
+}
+
+// BrowseMessagesRequest pages through a queue's messages (Driver.BrowseMessages).
+type BrowseMessagesRequest struct {
+	Name  string
+	Now   time.Time
+	After string // the cursor a previous page returned in NextAfter; "" for the start
+	Limit int    // at most this many messages (the gateway asks for 1 to 100)
+}
+
+// BrowseMessagesResult is one page of a queue's messages.
+type BrowseMessagesResult struct {
+	Messages  []BrowsedMessage
+	NextAfter string // "" when the end of the queue was reached
+}
+
+// MessageState is where a message stands at a moment.
+type MessageState string
+
+const (
+	StateVisible  MessageState = "visible"   // a receive may return it now
+	StateInFlight MessageState = "in-flight" // received, its visibility timeout running
+	StateDelayed  MessageState = "delayed"   // sent with a delay that has not ended
+)
+
+// BrowsedMessage is a message as BrowseMessages sees it: the Message fields (with no
+// ReceiptHandle), its state, and when an in-flight or delayed message becomes visible.
+type BrowsedMessage struct {
+	Message
+	State     MessageState
+	VisibleAt time.Time
 }
 
 // MessageAttribute is one message attribute value. DataType is "String", "Number" or

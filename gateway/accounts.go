@@ -117,8 +117,11 @@ func (s *Server) cachedQueue(ctx context.Context, stored string) (drivers.Queue,
 }
 
 // iamAction is the IAM action that authorizes SQS action name: a batch is authorized as
-// its single form.
+// its single form, a peek as a receive.
 func iamAction(name string) string {
+	if name == PeekAction {
+		return "ReceiveMessage" // a peek shows what a receive would
+	}
 	return strings.TrimSuffix(name, "Batch")
 }
 

@@ -344,6 +344,7 @@ func (s *Server) actionTable() map[string]action {
 		"CancelMessageMoveTask":        s.cancelMessageMoveTask,
 		"AddPermission":                s.addPermission,
 		"RemovePermission":             s.removePermission,
+		PeekAction:                     s.peekMessages,
 	}
 }
 

@@ -227,6 +227,15 @@ func fromMessage(m *pb.Message) drivers.Message {
 		DeadLetterSource: m.GetDeadLetterSource()}
 }
 
+func toBrowsedMessage(m drivers.BrowsedMessage) *pb.BrowsedMessage {
+	return &pb.BrowsedMessage{Message: toMessage(m.Message), State: string(m.State), VisibleAt: toTime(m.VisibleAt)}
+}
+
+func fromBrowsedMessage(m *pb.BrowsedMessage) drivers.BrowsedMessage {
+	return drivers.BrowsedMessage{Message: fromMessage(m.GetMessage()), State: drivers.MessageState(m.GetState()),
+		VisibleAt: fromTime(m.GetVisibleAt())}
+}
+
 func toBatchResult(r drivers.BatchResult) *pb.BatchResult {
 	return &pb.BatchResult{Entries: mapSlice(r.Entries, func(e drivers.EntryResult) *pb.EntryResult {
 		return &pb.EntryResult{EntryId: e.EntryID, Err: toErrorDetail(e.Err)}

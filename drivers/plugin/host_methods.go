@@ -114,6 +114,17 @@ func (h *Host) QueueStats(ctx context.Context, req drivers.QueueStatsRequest) (d
 	return drivers.QueueStats{Visible: r.GetVisible(), NotVisible: r.GetNotVisible(), Delayed: r.GetDelayed()}, nil
 }
 
+func (h *Host) BrowseMessages(ctx context.Context, req drivers.BrowseMessagesRequest) (drivers.BrowseMessagesResult, error) {
+	r, err := invoke(h, ctx, func(rpc pb.DriverClient) (*pb.BrowseMessagesResult, error) {
+		return rpc.BrowseMessages(ctx, &pb.BrowseMessagesRequest{Name: req.Name, Now: toTime(req.Now),
+			After: req.After, Limit: int64(req.Limit)})
+	})
+	if err != nil {
+		return drivers.BrowseMessagesResult{}, err
+	}
+	return drivers.BrowseMessagesResult{Messages: mapSlice(r.GetMessages(), fromBrowsedMessage), NextAfter: r.GetNextAfter()}, nil
+}
+
 func (h *Host) SendMessages(ctx context.Context, req drivers.SendMessagesRequest) (drivers.SendMessagesResult, error) {
 	r, err := invoke(h, ctx, func(rpc pb.DriverClient) (*pb.SendMessagesResult, error) {
 		return rpc.SendMessages(ctx, &pb.SendMessagesRequest{Name: req.Name, Now: toTime(req.Now),

@@ -182,6 +182,9 @@ func (p *probe) PurgeQueue(ctx context.Context, req drivers.PurgeQueueRequest) e
 func (p *probe) QueueStats(ctx context.Context, req drivers.QueueStatsRequest) (drivers.QueueStats, error) {
 	return drivers.QueueStats{Visible: 1, NotVisible: 2, Delayed: 3}, p.fail(ctx, req.Name)
 }
+func (p *probe) BrowseMessages(ctx context.Context, req drivers.BrowseMessagesRequest) (drivers.BrowseMessagesResult, error) {
+	return drivers.BrowseMessagesResult{}, p.fail(ctx, req.Name)
+}
 func (p *probe) SendMessages(ctx context.Context, req drivers.SendMessagesRequest) (drivers.SendMessagesResult, error) {
 	p.mu.Lock()
 	p.sent = append(p.sent, req.Entries...)

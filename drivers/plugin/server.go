@@ -157,6 +157,14 @@ func (s *server) QueueStats(ctx context.Context, req *pb.QueueStatsRequest) (*pb
 	})
 }
 
+func (s *server) BrowseMessages(ctx context.Context, req *pb.BrowseMessagesRequest) (*pb.BrowseMessagesResult, error) {
+	return call(s, func(d drivers.Driver) (*pb.BrowseMessagesResult, error) {
+		r, err := d.BrowseMessages(ctx, drivers.BrowseMessagesRequest{Name: req.GetName(), Now: fromTime(req.GetNow()),
+			After: req.GetAfter(), Limit: int(req.GetLimit())})
+		return &pb.BrowseMessagesResult{Messages: mapSlice(r.Messages, toBrowsedMessage), NextAfter: r.NextAfter}, err
+	})
+}
+
 func (s *server) SendMessages(ctx context.Context, req *pb.SendMessagesRequest) (*pb.SendMessagesResult, error) {
 	return call(s, func(d drivers.Driver) (*pb.SendMessagesResult, error) {
 		r, err := d.SendMessages(ctx, drivers.SendMessagesRequest{Name: req.GetName(), Now: fromTime(req.GetNow()),

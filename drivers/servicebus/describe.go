@@ -96,6 +96,8 @@ func declarations(o Options) []capabilities.Declaration {
 			"ApproximateFirstReceiveTimestamp is written on the message when the driver releases it; after a gateway stops without closing it restarts at the next receive"),
 		decl(capabilities.RedeliveryOrder, native,
 			"Service Bus delivers in sequence-number order and an abandoned message keeps its number: a returned message comes before messages sent after it"),
+		decl(capabilities.QueueBrowse, native,
+			"Service Bus's peek, which locks nothing and counts no delivery; a message locked through another gateway shows as visible, since a peek does not say who holds a lock"),
 		decl(capabilities.FairQueues, degraded,
 			"MessageGroupId is kept and returned on standard queues (as an application property), but Service Bus delivers in sequence-number order: one group's flood delays the other groups' messages"),
 		decl(capabilities.LongPolling, degraded,

@@ -141,6 +141,11 @@ func (d *driver) QueueStats(ctx context.Context, req drivers.QueueStatsRequest) 
 	return d.inner.QueueStats(ctx, req)
 }
 
+func (d *driver) BrowseMessages(ctx context.Context, req drivers.BrowseMessagesRequest) (drivers.BrowseMessagesResult, error) {
+	req.Now = d.now()
+	return d.inner.BrowseMessages(ctx, req)
+}
+
 func (d *driver) SendMessages(ctx context.Context, req drivers.SendMessagesRequest) (drivers.SendMessagesResult, error) {
 	req.Now = d.now()
 	return d.inner.SendMessages(ctx, req)

@@ -1794,6 +1794,186 @@ func (x *QueueStatsResult) GetDelayed() int64 {
 	return 0
 }
 
+type BrowseMessagesRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Now           *Time                  `protobuf:"bytes,2,opt,name=now,proto3" json:"now,omitempty"`
+	After         string                 `protobuf:"bytes,3,opt,name=after,proto3" json:"after,omitempty"`
+	Limit         int64                  `protobuf:"varint,4,opt,name=limit,proto3" json:"limit,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BrowseMessagesRequest) Reset() {
+	*x = BrowseMessagesRequest{}
+	mi := &file_driver_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BrowseMessagesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BrowseMessagesRequest) ProtoMessage() {}
+
+func (x *BrowseMessagesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_driver_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BrowseMessagesRequest.ProtoReflect.Descriptor instead.
+func (*BrowseMessagesRequest) Descriptor() ([]byte, []int) {
+	return file_driver_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *BrowseMessagesRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *BrowseMessagesRequest) GetNow() *Time {
+	if x != nil {
+		return x.Now
+	}
+	return nil
+}
+
+func (x *BrowseMessagesRequest) GetAfter() string {
+	if x != nil {
+		return x.After
+	}
+	return ""
+}
+
+func (x *BrowseMessagesRequest) GetLimit() int64 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+type BrowsedMessage struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Message       *Message               `protobuf:"bytes,1,opt,name=message,proto3" json:"message,omitempty"`
+	State         string                 `protobuf:"bytes,2,opt,name=state,proto3" json:"state,omitempty"`
+	VisibleAt     *Time                  `protobuf:"bytes,3,opt,name=visible_at,json=visibleAt,proto3" json:"visible_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BrowsedMessage) Reset() {
+	*x = BrowsedMessage{}
+	mi := &file_driver_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BrowsedMessage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BrowsedMessage) ProtoMessage() {}
+
+func (x *BrowsedMessage) ProtoReflect() protoreflect.Message {
+	mi := &file_driver_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BrowsedMessage.ProtoReflect.Descriptor instead.
+func (*BrowsedMessage) Descriptor() ([]byte, []int) {
+	return file_driver_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *BrowsedMessage) GetMessage() *Message {
+	if x != nil {
+		return x.Message
+	}
+	return nil
+}
+
+func (x *BrowsedMessage) GetState() string {
+	if x != nil {
+		return x.State
+	}
+	return ""
+}
+
+func (x *BrowsedMessage) GetVisibleAt() *Time {
+	if x != nil {
+		return x.VisibleAt
+	}
+	return nil
+}
+
+type BrowseMessagesResult struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Messages      []*BrowsedMessage      `protobuf:"bytes,1,rep,name=messages,proto3" json:"messages,omitempty"`
+	NextAfter     string                 `protobuf:"bytes,2,opt,name=next_after,json=nextAfter,proto3" json:"next_after,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BrowseMessagesResult) Reset() {
+	*x = BrowseMessagesResult{}
+	mi := &file_driver_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BrowseMessagesResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BrowseMessagesResult) ProtoMessage() {}
+
+func (x *BrowseMessagesResult) ProtoReflect() protoreflect.Message {
+	mi := &file_driver_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BrowseMessagesResult.ProtoReflect.Descriptor instead.
+func (*BrowseMessagesResult) Descriptor() ([]byte, []int) {
+	return file_driver_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *BrowseMessagesResult) GetMessages() []*BrowsedMessage {
+	if x != nil {
+		return x.Messages
+	}
+	return nil
+}
+
+func (x *BrowseMessagesResult) GetNextAfter() string {
+	if x != nil {
+		return x.NextAfter
+	}
+	return ""
+}
+
 type SendEntry struct {
 	state                  protoimpl.MessageState `protogen:"open.v1"`
 	EntryId                string                 `protobuf:"bytes,1,opt,name=entry_id,json=entryId,proto3" json:"entry_id,omitempty"`
@@ -1811,7 +1991,7 @@ type SendEntry struct {
 
 func (x *SendEntry) Reset() {
 	*x = SendEntry{}
-	mi := &file_driver_proto_msgTypes[27]
+	mi := &file_driver_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1823,7 +2003,7 @@ func (x *SendEntry) String() string {
 func (*SendEntry) ProtoMessage() {}
 
 func (x *SendEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[27]
+	mi := &file_driver_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1836,7 +2016,7 @@ func (x *SendEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendEntry.ProtoReflect.Descriptor instead.
 func (*SendEntry) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{27}
+	return file_driver_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *SendEntry) GetEntryId() string {
@@ -1913,7 +2093,7 @@ type SendMessagesRequest struct {
 
 func (x *SendMessagesRequest) Reset() {
 	*x = SendMessagesRequest{}
-	mi := &file_driver_proto_msgTypes[28]
+	mi := &file_driver_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1925,7 +2105,7 @@ func (x *SendMessagesRequest) String() string {
 func (*SendMessagesRequest) ProtoMessage() {}
 
 func (x *SendMessagesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[28]
+	mi := &file_driver_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1938,7 +2118,7 @@ func (x *SendMessagesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendMessagesRequest.ProtoReflect.Descriptor instead.
 func (*SendMessagesRequest) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{28}
+	return file_driver_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *SendMessagesRequest) GetName() string {
@@ -1975,7 +2155,7 @@ type SendEntryResult struct {
 
 func (x *SendEntryResult) Reset() {
 	*x = SendEntryResult{}
-	mi := &file_driver_proto_msgTypes[29]
+	mi := &file_driver_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1987,7 +2167,7 @@ func (x *SendEntryResult) String() string {
 func (*SendEntryResult) ProtoMessage() {}
 
 func (x *SendEntryResult) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[29]
+	mi := &file_driver_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2000,7 +2180,7 @@ func (x *SendEntryResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendEntryResult.ProtoReflect.Descriptor instead.
 func (*SendEntryResult) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{29}
+	return file_driver_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *SendEntryResult) GetEntryId() string {
@@ -2047,7 +2227,7 @@ type SendMessagesResult struct {
 
 func (x *SendMessagesResult) Reset() {
 	*x = SendMessagesResult{}
-	mi := &file_driver_proto_msgTypes[30]
+	mi := &file_driver_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2059,7 +2239,7 @@ func (x *SendMessagesResult) String() string {
 func (*SendMessagesResult) ProtoMessage() {}
 
 func (x *SendMessagesResult) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[30]
+	mi := &file_driver_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2072,7 +2252,7 @@ func (x *SendMessagesResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendMessagesResult.ProtoReflect.Descriptor instead.
 func (*SendMessagesResult) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{30}
+	return file_driver_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *SendMessagesResult) GetEntries() []*SendEntryResult {
@@ -2096,7 +2276,7 @@ type ReceiveMessagesRequest struct {
 
 func (x *ReceiveMessagesRequest) Reset() {
 	*x = ReceiveMessagesRequest{}
-	mi := &file_driver_proto_msgTypes[31]
+	mi := &file_driver_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2108,7 +2288,7 @@ func (x *ReceiveMessagesRequest) String() string {
 func (*ReceiveMessagesRequest) ProtoMessage() {}
 
 func (x *ReceiveMessagesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[31]
+	mi := &file_driver_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2121,7 +2301,7 @@ func (x *ReceiveMessagesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReceiveMessagesRequest.ProtoReflect.Descriptor instead.
 func (*ReceiveMessagesRequest) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{31}
+	return file_driver_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *ReceiveMessagesRequest) GetName() string {
@@ -2187,7 +2367,7 @@ type Message struct {
 
 func (x *Message) Reset() {
 	*x = Message{}
-	mi := &file_driver_proto_msgTypes[32]
+	mi := &file_driver_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2199,7 +2379,7 @@ func (x *Message) String() string {
 func (*Message) ProtoMessage() {}
 
 func (x *Message) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[32]
+	mi := &file_driver_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2212,7 +2392,7 @@ func (x *Message) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Message.ProtoReflect.Descriptor instead.
 func (*Message) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{32}
+	return file_driver_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *Message) GetMessageId() string {
@@ -2316,7 +2496,7 @@ type ReceiveMessagesResult struct {
 
 func (x *ReceiveMessagesResult) Reset() {
 	*x = ReceiveMessagesResult{}
-	mi := &file_driver_proto_msgTypes[33]
+	mi := &file_driver_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2328,7 +2508,7 @@ func (x *ReceiveMessagesResult) String() string {
 func (*ReceiveMessagesResult) ProtoMessage() {}
 
 func (x *ReceiveMessagesResult) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[33]
+	mi := &file_driver_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2341,7 +2521,7 @@ func (x *ReceiveMessagesResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReceiveMessagesResult.ProtoReflect.Descriptor instead.
 func (*ReceiveMessagesResult) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{33}
+	return file_driver_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ReceiveMessagesResult) GetMessages() []*Message {
@@ -2368,7 +2548,7 @@ type DeleteEntry struct {
 
 func (x *DeleteEntry) Reset() {
 	*x = DeleteEntry{}
-	mi := &file_driver_proto_msgTypes[34]
+	mi := &file_driver_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2380,7 +2560,7 @@ func (x *DeleteEntry) String() string {
 func (*DeleteEntry) ProtoMessage() {}
 
 func (x *DeleteEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[34]
+	mi := &file_driver_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2393,7 +2573,7 @@ func (x *DeleteEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteEntry.ProtoReflect.Descriptor instead.
 func (*DeleteEntry) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{34}
+	return file_driver_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *DeleteEntry) GetEntryId() string {
@@ -2421,7 +2601,7 @@ type DeleteMessagesRequest struct {
 
 func (x *DeleteMessagesRequest) Reset() {
 	*x = DeleteMessagesRequest{}
-	mi := &file_driver_proto_msgTypes[35]
+	mi := &file_driver_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2433,7 +2613,7 @@ func (x *DeleteMessagesRequest) String() string {
 func (*DeleteMessagesRequest) ProtoMessage() {}
 
 func (x *DeleteMessagesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[35]
+	mi := &file_driver_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2446,7 +2626,7 @@ func (x *DeleteMessagesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteMessagesRequest.ProtoReflect.Descriptor instead.
 func (*DeleteMessagesRequest) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{35}
+	return file_driver_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *DeleteMessagesRequest) GetName() string {
@@ -2481,7 +2661,7 @@ type ChangeVisibilityEntry struct {
 
 func (x *ChangeVisibilityEntry) Reset() {
 	*x = ChangeVisibilityEntry{}
-	mi := &file_driver_proto_msgTypes[36]
+	mi := &file_driver_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2493,7 +2673,7 @@ func (x *ChangeVisibilityEntry) String() string {
 func (*ChangeVisibilityEntry) ProtoMessage() {}
 
 func (x *ChangeVisibilityEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[36]
+	mi := &file_driver_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2506,7 +2686,7 @@ func (x *ChangeVisibilityEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChangeVisibilityEntry.ProtoReflect.Descriptor instead.
 func (*ChangeVisibilityEntry) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{36}
+	return file_driver_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *ChangeVisibilityEntry) GetEntryId() string {
@@ -2541,7 +2721,7 @@ type ChangeVisibilityRequest struct {
 
 func (x *ChangeVisibilityRequest) Reset() {
 	*x = ChangeVisibilityRequest{}
-	mi := &file_driver_proto_msgTypes[37]
+	mi := &file_driver_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2553,7 +2733,7 @@ func (x *ChangeVisibilityRequest) String() string {
 func (*ChangeVisibilityRequest) ProtoMessage() {}
 
 func (x *ChangeVisibilityRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[37]
+	mi := &file_driver_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2566,7 +2746,7 @@ func (x *ChangeVisibilityRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChangeVisibilityRequest.ProtoReflect.Descriptor instead.
 func (*ChangeVisibilityRequest) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{37}
+	return file_driver_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *ChangeVisibilityRequest) GetName() string {
@@ -2600,7 +2780,7 @@ type EntryResult struct {
 
 func (x *EntryResult) Reset() {
 	*x = EntryResult{}
-	mi := &file_driver_proto_msgTypes[38]
+	mi := &file_driver_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2612,7 +2792,7 @@ func (x *EntryResult) String() string {
 func (*EntryResult) ProtoMessage() {}
 
 func (x *EntryResult) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[38]
+	mi := &file_driver_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2625,7 +2805,7 @@ func (x *EntryResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EntryResult.ProtoReflect.Descriptor instead.
 func (*EntryResult) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{38}
+	return file_driver_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *EntryResult) GetEntryId() string {
@@ -2651,7 +2831,7 @@ type BatchResult struct {
 
 func (x *BatchResult) Reset() {
 	*x = BatchResult{}
-	mi := &file_driver_proto_msgTypes[39]
+	mi := &file_driver_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2663,7 +2843,7 @@ func (x *BatchResult) String() string {
 func (*BatchResult) ProtoMessage() {}
 
 func (x *BatchResult) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[39]
+	mi := &file_driver_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2676,7 +2856,7 @@ func (x *BatchResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BatchResult.ProtoReflect.Descriptor instead.
 func (*BatchResult) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{39}
+	return file_driver_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *BatchResult) GetEntries() []*EntryResult {
@@ -2698,7 +2878,7 @@ type MoveMessagesRequest struct {
 
 func (x *MoveMessagesRequest) Reset() {
 	*x = MoveMessagesRequest{}
-	mi := &file_driver_proto_msgTypes[40]
+	mi := &file_driver_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2710,7 +2890,7 @@ func (x *MoveMessagesRequest) String() string {
 func (*MoveMessagesRequest) ProtoMessage() {}
 
 func (x *MoveMessagesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[40]
+	mi := &file_driver_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2723,7 +2903,7 @@ func (x *MoveMessagesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MoveMessagesRequest.ProtoReflect.Descriptor instead.
 func (*MoveMessagesRequest) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{40}
+	return file_driver_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *MoveMessagesRequest) GetSource() string {
@@ -2764,7 +2944,7 @@ type MoveMessagesResult struct {
 
 func (x *MoveMessagesResult) Reset() {
 	*x = MoveMessagesResult{}
-	mi := &file_driver_proto_msgTypes[41]
+	mi := &file_driver_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2776,7 +2956,7 @@ func (x *MoveMessagesResult) String() string {
 func (*MoveMessagesResult) ProtoMessage() {}
 
 func (x *MoveMessagesResult) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[41]
+	mi := &file_driver_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2789,7 +2969,7 @@ func (x *MoveMessagesResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MoveMessagesResult.ProtoReflect.Descriptor instead.
 func (*MoveMessagesResult) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{41}
+	return file_driver_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *MoveMessagesResult) GetMoved() int64 {
@@ -2816,7 +2996,7 @@ type SweepRequest struct {
 
 func (x *SweepRequest) Reset() {
 	*x = SweepRequest{}
-	mi := &file_driver_proto_msgTypes[42]
+	mi := &file_driver_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2828,7 +3008,7 @@ func (x *SweepRequest) String() string {
 func (*SweepRequest) ProtoMessage() {}
 
 func (x *SweepRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[42]
+	mi := &file_driver_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2841,7 +3021,7 @@ func (x *SweepRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SweepRequest.ProtoReflect.Descriptor instead.
 func (*SweepRequest) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{42}
+	return file_driver_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *SweepRequest) GetNow() *Time {
@@ -2868,7 +3048,7 @@ type SweepResult struct {
 
 func (x *SweepResult) Reset() {
 	*x = SweepResult{}
-	mi := &file_driver_proto_msgTypes[43]
+	mi := &file_driver_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2880,7 +3060,7 @@ func (x *SweepResult) String() string {
 func (*SweepResult) ProtoMessage() {}
 
 func (x *SweepResult) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[43]
+	mi := &file_driver_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2893,7 +3073,7 @@ func (x *SweepResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SweepResult.ProtoReflect.Descriptor instead.
 func (*SweepResult) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{43}
+	return file_driver_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *SweepResult) GetDeleted() int64 {
@@ -2919,7 +3099,7 @@ type AwaitActivityRequest struct {
 
 func (x *AwaitActivityRequest) Reset() {
 	*x = AwaitActivityRequest{}
-	mi := &file_driver_proto_msgTypes[44]
+	mi := &file_driver_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2931,7 +3111,7 @@ func (x *AwaitActivityRequest) String() string {
 func (*AwaitActivityRequest) ProtoMessage() {}
 
 func (x *AwaitActivityRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[44]
+	mi := &file_driver_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2944,7 +3124,7 @@ func (x *AwaitActivityRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AwaitActivityRequest.ProtoReflect.Descriptor instead.
 func (*AwaitActivityRequest) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{44}
+	return file_driver_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *AwaitActivityRequest) GetTimeoutNs() int64 {
@@ -2963,7 +3143,7 @@ type AwaitActivityResult struct {
 
 func (x *AwaitActivityResult) Reset() {
 	*x = AwaitActivityResult{}
-	mi := &file_driver_proto_msgTypes[45]
+	mi := &file_driver_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2975,7 +3155,7 @@ func (x *AwaitActivityResult) String() string {
 func (*AwaitActivityResult) ProtoMessage() {}
 
 func (x *AwaitActivityResult) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[45]
+	mi := &file_driver_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2988,7 +3168,7 @@ func (x *AwaitActivityResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AwaitActivityResult.ProtoReflect.Descriptor instead.
 func (*AwaitActivityResult) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{45}
+	return file_driver_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *AwaitActivityResult) GetQueues() []string {
@@ -3008,7 +3188,7 @@ type WatchActivityRequest struct {
 
 func (x *WatchActivityRequest) Reset() {
 	*x = WatchActivityRequest{}
-	mi := &file_driver_proto_msgTypes[46]
+	mi := &file_driver_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3020,7 +3200,7 @@ func (x *WatchActivityRequest) String() string {
 func (*WatchActivityRequest) ProtoMessage() {}
 
 func (x *WatchActivityRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[46]
+	mi := &file_driver_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3033,7 +3213,7 @@ func (x *WatchActivityRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchActivityRequest.ProtoReflect.Descriptor instead.
 func (*WatchActivityRequest) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{46}
+	return file_driver_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *WatchActivityRequest) GetName() string {
@@ -3069,7 +3249,7 @@ type MoveTask struct {
 
 func (x *MoveTask) Reset() {
 	*x = MoveTask{}
-	mi := &file_driver_proto_msgTypes[47]
+	mi := &file_driver_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3081,7 +3261,7 @@ func (x *MoveTask) String() string {
 func (*MoveTask) ProtoMessage() {}
 
 func (x *MoveTask) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[47]
+	mi := &file_driver_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3094,7 +3274,7 @@ func (x *MoveTask) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MoveTask.ProtoReflect.Descriptor instead.
 func (*MoveTask) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{47}
+	return file_driver_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *MoveTask) GetHandle() string {
@@ -3188,7 +3368,7 @@ type ReportMoveTaskRequest struct {
 
 func (x *ReportMoveTaskRequest) Reset() {
 	*x = ReportMoveTaskRequest{}
-	mi := &file_driver_proto_msgTypes[48]
+	mi := &file_driver_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3200,7 +3380,7 @@ func (x *ReportMoveTaskRequest) String() string {
 func (*ReportMoveTaskRequest) ProtoMessage() {}
 
 func (x *ReportMoveTaskRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[48]
+	mi := &file_driver_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3213,7 +3393,7 @@ func (x *ReportMoveTaskRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportMoveTaskRequest.ProtoReflect.Descriptor instead.
 func (*ReportMoveTaskRequest) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{48}
+	return file_driver_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *ReportMoveTaskRequest) GetHandle() string {
@@ -3267,7 +3447,7 @@ type CancelMoveTaskRequest struct {
 
 func (x *CancelMoveTaskRequest) Reset() {
 	*x = CancelMoveTaskRequest{}
-	mi := &file_driver_proto_msgTypes[49]
+	mi := &file_driver_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3279,7 +3459,7 @@ func (x *CancelMoveTaskRequest) String() string {
 func (*CancelMoveTaskRequest) ProtoMessage() {}
 
 func (x *CancelMoveTaskRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[49]
+	mi := &file_driver_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3292,7 +3472,7 @@ func (x *CancelMoveTaskRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelMoveTaskRequest.ProtoReflect.Descriptor instead.
 func (*CancelMoveTaskRequest) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{49}
+	return file_driver_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *CancelMoveTaskRequest) GetHandle() string {
@@ -3312,7 +3492,7 @@ type ListMoveTasksRequest struct {
 
 func (x *ListMoveTasksRequest) Reset() {
 	*x = ListMoveTasksRequest{}
-	mi := &file_driver_proto_msgTypes[50]
+	mi := &file_driver_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3324,7 +3504,7 @@ func (x *ListMoveTasksRequest) String() string {
 func (*ListMoveTasksRequest) ProtoMessage() {}
 
 func (x *ListMoveTasksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[50]
+	mi := &file_driver_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3337,7 +3517,7 @@ func (x *ListMoveTasksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMoveTasksRequest.ProtoReflect.Descriptor instead.
 func (*ListMoveTasksRequest) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{50}
+	return file_driver_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *ListMoveTasksRequest) GetSource() string {
@@ -3363,7 +3543,7 @@ type MoveTasks struct {
 
 func (x *MoveTasks) Reset() {
 	*x = MoveTasks{}
-	mi := &file_driver_proto_msgTypes[51]
+	mi := &file_driver_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3375,7 +3555,7 @@ func (x *MoveTasks) String() string {
 func (*MoveTasks) ProtoMessage() {}
 
 func (x *MoveTasks) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[51]
+	mi := &file_driver_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3388,7 +3568,7 @@ func (x *MoveTasks) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MoveTasks.ProtoReflect.Descriptor instead.
 func (*MoveTasks) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{51}
+	return file_driver_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *MoveTasks) GetTasks() []*MoveTask {
@@ -3409,7 +3589,7 @@ type AdoptMoveTasksRequest struct {
 
 func (x *AdoptMoveTasksRequest) Reset() {
 	*x = AdoptMoveTasksRequest{}
-	mi := &file_driver_proto_msgTypes[52]
+	mi := &file_driver_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3421,7 +3601,7 @@ func (x *AdoptMoveTasksRequest) String() string {
 func (*AdoptMoveTasksRequest) ProtoMessage() {}
 
 func (x *AdoptMoveTasksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[52]
+	mi := &file_driver_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3434,7 +3614,7 @@ func (x *AdoptMoveTasksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AdoptMoveTasksRequest.ProtoReflect.Descriptor instead.
 func (*AdoptMoveTasksRequest) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{52}
+	return file_driver_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *AdoptMoveTasksRequest) GetOwner() string {
@@ -3607,7 +3787,21 @@ const file_driver_proto_rawDesc = "" +
 	"\avisible\x18\x01 \x01(\x03R\avisible\x12\x1f\n" +
 	"\vnot_visible\x18\x02 \x01(\x03R\n" +
 	"notVisible\x12\x18\n" +
-	"\adelayed\x18\x03 \x01(\x03R\adelayed\"\x8c\x03\n" +
+	"\adelayed\x18\x03 \x01(\x03R\adelayed\"\x81\x01\n" +
+	"\x15BrowseMessagesRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12(\n" +
+	"\x03now\x18\x02 \x01(\v2\x16.anysqs.plugin.v1.TimeR\x03now\x12\x14\n" +
+	"\x05after\x18\x03 \x01(\tR\x05after\x12\x14\n" +
+	"\x05limit\x18\x04 \x01(\x03R\x05limit\"\x92\x01\n" +
+	"\x0eBrowsedMessage\x123\n" +
+	"\amessage\x18\x01 \x01(\v2\x19.anysqs.plugin.v1.MessageR\amessage\x12\x14\n" +
+	"\x05state\x18\x02 \x01(\tR\x05state\x125\n" +
+	"\n" +
+	"visible_at\x18\x03 \x01(\v2\x16.anysqs.plugin.v1.TimeR\tvisibleAt\"s\n" +
+	"\x14BrowseMessagesResult\x12<\n" +
+	"\bmessages\x18\x01 \x03(\v2 .anysqs.plugin.v1.BrowsedMessageR\bmessages\x12\x1d\n" +
+	"\n" +
+	"next_after\x18\x02 \x01(\tR\tnextAfter\"\x8c\x03\n" +
 	"\tSendEntry\x12\x19\n" +
 	"\bentry_id\x18\x01 \x01(\tR\aentryId\x12\x1d\n" +
 	"\n" +
@@ -3743,7 +3937,7 @@ const file_driver_proto_rawDesc = "" +
 	"\fContextCause\x12\x16\n" +
 	"\x12CONTEXT_CAUSE_NONE\x10\x00\x12\x1a\n" +
 	"\x16CONTEXT_CAUSE_CANCELED\x10\x01\x12#\n" +
-	"\x1fCONTEXT_CAUSE_DEADLINE_EXCEEDED\x10\x022\xd6\x10\n" +
+	"\x1fCONTEXT_CAUSE_DEADLINE_EXCEEDED\x10\x022\xb9\x11\n" +
 	"\x06Driver\x12>\n" +
 	"\x04Open\x12\x1d.anysqs.plugin.v1.OpenRequest\x1a\x17.anysqs.plugin.v1.Empty\x12B\n" +
 	"\bDescribe\x12\x17.anysqs.plugin.v1.Empty\x1a\x1d.anysqs.plugin.v1.Description\x128\n" +
@@ -3759,7 +3953,8 @@ const file_driver_proto_rawDesc = "" +
 	"\n" +
 	"PurgeQueue\x12#.anysqs.plugin.v1.PurgeQueueRequest\x1a\x17.anysqs.plugin.v1.Empty\x12U\n" +
 	"\n" +
-	"QueueStats\x12#.anysqs.plugin.v1.QueueStatsRequest\x1a\".anysqs.plugin.v1.QueueStatsResult\x12[\n" +
+	"QueueStats\x12#.anysqs.plugin.v1.QueueStatsRequest\x1a\".anysqs.plugin.v1.QueueStatsResult\x12a\n" +
+	"\x0eBrowseMessages\x12'.anysqs.plugin.v1.BrowseMessagesRequest\x1a&.anysqs.plugin.v1.BrowseMessagesResult\x12[\n" +
 	"\fSendMessages\x12%.anysqs.plugin.v1.SendMessagesRequest\x1a$.anysqs.plugin.v1.SendMessagesResult\x12d\n" +
 	"\x0fReceiveMessages\x12(.anysqs.plugin.v1.ReceiveMessagesRequest\x1a'.anysqs.plugin.v1.ReceiveMessagesResult\x12X\n" +
 	"\x0eDeleteMessages\x12'.anysqs.plugin.v1.DeleteMessagesRequest\x1a\x1d.anysqs.plugin.v1.BatchResult\x12\\\n" +
@@ -3788,7 +3983,7 @@ func file_driver_proto_rawDescGZIP() []byte {
 }
 
 var file_driver_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_driver_proto_msgTypes = make([]protoimpl.MessageInfo, 55)
+var file_driver_proto_msgTypes = make([]protoimpl.MessageInfo, 58)
 var file_driver_proto_goTypes = []any{
 	(ContextCause)(0),                 // 0: anysqs.plugin.v1.ContextCause
 	(*Empty)(nil),                     // 1: anysqs.plugin.v1.Empty
@@ -3818,38 +4013,41 @@ var file_driver_proto_goTypes = []any{
 	(*PurgeQueueRequest)(nil),         // 25: anysqs.plugin.v1.PurgeQueueRequest
 	(*QueueStatsRequest)(nil),         // 26: anysqs.plugin.v1.QueueStatsRequest
 	(*QueueStatsResult)(nil),          // 27: anysqs.plugin.v1.QueueStatsResult
-	(*SendEntry)(nil),                 // 28: anysqs.plugin.v1.SendEntry
-	(*SendMessagesRequest)(nil),       // 29: anysqs.plugin.v1.SendMessagesRequest
-	(*SendEntryResult)(nil),           // 30: anysqs.plugin.v1.SendEntryResult
-	(*SendMessagesResult)(nil),        // 31: anysqs.plugin.v1.SendMessagesResult
-	(*ReceiveMessagesRequest)(nil),    // 32: anysqs.plugin.v1.ReceiveMessagesRequest
-	(*Message)(nil),                   // 33: anysqs.plugin.v1.Message
-	(*ReceiveMessagesResult)(nil),     // 34: anysqs.plugin.v1.ReceiveMessagesResult
-	(*DeleteEntry)(nil),               // 35: anysqs.plugin.v1.DeleteEntry
-	(*DeleteMessagesRequest)(nil),     // 36: anysqs.plugin.v1.DeleteMessagesRequest
-	(*ChangeVisibilityEntry)(nil),     // 37: anysqs.plugin.v1.ChangeVisibilityEntry
-	(*ChangeVisibilityRequest)(nil),   // 38: anysqs.plugin.v1.ChangeVisibilityRequest
-	(*EntryResult)(nil),               // 39: anysqs.plugin.v1.EntryResult
-	(*BatchResult)(nil),               // 40: anysqs.plugin.v1.BatchResult
-	(*MoveMessagesRequest)(nil),       // 41: anysqs.plugin.v1.MoveMessagesRequest
-	(*MoveMessagesResult)(nil),        // 42: anysqs.plugin.v1.MoveMessagesResult
-	(*SweepRequest)(nil),              // 43: anysqs.plugin.v1.SweepRequest
-	(*SweepResult)(nil),               // 44: anysqs.plugin.v1.SweepResult
-	(*AwaitActivityRequest)(nil),      // 45: anysqs.plugin.v1.AwaitActivityRequest
-	(*AwaitActivityResult)(nil),       // 46: anysqs.plugin.v1.AwaitActivityResult
-	(*WatchActivityRequest)(nil),      // 47: anysqs.plugin.v1.WatchActivityRequest
-	(*MoveTask)(nil),                  // 48: anysqs.plugin.v1.MoveTask
-	(*ReportMoveTaskRequest)(nil),     // 49: anysqs.plugin.v1.ReportMoveTaskRequest
-	(*CancelMoveTaskRequest)(nil),     // 50: anysqs.plugin.v1.CancelMoveTaskRequest
-	(*ListMoveTasksRequest)(nil),      // 51: anysqs.plugin.v1.ListMoveTasksRequest
-	(*MoveTasks)(nil),                 // 52: anysqs.plugin.v1.MoveTasks
-	(*AdoptMoveTasksRequest)(nil),     // 53: anysqs.plugin.v1.AdoptMoveTasksRequest
-	nil,                               // 54: anysqs.plugin.v1.StringMap.EntriesEntry
-	nil,                               // 55: anysqs.plugin.v1.AttributeMap.EntriesEntry
+	(*BrowseMessagesRequest)(nil),     // 28: anysqs.plugin.v1.BrowseMessagesRequest
+	(*BrowsedMessage)(nil),            // 29: anysqs.plugin.v1.BrowsedMessage
+	(*BrowseMessagesResult)(nil),      // 30: anysqs.plugin.v1.BrowseMessagesResult
+	(*SendEntry)(nil),                 // 31: anysqs.plugin.v1.SendEntry
+	(*SendMessagesRequest)(nil),       // 32: anysqs.plugin.v1.SendMessagesRequest
+	(*SendEntryResult)(nil),           // 33: anysqs.plugin.v1.SendEntryResult
+	(*SendMessagesResult)(nil),        // 34: anysqs.plugin.v1.SendMessagesResult
+	(*ReceiveMessagesRequest)(nil),    // 35: anysqs.plugin.v1.ReceiveMessagesRequest
+	(*Message)(nil),                   // 36: anysqs.plugin.v1.Message
+	(*ReceiveMessagesResult)(nil),     // 37: anysqs.plugin.v1.ReceiveMessagesResult
+	(*DeleteEntry)(nil),               // 38: anysqs.plugin.v1.DeleteEntry
+	(*DeleteMessagesRequest)(nil),     // 39: anysqs.plugin.v1.DeleteMessagesRequest
+	(*ChangeVisibilityEntry)(nil),     // 40: anysqs.plugin.v1.ChangeVisibilityEntry
+	(*ChangeVisibilityRequest)(nil),   // 41: anysqs.plugin.v1.ChangeVisibilityRequest
+	(*EntryResult)(nil),               // 42: anysqs.plugin.v1.EntryResult
+	(*BatchResult)(nil),               // 43: anysqs.plugin.v1.BatchResult
+	(*MoveMessagesRequest)(nil),       // 44: anysqs.plugin.v1.MoveMessagesRequest
+	(*MoveMessagesResult)(nil),        // 45: anysqs.plugin.v1.MoveMessagesResult
+	(*SweepRequest)(nil),              // 46: anysqs.plugin.v1.SweepRequest
+	(*SweepResult)(nil),               // 47: anysqs.plugin.v1.SweepResult
+	(*AwaitActivityRequest)(nil),      // 48: anysqs.plugin.v1.AwaitActivityRequest
+	(*AwaitActivityResult)(nil),       // 49: anysqs.plugin.v1.AwaitActivityResult
+	(*WatchActivityRequest)(nil),      // 50: anysqs.plugin.v1.WatchActivityRequest
+	(*MoveTask)(nil),                  // 51: anysqs.plugin.v1.MoveTask
+	(*ReportMoveTaskRequest)(nil),     // 52: anysqs.plugin.v1.ReportMoveTaskRequest
+	(*CancelMoveTaskRequest)(nil),     // 53: anysqs.plugin.v1.CancelMoveTaskRequest
+	(*ListMoveTasksRequest)(nil),      // 54: anysqs.plugin.v1.ListMoveTasksRequest
+	(*MoveTasks)(nil),                 // 55: anysqs.plugin.v1.MoveTasks
+	(*AdoptMoveTasksRequest)(nil),     // 56: anysqs.plugin.v1.AdoptMoveTasksRequest
+	nil,                               // 57: anysqs.plugin.v1.StringMap.EntriesEntry
+	nil,                               // 58: anysqs.plugin.v1.AttributeMap.EntriesEntry
 }
 var file_driver_proto_depIdxs = []int32{
-	54, // 0: anysqs.plugin.v1.StringMap.entries:type_name -> anysqs.plugin.v1.StringMap.EntriesEntry
-	55, // 1: anysqs.plugin.v1.AttributeMap.entries:type_name -> anysqs.plugin.v1.AttributeMap.EntriesEntry
+	57, // 0: anysqs.plugin.v1.StringMap.entries:type_name -> anysqs.plugin.v1.StringMap.EntriesEntry
+	58, // 1: anysqs.plugin.v1.AttributeMap.entries:type_name -> anysqs.plugin.v1.AttributeMap.EntriesEntry
 	0,  // 2: anysqs.plugin.v1.Error.context_cause:type_name -> anysqs.plugin.v1.ContextCause
 	3,  // 3: anysqs.plugin.v1.Declaration.limits:type_name -> anysqs.plugin.v1.StringMap
 	8,  // 4: anysqs.plugin.v1.Description.capabilities:type_name -> anysqs.plugin.v1.Declaration
@@ -3870,92 +4068,98 @@ var file_driver_proto_depIdxs = []int32{
 	2,  // 19: anysqs.plugin.v1.DeleteQueueRequest.now:type_name -> anysqs.plugin.v1.Time
 	2,  // 20: anysqs.plugin.v1.PurgeQueueRequest.now:type_name -> anysqs.plugin.v1.Time
 	2,  // 21: anysqs.plugin.v1.QueueStatsRequest.now:type_name -> anysqs.plugin.v1.Time
-	4,  // 22: anysqs.plugin.v1.SendEntry.attributes:type_name -> anysqs.plugin.v1.AttributeMap
-	4,  // 23: anysqs.plugin.v1.SendEntry.system_attributes:type_name -> anysqs.plugin.v1.AttributeMap
-	2,  // 24: anysqs.plugin.v1.SendMessagesRequest.now:type_name -> anysqs.plugin.v1.Time
-	28, // 25: anysqs.plugin.v1.SendMessagesRequest.entries:type_name -> anysqs.plugin.v1.SendEntry
-	6,  // 26: anysqs.plugin.v1.SendEntryResult.err:type_name -> anysqs.plugin.v1.Error
-	30, // 27: anysqs.plugin.v1.SendMessagesResult.entries:type_name -> anysqs.plugin.v1.SendEntryResult
-	2,  // 28: anysqs.plugin.v1.ReceiveMessagesRequest.now:type_name -> anysqs.plugin.v1.Time
-	4,  // 29: anysqs.plugin.v1.Message.attributes:type_name -> anysqs.plugin.v1.AttributeMap
-	4,  // 30: anysqs.plugin.v1.Message.system_attributes:type_name -> anysqs.plugin.v1.AttributeMap
-	2,  // 31: anysqs.plugin.v1.Message.sent_at:type_name -> anysqs.plugin.v1.Time
-	2,  // 32: anysqs.plugin.v1.Message.first_received_at:type_name -> anysqs.plugin.v1.Time
-	33, // 33: anysqs.plugin.v1.ReceiveMessagesResult.messages:type_name -> anysqs.plugin.v1.Message
-	2,  // 34: anysqs.plugin.v1.ReceiveMessagesResult.next_visible_at:type_name -> anysqs.plugin.v1.Time
-	2,  // 35: anysqs.plugin.v1.DeleteMessagesRequest.now:type_name -> anysqs.plugin.v1.Time
-	35, // 36: anysqs.plugin.v1.DeleteMessagesRequest.entries:type_name -> anysqs.plugin.v1.DeleteEntry
-	2,  // 37: anysqs.plugin.v1.ChangeVisibilityRequest.now:type_name -> anysqs.plugin.v1.Time
-	37, // 38: anysqs.plugin.v1.ChangeVisibilityRequest.entries:type_name -> anysqs.plugin.v1.ChangeVisibilityEntry
-	6,  // 39: anysqs.plugin.v1.EntryResult.err:type_name -> anysqs.plugin.v1.Error
-	39, // 40: anysqs.plugin.v1.BatchResult.entries:type_name -> anysqs.plugin.v1.EntryResult
-	2,  // 41: anysqs.plugin.v1.MoveMessagesRequest.now:type_name -> anysqs.plugin.v1.Time
-	2,  // 42: anysqs.plugin.v1.SweepRequest.now:type_name -> anysqs.plugin.v1.Time
-	2,  // 43: anysqs.plugin.v1.WatchActivityRequest.until:type_name -> anysqs.plugin.v1.Time
-	2,  // 44: anysqs.plugin.v1.MoveTask.started:type_name -> anysqs.plugin.v1.Time
-	2,  // 45: anysqs.plugin.v1.MoveTask.lease_until:type_name -> anysqs.plugin.v1.Time
-	2,  // 46: anysqs.plugin.v1.ReportMoveTaskRequest.lease_until:type_name -> anysqs.plugin.v1.Time
-	48, // 47: anysqs.plugin.v1.MoveTasks.tasks:type_name -> anysqs.plugin.v1.MoveTask
-	2,  // 48: anysqs.plugin.v1.AdoptMoveTasksRequest.now:type_name -> anysqs.plugin.v1.Time
-	2,  // 49: anysqs.plugin.v1.AdoptMoveTasksRequest.lease_until:type_name -> anysqs.plugin.v1.Time
-	5,  // 50: anysqs.plugin.v1.AttributeMap.EntriesEntry.value:type_name -> anysqs.plugin.v1.MessageAttribute
-	7,  // 51: anysqs.plugin.v1.Driver.Open:input_type -> anysqs.plugin.v1.OpenRequest
-	1,  // 52: anysqs.plugin.v1.Driver.Describe:input_type -> anysqs.plugin.v1.Empty
-	1,  // 53: anysqs.plugin.v1.Driver.Ping:input_type -> anysqs.plugin.v1.Empty
-	1,  // 54: anysqs.plugin.v1.Driver.Metrics:input_type -> anysqs.plugin.v1.Empty
-	17, // 55: anysqs.plugin.v1.Driver.CreateQueue:input_type -> anysqs.plugin.v1.CreateQueueRequest
-	19, // 56: anysqs.plugin.v1.Driver.GetQueue:input_type -> anysqs.plugin.v1.GetQueueRequest
-	20, // 57: anysqs.plugin.v1.Driver.ListQueues:input_type -> anysqs.plugin.v1.ListQueuesRequest
-	22, // 58: anysqs.plugin.v1.Driver.SetQueueAttributes:input_type -> anysqs.plugin.v1.SetQueueAttributesRequest
-	23, // 59: anysqs.plugin.v1.Driver.UpdateQueueTags:input_type -> anysqs.plugin.v1.UpdateQueueTagsRequest
-	24, // 60: anysqs.plugin.v1.Driver.DeleteQueue:input_type -> anysqs.plugin.v1.DeleteQueueRequest
-	25, // 61: anysqs.plugin.v1.Driver.PurgeQueue:input_type -> anysqs.plugin.v1.PurgeQueueRequest
-	26, // 62: anysqs.plugin.v1.Driver.QueueStats:input_type -> anysqs.plugin.v1.QueueStatsRequest
-	29, // 63: anysqs.plugin.v1.Driver.SendMessages:input_type -> anysqs.plugin.v1.SendMessagesRequest
-	32, // 64: anysqs.plugin.v1.Driver.ReceiveMessages:input_type -> anysqs.plugin.v1.ReceiveMessagesRequest
-	36, // 65: anysqs.plugin.v1.Driver.DeleteMessages:input_type -> anysqs.plugin.v1.DeleteMessagesRequest
-	38, // 66: anysqs.plugin.v1.Driver.ChangeVisibility:input_type -> anysqs.plugin.v1.ChangeVisibilityRequest
-	41, // 67: anysqs.plugin.v1.Driver.MoveMessages:input_type -> anysqs.plugin.v1.MoveMessagesRequest
-	43, // 68: anysqs.plugin.v1.Driver.Sweep:input_type -> anysqs.plugin.v1.SweepRequest
-	45, // 69: anysqs.plugin.v1.Driver.AwaitActivity:input_type -> anysqs.plugin.v1.AwaitActivityRequest
-	47, // 70: anysqs.plugin.v1.Driver.WatchActivity:input_type -> anysqs.plugin.v1.WatchActivityRequest
-	48, // 71: anysqs.plugin.v1.Driver.StartMoveTask:input_type -> anysqs.plugin.v1.MoveTask
-	49, // 72: anysqs.plugin.v1.Driver.ReportMoveTask:input_type -> anysqs.plugin.v1.ReportMoveTaskRequest
-	50, // 73: anysqs.plugin.v1.Driver.CancelMoveTask:input_type -> anysqs.plugin.v1.CancelMoveTaskRequest
-	51, // 74: anysqs.plugin.v1.Driver.ListMoveTasks:input_type -> anysqs.plugin.v1.ListMoveTasksRequest
-	53, // 75: anysqs.plugin.v1.Driver.AdoptMoveTasks:input_type -> anysqs.plugin.v1.AdoptMoveTasksRequest
-	1,  // 76: anysqs.plugin.v1.Driver.Close:input_type -> anysqs.plugin.v1.Empty
-	1,  // 77: anysqs.plugin.v1.Driver.Open:output_type -> anysqs.plugin.v1.Empty
-	9,  // 78: anysqs.plugin.v1.Driver.Describe:output_type -> anysqs.plugin.v1.Description
-	1,  // 79: anysqs.plugin.v1.Driver.Ping:output_type -> anysqs.plugin.v1.Empty
-	13, // 80: anysqs.plugin.v1.Driver.Metrics:output_type -> anysqs.plugin.v1.MetricsResult
-	18, // 81: anysqs.plugin.v1.Driver.CreateQueue:output_type -> anysqs.plugin.v1.CreateQueueResult
-	16, // 82: anysqs.plugin.v1.Driver.GetQueue:output_type -> anysqs.plugin.v1.Queue
-	21, // 83: anysqs.plugin.v1.Driver.ListQueues:output_type -> anysqs.plugin.v1.ListQueuesResult
-	1,  // 84: anysqs.plugin.v1.Driver.SetQueueAttributes:output_type -> anysqs.plugin.v1.Empty
-	1,  // 85: anysqs.plugin.v1.Driver.UpdateQueueTags:output_type -> anysqs.plugin.v1.Empty
-	1,  // 86: anysqs.plugin.v1.Driver.DeleteQueue:output_type -> anysqs.plugin.v1.Empty
-	1,  // 87: anysqs.plugin.v1.Driver.PurgeQueue:output_type -> anysqs.plugin.v1.Empty
-	27, // 88: anysqs.plugin.v1.Driver.QueueStats:output_type -> anysqs.plugin.v1.QueueStatsResult
-	31, // 89: anysqs.plugin.v1.Driver.SendMessages:output_type -> anysqs.plugin.v1.SendMessagesResult
-	34, // 90: anysqs.plugin.v1.Driver.ReceiveMessages:output_type -> anysqs.plugin.v1.ReceiveMessagesResult
-	40, // 91: anysqs.plugin.v1.Driver.DeleteMessages:output_type -> anysqs.plugin.v1.BatchResult
-	40, // 92: anysqs.plugin.v1.Driver.ChangeVisibility:output_type -> anysqs.plugin.v1.BatchResult
-	42, // 93: anysqs.plugin.v1.Driver.MoveMessages:output_type -> anysqs.plugin.v1.MoveMessagesResult
-	44, // 94: anysqs.plugin.v1.Driver.Sweep:output_type -> anysqs.plugin.v1.SweepResult
-	46, // 95: anysqs.plugin.v1.Driver.AwaitActivity:output_type -> anysqs.plugin.v1.AwaitActivityResult
-	1,  // 96: anysqs.plugin.v1.Driver.WatchActivity:output_type -> anysqs.plugin.v1.Empty
-	1,  // 97: anysqs.plugin.v1.Driver.StartMoveTask:output_type -> anysqs.plugin.v1.Empty
-	48, // 98: anysqs.plugin.v1.Driver.ReportMoveTask:output_type -> anysqs.plugin.v1.MoveTask
-	48, // 99: anysqs.plugin.v1.Driver.CancelMoveTask:output_type -> anysqs.plugin.v1.MoveTask
-	52, // 100: anysqs.plugin.v1.Driver.ListMoveTasks:output_type -> anysqs.plugin.v1.MoveTasks
-	52, // 101: anysqs.plugin.v1.Driver.AdoptMoveTasks:output_type -> anysqs.plugin.v1.MoveTasks
-	1,  // 102: anysqs.plugin.v1.Driver.Close:output_type -> anysqs.plugin.v1.Empty
-	77, // [77:103] is the sub-list for method output_type
-	51, // [51:77] is the sub-list for method input_type
-	51, // [51:51] is the sub-list for extension type_name
-	51, // [51:51] is the sub-list for extension extendee
-	0,  // [0:51] is the sub-list for field type_name
+	2,  // 22: anysqs.plugin.v1.BrowseMessagesRequest.now:type_name -> anysqs.plugin.v1.Time
+	36, // 23: anysqs.plugin.v1.BrowsedMessage.message:type_name -> anysqs.plugin.v1.Message
+	2,  // 24: anysqs.plugin.v1.BrowsedMessage.visible_at:type_name -> anysqs.plugin.v1.Time
+	29, // 25: anysqs.plugin.v1.BrowseMessagesResult.messages:type_name -> anysqs.plugin.v1.BrowsedMessage
+	4,  // 26: anysqs.plugin.v1.SendEntry.attributes:type_name -> anysqs.plugin.v1.AttributeMap
+	4,  // 27: anysqs.plugin.v1.SendEntry.system_attributes:type_name -> anysqs.plugin.v1.AttributeMap
+	2,  // 28: anysqs.plugin.v1.SendMessagesRequest.now:type_name -> anysqs.plugin.v1.Time
+	31, // 29: anysqs.plugin.v1.SendMessagesRequest.entries:type_name -> anysqs.plugin.v1.SendEntry
+	6,  // 30: anysqs.plugin.v1.SendEntryResult.err:type_name -> anysqs.plugin.v1.Error
+	33, // 31: anysqs.plugin.v1.SendMessagesResult.entries:type_name -> anysqs.plugin.v1.SendEntryResult
+	2,  // 32: anysqs.plugin.v1.ReceiveMessagesRequest.now:type_name -> anysqs.plugin.v1.Time
+	4,  // 33: anysqs.plugin.v1.Message.attributes:type_name -> anysqs.plugin.v1.AttributeMap
+	4,  // 34: anysqs.plugin.v1.Message.system_attributes:type_name -> anysqs.plugin.v1.AttributeMap
+	2,  // 35: anysqs.plugin.v1.Message.sent_at:type_name -> anysqs.plugin.v1.Time
+	2,  // 36: anysqs.plugin.v1.Message.first_received_at:type_name -> anysqs.plugin.v1.Time
+	36, // 37: anysqs.plugin.v1.ReceiveMessagesResult.messages:type_name -> anysqs.plugin.v1.Message
+	2,  // 38: anysqs.plugin.v1.ReceiveMessagesResult.next_visible_at:type_name -> anysqs.plugin.v1.Time
+	2,  // 39: anysqs.plugin.v1.DeleteMessagesRequest.now:type_name -> anysqs.plugin.v1.Time
+	38, // 40: anysqs.plugin.v1.DeleteMessagesRequest.entries:type_name -> anysqs.plugin.v1.DeleteEntry
+	2,  // 41: anysqs.plugin.v1.ChangeVisibilityRequest.now:type_name -> anysqs.plugin.v1.Time
+	40, // 42: anysqs.plugin.v1.ChangeVisibilityRequest.entries:type_name -> anysqs.plugin.v1.ChangeVisibilityEntry
+	6,  // 43: anysqs.plugin.v1.EntryResult.err:type_name -> anysqs.plugin.v1.Error
+	42, // 44: anysqs.plugin.v1.BatchResult.entries:type_name -> anysqs.plugin.v1.EntryResult
+	2,  // 45: anysqs.plugin.v1.MoveMessagesRequest.now:type_name -> anysqs.plugin.v1.Time
+	2,  // 46: anysqs.plugin.v1.SweepRequest.now:type_name -> anysqs.plugin.v1.Time
+	2,  // 47: anysqs.plugin.v1.WatchActivityRequest.until:type_name -> anysqs.plugin.v1.Time
+	2,  // 48: anysqs.plugin.v1.MoveTask.started:type_name -> anysqs.plugin.v1.Time
+	2,  // 49: anysqs.plugin.v1.MoveTask.lease_until:type_name -> anysqs.plugin.v1.Time
+	2,  // 50: anysqs.plugin.v1.ReportMoveTaskRequest.lease_until:type_name -> anysqs.plugin.v1.Time
+	51, // 51: anysqs.plugin.v1.MoveTasks.tasks:type_name -> anysqs.plugin.v1.MoveTask
+	2,  // 52: anysqs.plugin.v1.AdoptMoveTasksRequest.now:type_name -> anysqs.plugin.v1.Time
+	2,  // 53: anysqs.plugin.v1.AdoptMoveTasksRequest.lease_until:type_name -> anysqs.plugin.v1.Time
+	5,  // 54: anysqs.plugin.v1.AttributeMap.EntriesEntry.value:type_name -> anysqs.plugin.v1.MessageAttribute
+	7,  // 55: anysqs.plugin.v1.Driver.Open:input_type -> anysqs.plugin.v1.OpenRequest
+	1,  // 56: anysqs.plugin.v1.Driver.Describe:input_type -> anysqs.plugin.v1.Empty
+	1,  // 57: anysqs.plugin.v1.Driver.Ping:input_type -> anysqs.plugin.v1.Empty
+	1,  // 58: anysqs.plugin.v1.Driver.Metrics:input_type -> anysqs.plugin.v1.Empty
+	17, // 59: anysqs.plugin.v1.Driver.CreateQueue:input_type -> anysqs.plugin.v1.CreateQueueRequest
+	19, // 60: anysqs.plugin.v1.Driver.GetQueue:input_type -> anysqs.plugin.v1.GetQueueRequest
+	20, // 61: anysqs.plugin.v1.Driver.ListQueues:input_type -> anysqs.plugin.v1.ListQueuesRequest
+	22, // 62: anysqs.plugin.v1.Driver.SetQueueAttributes:input_type -> anysqs.plugin.v1.SetQueueAttributesRequest
+	23, // 63: anysqs.plugin.v1.Driver.UpdateQueueTags:input_type -> anysqs.plugin.v1.UpdateQueueTagsRequest
+	24, // 64: anysqs.plugin.v1.Driver.DeleteQueue:input_type -> anysqs.plugin.v1.DeleteQueueRequest
+	25, // 65: anysqs.plugin.v1.Driver.PurgeQueue:input_type -> anysqs.plugin.v1.PurgeQueueRequest
+	26, // 66: anysqs.plugin.v1.Driver.QueueStats:input_type -> anysqs.plugin.v1.QueueStatsRequest
+	28, // 67: anysqs.plugin.v1.Driver.BrowseMessages:input_type -> anysqs.plugin.v1.BrowseMessagesRequest
+	32, // 68: anysqs.plugin.v1.Driver.SendMessages:input_type -> anysqs.plugin.v1.SendMessagesRequest
+	35, // 69: anysqs.plugin.v1.Driver.ReceiveMessages:input_type -> anysqs.plugin.v1.ReceiveMessagesRequest
+	39, // 70: anysqs.plugin.v1.Driver.DeleteMessages:input_type -> anysqs.plugin.v1.DeleteMessagesRequest
+	41, // 71: anysqs.plugin.v1.Driver.ChangeVisibility:input_type -> anysqs.plugin.v1.ChangeVisibilityRequest
+	44, // 72: anysqs.plugin.v1.Driver.MoveMessages:input_type -> anysqs.plugin.v1.MoveMessagesRequest
+	46, // 73: anysqs.plugin.v1.Driver.Sweep:input_type -> anysqs.plugin.v1.SweepRequest
+	48, // 74: anysqs.plugin.v1.Driver.AwaitActivity:input_type -> anysqs.plugin.v1.AwaitActivityRequest
+	50, // 75: anysqs.plugin.v1.Driver.WatchActivity:input_type -> anysqs.plugin.v1.WatchActivityRequest
+	51, // 76: anysqs.plugin.v1.Driver.StartMoveTask:input_type -> anysqs.plugin.v1.MoveTask
+	52, // 77: anysqs.plugin.v1.Driver.ReportMoveTask:input_type -> anysqs.plugin.v1.ReportMoveTaskRequest
+	53, // 78: anysqs.plugin.v1.Driver.CancelMoveTask:input_type -> anysqs.plugin.v1.CancelMoveTaskRequest
+	54, // 79: anysqs.plugin.v1.Driver.ListMoveTasks:input_type -> anysqs.plugin.v1.ListMoveTasksRequest
+	56, // 80: anysqs.plugin.v1.Driver.AdoptMoveTasks:input_type -> anysqs.plugin.v1.AdoptMoveTasksRequest
+	1,  // 81: anysqs.plugin.v1.Driver.Close:input_type -> anysqs.plugin.v1.Empty
+	1,  // 82: anysqs.plugin.v1.Driver.Open:output_type -> anysqs.plugin.v1.Empty
+	9,  // 83: anysqs.plugin.v1.Driver.Describe:output_type -> anysqs.plugin.v1.Description
+	1,  // 84: anysqs.plugin.v1.Driver.Ping:output_type -> anysqs.plugin.v1.Empty
+	13, // 85: anysqs.plugin.v1.Driver.Metrics:output_type -> anysqs.plugin.v1.MetricsResult
+	18, // 86: anysqs.plugin.v1.Driver.CreateQueue:output_type -> anysqs.plugin.v1.CreateQueueResult
+	16, // 87: anysqs.plugin.v1.Driver.GetQueue:output_type -> anysqs.plugin.v1.Queue
+	21, // 88: anysqs.plugin.v1.Driver.ListQueues:output_type -> anysqs.plugin.v1.ListQueuesResult
+	1,  // 89: anysqs.plugin.v1.Driver.SetQueueAttributes:output_type -> anysqs.plugin.v1.Empty
+	1,  // 90: anysqs.plugin.v1.Driver.UpdateQueueTags:output_type -> anysqs.plugin.v1.Empty
+	1,  // 91: anysqs.plugin.v1.Driver.DeleteQueue:output_type -> anysqs.plugin.v1.Empty
+	1,  // 92: anysqs.plugin.v1.Driver.PurgeQueue:output_type -> anysqs.plugin.v1.Empty
+	27, // 93: anysqs.plugin.v1.Driver.QueueStats:output_type -> anysqs.plugin.v1.QueueStatsResult
+	30, // 94: anysqs.plugin.v1.Driver.BrowseMessages:output_type -> anysqs.plugin.v1.BrowseMessagesResult
+	34, // 95: anysqs.plugin.v1.Driver.SendMessages:output_type -> anysqs.plugin.v1.SendMessagesResult
+	37, // 96: anysqs.plugin.v1.Driver.ReceiveMessages:output_type -> anysqs.plugin.v1.ReceiveMessagesResult
+	43, // 97: anysqs.plugin.v1.Driver.DeleteMessages:output_type -> anysqs.plugin.v1.BatchResult
+	43, // 98: anysqs.plugin.v1.Driver.ChangeVisibility:output_type -> anysqs.plugin.v1.BatchResult
+	45, // 99: anysqs.plugin.v1.Driver.MoveMessages:output_type -> anysqs.plugin.v1.MoveMessagesResult
+	47, // 100: anysqs.plugin.v1.Driver.Sweep:output_type -> anysqs.plugin.v1.SweepResult
+	49, // 101: anysqs.plugin.v1.Driver.AwaitActivity:output_type -> anysqs.plugin.v1.AwaitActivityResult
+	1,  // 102: anysqs.plugin.v1.Driver.WatchActivity:output_type -> anysqs.plugin.v1.Empty
+	1,  // 103: anysqs.plugin.v1.Driver.StartMoveTask:output_type -> anysqs.plugin.v1.Empty
+	51, // 104: anysqs.plugin.v1.Driver.ReportMoveTask:output_type -> anysqs.plugin.v1.MoveTask
+	51, // 105: anysqs.plugin.v1.Driver.CancelMoveTask:output_type -> anysqs.plugin.v1.MoveTask
+	55, // 106: anysqs.plugin.v1.Driver.ListMoveTasks:output_type -> anysqs.plugin.v1.MoveTasks
+	55, // 107: anysqs.plugin.v1.Driver.AdoptMoveTasks:output_type -> anysqs.plugin.v1.MoveTasks
+	1,  // 108: anysqs.plugin.v1.Driver.Close:output_type -> anysqs.plugin.v1.Empty
+	82, // [82:109] is the sub-list for method output_type
+	55, // [55:82] is the sub-list for method input_type
+	55, // [55:55] is the sub-list for extension type_name
+	55, // [55:55] is the sub-list for extension extendee
+	0,  // [0:55] is the sub-list for field type_name
 }
 
 func init() { file_driver_proto_init() }
@@ -3965,14 +4169,14 @@ func file_driver_proto_init() {
 	}
 	file_driver_proto_msgTypes[4].OneofWrappers = []any{}
 	file_driver_proto_msgTypes[5].OneofWrappers = []any{}
-	file_driver_proto_msgTypes[47].OneofWrappers = []any{}
+	file_driver_proto_msgTypes[50].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_driver_proto_rawDesc), len(file_driver_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   55,
+			NumMessages:   58,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -39,6 +39,7 @@ const (
 	Driver_DeleteQueue_FullMethodName        = "/anysqs.plugin.v1.Driver/DeleteQueue"
 	Driver_PurgeQueue_FullMethodName         = "/anysqs.plugin.v1.Driver/PurgeQueue"
 	Driver_QueueStats_FullMethodName         = "/anysqs.plugin.v1.Driver/QueueStats"
+	Driver_BrowseMessages_FullMethodName     = "/anysqs.plugin.v1.Driver/BrowseMessages"
 	Driver_SendMessages_FullMethodName       = "/anysqs.plugin.v1.Driver/SendMessages"
 	Driver_ReceiveMessages_FullMethodName    = "/anysqs.plugin.v1.Driver/ReceiveMessages"
 	Driver_DeleteMessages_FullMethodName     = "/anysqs.plugin.v1.Driver/DeleteMessages"
@@ -73,6 +74,7 @@ type DriverClient interface {
 	DeleteQueue(ctx context.Context, in *DeleteQueueRequest, opts ...grpc.CallOption) (*Empty, error)
 	PurgeQueue(ctx context.Context, in *PurgeQueueRequest, opts ...grpc.CallOption) (*Empty, error)
 	QueueStats(ctx context.Context, in *QueueStatsRequest, opts ...grpc.CallOption) (*QueueStatsResult, error)
+	BrowseMessages(ctx context.Context, in *BrowseMessagesRequest, opts ...grpc.CallOption) (*BrowseMessagesResult, error)
 	SendMessages(ctx context.Context, in *SendMessagesRequest, opts ...grpc.CallOption) (*SendMessagesResult, error)
 	ReceiveMessages(ctx context.Context, in *ReceiveMessagesRequest, opts ...grpc.CallOption) (*ReceiveMessagesResult, error)
 	DeleteMessages(ctx context.Context, in *DeleteMessagesRequest, opts ...grpc.CallOption) (*BatchResult, error)
@@ -212,6 +214,16 @@ func (c *driverClient) QueueStats(ctx context.Context, in *QueueStatsRequest, op
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(QueueStatsResult)
 	err := c.cc.Invoke(ctx, Driver_QueueStats_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *driverClient) BrowseMessages(ctx context.Context, in *BrowseMessagesRequest, opts ...grpc.CallOption) (*BrowseMessagesResult, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(BrowseMessagesResult)
+	err := c.cc.Invoke(ctx, Driver_BrowseMessages_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -376,6 +388,7 @@ type DriverServer interface {
 	DeleteQueue(context.Context, *DeleteQueueRequest) (*Empty, error)
 	PurgeQueue(context.Context, *PurgeQueueRequest) (*Empty, error)
 	QueueStats(context.Context, *QueueStatsRequest) (*QueueStatsResult, error)
+	BrowseMessages(context.Context, *BrowseMessagesRequest) (*BrowseMessagesResult, error)
 	SendMessages(context.Context, *SendMessagesRequest) (*SendMessagesResult, error)
 	ReceiveMessages(context.Context, *ReceiveMessagesRequest) (*ReceiveMessagesResult, error)
 	DeleteMessages(context.Context, *DeleteMessagesRequest) (*BatchResult, error)
@@ -436,6 +449,9 @@ func (UnimplementedDriverServer) PurgeQueue(context.Context, *PurgeQueueRequest)
 }
 func (UnimplementedDriverServer) QueueStats(context.Context, *QueueStatsRequest) (*QueueStatsResult, error) {
 	return nil, status.Error(codes.Unimplemented, "method QueueStats not implemented")
+}
+func (UnimplementedDriverServer) BrowseMessages(context.Context, *BrowseMessagesRequest) (*BrowseMessagesResult, error) {
+	return nil, status.Error(codes.Unimplemented, "method BrowseMessages not implemented")
 }
 func (UnimplementedDriverServer) SendMessages(context.Context, *SendMessagesRequest) (*SendMessagesResult, error) {
 	return nil, status.Error(codes.Unimplemented, "method SendMessages not implemented")
@@ -712,6 +728,24 @@ func _Driver_QueueStats_Handler(srv interface{}, ctx context.Context, dec func(i
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(DriverServer).QueueStats(ctx, req.(*QueueStatsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Driver_BrowseMessages_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(BrowseMessagesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(DriverServer).BrowseMessages(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Driver_BrowseMessages_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(DriverServer).BrowseMessages(ctx, req.(*BrowseMessagesRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -1022,6 +1056,10 @@ var Driver_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "QueueStats",
 			Handler:    _Driver_QueueStats_Handler,
+		},
+		{
+			MethodName: "BrowseMessages",
+			Handler:    _Driver_BrowseMessages_Handler,
 		},
 		{
 			MethodName: "SendMessages",
