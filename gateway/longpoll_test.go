@@ -33,7 +33,7 @@ func (e *env) mustJSON(action, body string) string {
 // awaitWait blocks until a long poll on queue is parked. It waits on an event, not time.
 func (e *env) awaitWait(queue string) {
 	e.t.Helper()
-	if q := <-e.waits; q != queue {
+	if q := awaitEvent(e.t, e.waits, "a long poll parking on "+queue); q != queue {
 		e.t.Fatalf("long poll parked on %s, want %s", q, queue)
 	}
 }
