@@ -56,8 +56,8 @@ type declared struct {
 }
 
 // limited is a driver declaring other levels and limits, which reports the Limit of
-// each MoveMessages call on moves. Wrapping hides the driver's optional interfaces, so
-// move tasks live in the gateway's memory.
+// each MoveMessages call on moves. Every other method, and every other fact of the
+// Description, is SQLite's: move tasks are kept in its database (MoveTaskStore).
 type limited struct {
 	drivers.Driver
 	decls map[capabilities.ID]declared
