@@ -333,7 +333,7 @@ func TestMoveTaskDefaultRateIsTheBackendLimit(t *testing.T) {
 	e.mustJSON("CreateQueue", `{"QueueName":"src","Attributes":{"RedrivePolicy":"{\"deadLetterTargetArn\":\"`+limDLQ+`\",\"maxReceiveCount\":1}"}}`)
 	e.mustJSON("SendMessage", `{"QueueUrl":"/000000000000/dlq","MessageBody":"m"}`)
 	e.mustJSON("StartMessageMoveTask", `{"SourceArn":"`+limDLQ+`"}`)
-	if got := <-moves; got != 2 {
+	if got := awaitEvent(t, moves, "the move task's first MoveMessages"); got != 2 {
 		t.Fatalf("MoveMessages Limit = %d, want the backend's 2", got)
 	}
 }
