@@ -29,9 +29,11 @@
 //
 // Backends declaring a capability Unsupported are held to the catalog's rejection:
 // TestUnsupportedRejected runs each rejection probe against the embedded backend with that
-// one capability declared Unsupported. TestReportCatchesFalseDeclaration runs the suite
-// against a hidden row whose driver ignores ChangeMessageVisibility while declaring it,
-// and checks the compatibility report fails.
+// one capability declared Unsupported, and TestEveryCapabilityHasACase fails when a
+// capability that a committed report declares Unsupported has cases left without a
+// probe. TestReportCatchesFalseDeclaration runs the suite against a hidden row whose
+// driver ignores ChangeMessageVisibility while declaring it, and checks the
+// compatibility report fails.
 //
 // Adding a backend: write prepare<Name>(t) returning a storage whose open opens the driver
 // on storage private to the case (skipUnavailable when the service is not reachable); if

@@ -56,7 +56,7 @@ func TestLongPollWokenByOtherInstance(t *testing.T) {
 		t.Fatal(err)
 	}
 	d.activity <- []string{"lp"}
-	r := <-got
+	r := awaitEvent(t, got, "the long poll's response")
 	if r.status != 200 || !strings.Contains(r.body, "from elsewhere") {
 		t.Fatalf("long poll returned %d %s", r.status, r.body)
 	}
@@ -111,7 +111,7 @@ func TestLongPollWatchesBeforeWaiting(t *testing.T) {
 	if !strings.Contains(body, "just before the watch") {
 		t.Fatalf("long poll returned %s", body)
 	}
-	if w := <-d.watches; w.Name != "lp" || w.Until.Before(start.Add(20*time.Second)) {
+	if w := awaitEvent(t, d.watches, "WatchActivity on lp"); w.Name != "lp" || w.Until.Before(start.Add(20*time.Second)) {
 		t.Fatalf("watch %+v does not cover the poll", w)
 	}
 	select {
@@ -129,7 +129,7 @@ func TestLongPollWatchesBeforeWaiting(t *testing.T) {
 		t.Fatal(err)
 	}
 	d.activity <- []string{"lp"}
-	if r := <-got; r.status != 200 || !strings.Contains(r.body, "from elsewhere") {
+	if r := awaitEvent(t, got, "the long poll's response"); r.status != 200 || !strings.Contains(r.body, "from elsewhere") {
 		t.Fatalf("long poll returned %d %s", r.status, r.body)
 	}
 	select {
@@ -211,7 +211,7 @@ func TestLongPollRechecksWithoutNotifications(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.clock.Advance(d.interval) // the worst case; the first re-check is due sooner
-	r := <-got
+	r := awaitEvent(t, got, "the long poll's response")
 	if r.status != 200 || !strings.Contains(r.body, "from elsewhere") {
 		t.Fatalf("long poll returned %d %s", r.status, r.body)
 	}
@@ -263,16 +263,16 @@ func TestBlockingReceiveGetsTheWait(t *testing.T) {
 	})
 	e.mustJSON("CreateQueue", `{"QueueName":"lp"}`)
 	e.mustJSON("ReceiveMessage", `{"QueueUrl":"/000000000000/lp"}`)
-	if w := <-d.waits; w != 0 {
+	if w := awaitEvent(t, d.waits, "the short poll's ReceiveMessages"); w != 0 {
 		t.Fatalf("short poll: WaitTime %v, want 0", w)
 	}
 	got := e.receiveAsync(`{"QueueUrl":"/000000000000/lp","WaitTimeSeconds":20}`)
-	if w := <-d.waits; w != 20*time.Second {
+	if w := awaitEvent(t, d.waits, "the long poll's ReceiveMessages"); w != 20*time.Second {
 		t.Fatalf("long poll: WaitTime %v, want the whole 20s", w)
 	}
 	e.awaitWait("lp")
 	e.clock.Advance(20 * time.Second)
-	if r := <-got; r.status != 200 {
+	if r := awaitEvent(t, got, "the long poll's response"); r.status != 200 {
 		t.Fatalf("long poll: %d %s", r.status, r.body)
 	}
 }

@@ -74,7 +74,7 @@ func TestClientLimits(t *testing.T) {
 		_, err := a.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: qurl, WaitTimeSeconds: 20})
 		polled <- err
 	}()
-	<-waiting
+	awaitEvent(t, waiting, "a long poll waiting")
 	if _, err := a.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: qurl, WaitTimeSeconds: 20}); code(err) != "OverLimit" {
 		t.Fatalf("A's second concurrent long poll: %v, want OverLimit", err)
 	}
@@ -83,21 +83,21 @@ func TestClientLimits(t *testing.T) {
 		_, err := b.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: qurl, WaitTimeSeconds: 20})
 		bPolled <- err
 	}()
-	<-waiting
+	awaitEvent(t, waiting, "a long poll waiting")
 	clk.Advance(21 * time.Second) // both polls end empty; A may poll again
-	if err := <-polled; err != nil {
+	if err := awaitEvent(t, polled, "A's long poll ending"); err != nil {
 		t.Fatalf("A's long poll: %v", err)
 	}
-	if err := <-bPolled; err != nil {
+	if err := awaitEvent(t, bPolled, "B's long poll ending"); err != nil {
 		t.Fatalf("B's long poll while A held its allowance: %v", err)
 	}
 	go func() {
 		_, err := a.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: qurl, WaitTimeSeconds: 1})
 		polled <- err
 	}()
-	<-waiting // admitted: the first poll's allowance came back
+	awaitEvent(t, waiting, "A's next long poll waiting") // admitted: the first poll's allowance came back
 	clk.Advance(2 * time.Second)
-	if err := <-polled; err != nil {
+	if err := awaitEvent(t, polled, "A's long poll ending"); err != nil {
 		t.Fatalf("A's long poll after the first ended: %v", err)
 	}
 }

@@ -1,11 +1,13 @@
 // Package gateway is the SQS wire gateway: one http.Handler that speaks both SQS
-// protocols and runs every SQS action against a drivers.Driver.
+// protocols (AWS JSON 1.0 and Query) and runs every SQS action against a drivers.Driver.
 //
 // # Request flow
 //
 //  1. Protocol. A request with an X-Amz-Target header ("AmazonSQS.<Action>") is AWS JSON
 //     1.0; anything else is the Query protocol (form parameters in a POST body or a GET
-//     query string, sent to "/" or to a queue URL, whose path then names the queue).
+//     query string, sent to "/" or to a queue URL, whose path then names the queue). A
+//     Query request whose Accept header prefers application/json (API Gateway's AWS
+//     integrations send one) is still Query; only its result is rendered otherwise (4).
 //  2. Normalisation. Both protocols become one representation, the AWS JSON 1.0 request
 //     body: JSON is taken as it is, Query parameters are rebuilt into the same JSON by
 //     query.go (flattened "Attribute.N.Name" lists and maps become JSON maps and arrays,
@@ -17,7 +19,9 @@
 //     per-message delay, dead-letter targets) and calls the driver with times read from
 //     Config.Clock.
 //  4. Rendering. The output struct is written as JSON, or as the Query XML document
-//     <Action>Response/<Action>Result in the 2012-11-05 namespace (xml.go). Errors are
+//     <Action>Response/<Action>Result in the 2012-11-05 namespace (xml.go), or, for a
+//     Query request that accepts JSON, in SQS's legacy JSON shape of that document
+//     (queryjson.go), whose errors stay XML. Errors are
 //     *sqserr.Error values; gateway/sqserr's table gives the JSON __type, the Query code,
 //     the HTTP status and the fault, sent as the JSON body plus the x-amzn-query-error
 //     header that query-compatible SDKs read, or as a Query <ErrorResponse>.
@@ -48,7 +52,8 @@
 // NextVisibleAt and at the deadline. Writes through other gateway instances reach them
 // as the driver's Description.Activity says: ActivityNotify and ActivityWatch drivers
 // report them through AwaitActivity (an ActivityWatch driver only for queues the gateway
-// first names in WatchActivity, after which it receives once more), ActivityPoll drivers
+// first names in WatchActivity, after which it receives once more; a watch lasts a minute
+// past the deadline of the poll that took it, so later polls reuse it), ActivityPoll drivers
 // are re-checked on a backoff bounded by Description.PollInterval, and ActivityLocal
 // storage serves this gateway alone. A BlockingReceive driver is given the time left to
 // wait in its own receive. Apart from ActivityPoll's re-checks there is no polling loop,

@@ -29,6 +29,25 @@ type env struct {
 
 func newEnv(t testing.TB) *env { return newEnvOn(t, nil) }
 
+// hangGuard bounds a wait for an event the test has already caused: it comes within
+// milliseconds, and only a broken gateway leaves a wait this long, which then fails
+// saying what never happened instead of hanging until go test's timeout.
+const hangGuard = time.Minute
+
+// awaitEvent returns the next value on ch, failing the test if none comes within
+// hangGuard. It bounds a hang; it asserts nothing about how long anything took.
+func awaitEvent[T any](t testing.TB, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(hangGuard):
+	}
+	t.Fatalf("%s: nothing within %v", what, hangGuard)
+	var zero T
+	return zero
+}
+
 // memDriver opens an in-memory SQLite driver, closed when the test ends.
 func memDriver(t testing.TB) *sqlite.Driver {
 	t.Helper()

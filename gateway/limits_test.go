@@ -56,8 +56,8 @@ type declared struct {
 }
 
 // limited is a driver declaring other levels and limits, which reports the Limit of
-// each MoveMessages call on moves. Wrapping hides the driver's optional interfaces, so
-// move tasks live in the gateway's memory.
+// each MoveMessages call on moves. Every other method, and every other fact of the
+// Description, is SQLite's: move tasks are kept in its database (MoveTaskStore).
 type limited struct {
 	drivers.Driver
 	decls map[capabilities.ID]declared
@@ -333,7 +333,7 @@ func TestMoveTaskDefaultRateIsTheBackendLimit(t *testing.T) {
 	e.mustJSON("CreateQueue", `{"QueueName":"src","Attributes":{"RedrivePolicy":"{\"deadLetterTargetArn\":\"`+limDLQ+`\",\"maxReceiveCount\":1}"}}`)
 	e.mustJSON("SendMessage", `{"QueueUrl":"/000000000000/dlq","MessageBody":"m"}`)
 	e.mustJSON("StartMessageMoveTask", `{"SourceArn":"`+limDLQ+`"}`)
-	if got := <-moves; got != 2 {
+	if got := awaitEvent(t, moves, "the move task's first MoveMessages"); got != 2 {
 		t.Fatalf("MoveMessages Limit = %d, want the backend's 2", got)
 	}
 }

@@ -33,7 +33,7 @@ func (e *env) mustJSON(action, body string) string {
 // awaitWait blocks until a long poll on queue is parked. It waits on an event, not time.
 func (e *env) awaitWait(queue string) {
 	e.t.Helper()
-	if q := <-e.waits; q != queue {
+	if q := awaitEvent(e.t, e.waits, "a long poll parking on "+queue); q != queue {
 		e.t.Fatalf("long poll parked on %s, want %s", q, queue)
 	}
 }
@@ -47,7 +47,7 @@ func TestLongPollWokenBySend(t *testing.T) {
 	got := e.receiveAsync(`{"QueueUrl":"` + lpURL + `","WaitTimeSeconds":20}`)
 	e.awaitWait("lp")
 	e.mustJSON("SendMessage", `{"QueueUrl":"`+lpURL+`","MessageBody":"wake"}`)
-	r := <-got
+	r := awaitEvent(t, got, "the long poll's response")
 	if r.status != 200 || !strings.Contains(r.body, `"Body":"wake"`) {
 		t.Fatalf("long poll returned %d %s, want the sent message", r.status, r.body)
 	}
@@ -67,7 +67,7 @@ func TestLongPollEmptyAtDeadline(t *testing.T) {
 	default:
 	}
 	e.clock.Advance(5 * time.Second)
-	r := <-got
+	r := awaitEvent(t, got, "the long poll's response")
 	if r.status != 200 || strings.Contains(r.body, "MessageId") {
 		t.Fatalf("long poll at deadline returned %d %s, want empty", r.status, r.body)
 	}
@@ -82,7 +82,7 @@ func TestLongPollWokenByDelayEnd(t *testing.T) {
 	got := e.receiveAsync(`{"QueueUrl":"` + lpURL + `","WaitTimeSeconds":20}`)
 	e.awaitWait("lp")
 	e.clock.Advance(10 * time.Second)
-	r := <-got
+	r := awaitEvent(t, got, "the long poll's response")
 	if r.status != 200 || !strings.Contains(r.body, `"Body":"later"`) {
 		t.Fatalf("long poll returned %d %s, want the delayed message", r.status, r.body)
 	}
@@ -102,7 +102,7 @@ func TestLongPollWokenByVisibilityRelease(t *testing.T) {
 	got := e.receiveAsync(`{"QueueUrl":"` + lpURL + `","WaitTimeSeconds":20}`)
 	e.awaitWait("lp")
 	e.mustJSON("ChangeMessageVisibility", `{"QueueUrl":"`+lpURL+`","ReceiptHandle":"`+handle+`","VisibilityTimeout":0}`)
-	r := <-got
+	r := awaitEvent(t, got, "the long poll's response")
 	if r.status != 200 || !strings.Contains(r.body, `"Body":"again"`) {
 		t.Fatalf("long poll returned %d %s, want the released message", r.status, r.body)
 	}

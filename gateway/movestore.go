@@ -8,8 +8,10 @@ import (
 	"github.com/anysqs/anysqs/drivers"
 )
 
-// memMoveTasks keeps message move tasks in the gateway's memory, for drivers that are not
-// a drivers.MoveTaskStore. It follows that interface's contract for one instance.
+// memMoveTasks keeps message move tasks in the gateway's memory, for drivers whose
+// Description does not set MoveTaskStore (every driver has the drivers.MoveTaskStore
+// methods; those drivers return KindUnsupported from them). It keeps that interface's
+// contract within one gateway instance.
 type memMoveTasks struct {
 	mu       sync.Mutex
 	bySource map[string][]*drivers.MoveTask // oldest first

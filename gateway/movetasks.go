@@ -15,15 +15,10 @@ import (
 	"github.com/anysqs/anysqs/internal/clock"
 )
 
-// Message move tasks (StartMessageMoveTask and friends) run inside the gateway: each task
-// calls driver.MoveMessages once per second of gateway clock time, moving at most
-// MaxNumberOfMessagesPerSecond messages per call, and records each step in a task store.
-// When the driver's Description sets MoveTaskStore (a backend that several gateway
-// instances share), tasks live there, through the driver's MoveTaskStore methods: every
-// instance lists and cancels them, one runs each (the holder of its lease), and another
-// adopts a task whose runner stopped. Otherwise they live in this gateway's memory
-// (memMoveTasks): a restart forgets them (messages already moved stay moved), and each
-// instance sees only its own.
+// Message move tasks (StartMessageMoveTask and friends): how they run and where they are
+// kept is in the package documentation, "Message move tasks". Each step records itself
+// in a task store: the driver (its MoveTaskStore methods) when its Description sets
+// MoveTaskStore, otherwise memMoveTasks.
 
 const (
 	defaultMoveRate  = 500 // messages per second when the client names none; also the maximum

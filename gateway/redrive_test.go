@@ -87,7 +87,7 @@ func testRedriveAndMoveTask(t *testing.T, e *env) {
 	if between(b, `"TaskHandle":"`, `"`) == "" {
 		t.Fatalf("StartMessageMoveTask: %s", b)
 	}
-	r := <-got
+	r := awaitEvent(t, got, "the long poll's response")
 	if !strings.Contains(r.body, "poison") {
 		t.Fatalf("long poll on the source after redrive: %d %s", r.status, r.body)
 	}

@@ -37,19 +37,19 @@ func TestSweepLoop(t *testing.T) {
 	clk.Advance(time.Minute)
 	// First pass: More on the first call, so a second call follows at once.
 	for i := 0; i < 2; i++ {
-		if now := <-d.calls; !now.Equal(start.Add(time.Minute)) {
+		if now := awaitEvent(t, d.calls, "sweep call of the first pass"); !now.Equal(start.Add(time.Minute)) {
 			t.Fatalf("sweep %d at %v, want %v", i, now, start.Add(time.Minute))
 		}
 	}
 	// The pass over, the loop re-arms on the clock; the next pass runs a minute later.
-	<-armed
+	awaitEvent(t, armed, "the sweep loop re-arming")
 	select {
 	case now := <-d.calls:
 		t.Fatalf("extra sweep at %v before the clock moved", now)
 	default:
 	}
 	clk.Advance(time.Minute)
-	if now := <-d.calls; !now.Equal(start.Add(2 * time.Minute)) {
+	if now := awaitEvent(t, d.calls, "the second pass"); !now.Equal(start.Add(2 * time.Minute)) {
 		t.Fatalf("second pass at %v, want %v", now, start.Add(2*time.Minute))
 	}
 }

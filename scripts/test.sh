@@ -22,6 +22,15 @@ if [ "$before" != "$after" ]; then
 	exit 1
 fi
 
+echo "== gofmt"
+# gofmt -l lists the files whose formatting differs; any is a failure, as in make lint.
+unformatted=$(gofmt -l .)
+if [ -n "$unformatted" ]; then
+	echo "$unformatted"
+	echo "gofmt: the files above need formatting; run gofmt -w on them"
+	exit 1
+fi
+
 echo "== go vet"
 go vet ./...
 

@@ -5,6 +5,24 @@ import (
 	"time"
 )
 
+// hangGuard bounds each wait for a timer callback. A due callback runs within
+// microseconds; only a broken clock leaves one waiting this long, and the test then
+// fails saying which callback never ran instead of hanging until go test's timeout.
+const hangGuard = time.Minute
+
+// await returns the next value on ch, failing the test if none comes within hangGuard.
+func await[T any](t *testing.T, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(hangGuard):
+	}
+	t.Fatalf("%s: not called within %v", what, hangGuard)
+	var zero T
+	return zero
+}
+
 func TestFakeFiresDueTimersInOrder(t *testing.T) {
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	c := NewFake(start)
@@ -20,7 +38,7 @@ func TestFakeFiresDueTimersInOrder(t *testing.T) {
 	default:
 	}
 	c.Advance(3 * time.Second)
-	got := map[int]bool{<-fired: true, <-fired: true}
+	got := map[int]bool{await(t, fired, "first due timer"): true, await(t, fired, "second due timer"): true}
 	if !got[1] || !got[3] {
 		t.Fatalf("want timers 1 and 3 fired, got %v", got)
 	}
@@ -45,7 +63,7 @@ func TestFakeNonPositiveDelayFiresAtOnce(t *testing.T) {
 	c := NewFake(time.Unix(0, 0))
 	done := make(chan struct{})
 	tm := c.AfterFunc(0, func() { close(done) })
-	<-done
+	await(t, done, "AfterFunc(0)")
 	if tm.Stop() {
 		t.Fatal("a fired timer cannot be stopped")
 	}
@@ -59,8 +77,8 @@ func TestFakeAfterFuncAtIsAbsolute(t *testing.T) {
 	fired := make(chan struct{})
 	c.AfterFuncAt(due, func() { close(fired) })
 	c.Advance(3 * time.Second)
-	<-fired // at start+5s exactly, not 2 s later
+	await(t, fired, "AfterFuncAt(start+5s) with the clock at start+5s") // at start+5s exactly, not 2 s later
 	past := make(chan struct{})
 	c.AfterFuncAt(start, func() { close(past) })
-	<-past
+	await(t, past, "AfterFuncAt of a past time")
 }
