@@ -76,6 +76,7 @@ func newConsole(gw http.Handler, desc drivers.Description, users map[string]stri
 func (c *console) register(mux *http.ServeMux) {
 	mux.Handle("GET /console", c.auth(http.HandlerFunc(c.page)))
 	mux.Handle("POST /console/redrive", c.auth(http.HandlerFunc(c.redrive)))
+	mux.Handle("GET /console/queue", c.auth(http.HandlerFunc(c.queuePage)))
 }
 
 // auth asks for an access key ID and its secret (HTTP Basic) when the gateway has
@@ -297,7 +298,7 @@ th{background:#f4f4f4}table.ops th{width:12em}td.n{text-align:right;font-variant
 {{with .Message}}<p class="msg">{{.}}</p>{{end}}{{with .Error}}<p class="err">{{.}}</p>{{end}}
 <h2>Queues</h2>
 <table><tr><th>Queue</th><th>Visible</th><th>In flight</th><th>Delayed</th><th>Dead-letter queue</th><th>Dead-letter queue of</th><th>Redrive</th></tr>
-{{range .Queues}}<tr><td>{{.Name}}</td><td class="n">{{.Visible}}</td><td class="n">{{.InFlight}}</td><td class="n">{{.Delayed}}</td><td>{{or .DLQ "none"}}</td><td>{{join .Sources}}</td>
+{{range .Queues}}<tr><td><a href="/console/queue?name={{.Name}}">{{.Name}}</a></td><td class="n">{{.Visible}}</td><td class="n">{{.InFlight}}</td><td class="n">{{.Delayed}}</td><td>{{or .DLQ "none"}}</td><td>{{join .Sources}}</td>
 <td>{{if .IsDLQ}}<form method="post" action="/console/redrive"><input type="hidden" name="queue" value="{{.Name}}"><button{{if not .Visible}} disabled{{end}}>Redrive {{.Visible}} to {{join .Sources}}</button></form>{{with .Task}} last task: {{.}}{{end}}{{end}}</td></tr>
 {{else}}<tr><td colspan="7">No queues.</td></tr>{{end}}</table>
 <h2>Requests</h2>

@@ -26,8 +26,8 @@ func startConsoleGateway(t *testing.T) (api, admin string) {
 func TestConsole(t *testing.T) {
 	api, admin := startConsoleGateway(t)
 	c := cli{t, api}
-	get := func(user, pass string) (int, string) {
-		req, _ := http.NewRequest(http.MethodGet, admin+"/console", nil)
+	getPath := func(path, user, pass string) (int, string) {
+		req, _ := http.NewRequest(http.MethodGet, admin+path, nil)
 		if user != "" {
 			req.SetBasicAuth(user, pass)
 		}
@@ -39,6 +39,7 @@ func TestConsole(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, string(b)
 	}
+	get := func(user, pass string) (int, string) { return getPath("/console", user, pass) }
 	// Behind the gateway's credentials.
 	if st, _ := get("", ""); st != http.StatusUnauthorized {
 		t.Fatalf("no credentials: %d", st)
@@ -71,8 +72,8 @@ func TestConsole(t *testing.T) {
 		t.Fatalf("console: %d\n%s", st, page)
 	}
 	for _, want := range []string{
-		`<td>orders</td><td class="n">0</td><td class="n">0</td><td class="n">1</td><td>orders-dlq</td>`,
-		`<td>orders-dlq</td><td class="n">3</td>`,
+		`<td><a href="/console/queue?name=orders">orders</a></td><td class="n">0</td><td class="n">0</td><td class="n">1</td><td>orders-dlq</td>`,
+		`<td><a href="/console/queue?name=orders-dlq">orders-dlq</a></td><td class="n">3</td>`,
 		`Redrive 3 to orders</button>`,
 		`<td>ReceiveMessage</td>`,
 		"Backend <b>sqlite</b>",
@@ -115,6 +116,26 @@ func TestConsole(t *testing.T) {
 		if shown[cp.ID] != cp.Level {
 			t.Errorf("%s: console %q, docs/compat %q", cp.ID, shown[cp.ID], cp.Level)
 		}
+	}
+
+	// The DLQ's page lists its messages, a page at a time, without receiving them.
+	if st, _ := getPath("/console/queue?name=orders-dlq", "", ""); st != http.StatusUnauthorized {
+		t.Fatalf("queue page without credentials: %d", st)
+	}
+	for range 2 { // twice: the first listing changed nothing the second could see
+		st, qp := getPath("/console/queue?name=orders-dlq", "AKIAMQTEST", "mq-secret")
+		rows := regexp.MustCompile(`<tr class="visible"><td>[^<]+</td><td>visible</td><td class="n">1</td>`).FindAllString(qp, -1)
+		if st != http.StatusOK || len(rows) != 3 {
+			t.Fatalf("queue page of orders-dlq: %d, %d visible messages received once, want 3:\n%s", st, len(rows), qp)
+		}
+		for _, b := range []string{"<pre>m1</pre>", "<pre>m2</pre>", "<pre>m3</pre>"} {
+			if !strings.Contains(qp, b) {
+				t.Fatalf("queue page lacks %s:\n%s", b, qp)
+			}
+		}
+	}
+	if _, qp := getPath("/console/queue?name=orders", "AKIAMQTEST", "mq-secret"); !strings.Contains(qp, `<td>delayed<br>until `) {
+		t.Fatalf("queue page of orders does not show the delayed message:\n%s", qp)
 	}
 
 	post := func(origin string) *http.Response {

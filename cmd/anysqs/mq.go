@@ -45,6 +45,7 @@ func init() {
 		{"purge", "-q QUEUE", "delete every message of a queue", mqPurge},
 		{"send", "-q QUEUE (--body TEXT | --body -) [flags]", "send a message, or one per stdin line in batches", mqSend},
 		{"receive", "-q QUEUE [-m N] [-w SECONDS] [--visibility SECONDS] [--delete]", "receive messages", mqReceive},
+		{"peek", "-q QUEUE [--limit N] [--after TOKEN]", "list messages without receiving them (anysqs only)", mqPeek},
 		{"visibility", "-q QUEUE -r HANDLE -t SECONDS", "change a received message's visibility timeout", mqVisibility},
 		{"delete-batch", "-q QUEUE -r HANDLE[,HANDLE...] | -r -", "delete received messages by receipt handle", mqDeleteBatch},
 		{"dlq", "-q SOURCE [--sample N]", "a queue's dead-letter queue, its depth and sample messages", mqDLQ},

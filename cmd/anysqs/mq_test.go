@@ -184,3 +184,51 @@ func TestMQCommands(t *testing.T) {
 }
 
 func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) }
+
+// TestMQPeek: mq peek lists messages across pages with their state, and a later receive
+// sees each as never received.
+func TestMQPeek(t *testing.T) {
+	c := cli{t, startGateway(t)}
+	c.ok("create", "-q", "dead")
+	for _, b := range []string{"one", "two", "three"} {
+		c.ok("send", "-q", "dead", "--body", b, "--attr", "k=v")
+	}
+	var held received
+	c.json(&held, "receive", "-q", "dead", "--visibility", "300")
+	var got struct {
+		Messages []struct {
+			message
+			State string `json:"state"`
+		} `json:"messages"`
+		NextToken string `json:"next_token"`
+	}
+	c.json(&got, "peek", "-q", "dead", "--limit", "2")
+	if len(got.Messages) != 2 || got.NextToken == "" {
+		t.Fatalf("peek --limit 2: %d messages, next token %q; want 2 and a token", len(got.Messages), got.NextToken)
+	}
+	first := got.Messages
+	token := got.NextToken
+	got.Messages = nil // decode the next page into a fresh slice, not over first
+	c.json(&got, "peek", "-q", "dead", "--after", token)
+	all := append(first, got.Messages...)
+	states := map[string]string{}
+	for _, m := range all {
+		states[m.Body] = m.State
+		if m.ReceiptHandle != "" || m.Attributes["k"] != "v" {
+			t.Fatalf("peeked %q: handle %q, attributes %v", m.Body, m.ReceiptHandle, m.Attributes)
+		}
+	}
+	if len(all) != 3 || got.NextToken != "" || states[held.Messages[0].Body] != "in-flight" {
+		t.Fatalf("peek pages: %v (last token %q); want three, %q in flight", states, got.NextToken, held.Messages[0].Body)
+	}
+	var r received
+	c.json(&r, "receive", "-q", "dead", "-m", "10")
+	for _, m := range r.Messages {
+		if m.System.ApproximateReceiveCount != 1 {
+			t.Fatalf("%q received with count %d after peeks, want 1", m.Body, m.System.ApproximateReceiveCount)
+		}
+	}
+	if out := c.ok("peek", "-q", "dead"); !strings.Contains(out, "in-flight") || !strings.Contains(out, "STATE") {
+		t.Fatalf("peek table:\n%s", out)
+	}
+}
