@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net"
@@ -12,6 +13,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/anysqs/anysqs/drivers"
 )
 
 // admin is the operators' listener (config admin_listen): Prometheus metrics and the
@@ -20,6 +23,7 @@ import (
 type admin struct {
 	reg      *prometheus.Registry
 	ready    func(context.Context) error
+	describe func(context.Context) (drivers.Description, error)
 	draining atomic.Bool // set at shutdown: /readyz fails so balancers stop sending
 	srv      *http.Server
 	console  *console // nil unless the configuration enables it
@@ -52,6 +56,19 @@ func (a *admin) handler() http.Handler {
 	mux.Handle("GET /metrics", promhttp.HandlerFor(a.reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		_, _ = w.Write([]byte("ok\n"))
+	})
+	// What the backend declares, as the driver describes itself: the capability levels
+	// the gateway enforces, for operators and for tests of the served binary.
+	mux.HandleFunc("GET /capabilities", func(w http.ResponseWriter, r *http.Request) {
+		d, err := a.describe(r.Context())
+		if err != nil {
+			http.Error(w, "backend: "+err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(d)
 	})
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
 		if a.draining.Load() {

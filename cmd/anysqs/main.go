@@ -156,7 +156,7 @@ SIGINT or SIGTERM drain in-flight requests and stop.`)
 	}
 	defer gw.Close()
 	if adm != nil {
-		adm.ready = gw.Ready
+		adm.ready, adm.describe = gw.Ready, drv.Describe
 		if cfg.Console {
 			desc, err := drv.Describe(ctx)
 			if err != nil {
