@@ -264,6 +264,13 @@ var catalog = []Entry{
 		Native:     "a message released after its receive is received again before a message sent after it",
 		Degraded:   "messages are received in the order they became visible: a returned message waits behind messages sent after it",
 		RejectCode: SQSUnsupportedOperation},
+	{ID: FairQueues, Title: "Fair queues: quiet message groups before a noisy one",
+		Reference: "On a standard queue MessageGroupId names a tenant; when one tenant holds a disproportionate share " +
+			"of the in-flight messages (over 10% and at least 30 of them), receives deliver the other tenants' messages first.",
+		Native: "with one group holding 30 or more in-flight messages and over 10% of them, a receive returns a quiet " +
+			"group's visible message before the noisy group's backlog",
+		Degraded:   "MessageGroupId is accepted and returned on standard queues, but delivery ignores it: a flooding group delays the others",
+		RejectCode: SQSUnsupportedOperation},
 	{ID: LongPolling, Title: "Long polling",
 		Reference: "ReceiveMessage with WaitTimeSeconds up to 20 returns as soon as a message is available, else empty when the wait ends.",
 		Limits: []LimitKey{enumLimit("mode", "informational: how waiting receives learn of new messages", "native", "polled"),

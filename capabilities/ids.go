@@ -42,6 +42,7 @@ const (
 	LongPolling     ID = "receive.long-polling"
 	RedeliveryOrder ID = "receive.redelivery-order" // standard queues: returned messages before newer ones
 	CountsApprox    ID = "counts.approximate"       // ApproximateNumberOfMessages*
+	FairQueues      ID = "receive.fair"             // standard queues: quiet message groups before a noisy one
 
 	AttrVisibilityTimeout ID = "attribute.VisibilityTimeout"
 	AttrDelaySeconds      ID = "attribute.DelaySeconds"

@@ -2,8 +2,10 @@ package conformance_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -11,7 +13,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/schemas"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/aws/smithy-go"
+	"github.com/aws/smithy-go/transport/http/protocol/awsquery"
 
 	"github.com/anysqs/anysqs/gateway"
 )
@@ -27,6 +32,14 @@ const (
 // one; it returns the gateway's URL and the context of the test.
 func accountsGateway(t *testing.T, b backend) (string, context.Context) {
 	t.Helper()
+	url, _, ctx := accountsGatewayOver(t, b, false)
+	return url, ctx
+}
+
+// accountsGatewayOver is accountsGateway, over HTTPS when tls is set; it returns the
+// HTTP client that trusts the gateway's certificate as well.
+func accountsGatewayOver(t *testing.T, b backend, tls bool) (string, *http.Client, context.Context) {
+	t.Helper()
 	st := b.prepare(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -36,8 +49,12 @@ func accountsGateway(t *testing.T, b backend) (string, context.Context) {
 	}
 	t.Cleanup(func() { d.Close() })
 	srv := httptest.NewUnstartedServer(nil)
+	scheme := "http://"
+	if tls {
+		scheme = "https://"
+	}
 	gw, err := gateway.New(ctx, gateway.Config{
-		Driver: d, AccountID: testAccount, Region: testRegion, PublicURL: "http://" + srv.Listener.Addr().String(),
+		Driver: d, AccountID: testAccount, Region: testRegion, PublicURL: scheme + srv.Listener.Addr().String(),
 		Logger:      slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Credentials: map[string]string{testAccessKey: testSecretKey, keyA: secretA, keyB: secretB},
 		Accounts:    map[string]string{keyA: accountA, keyB: accountB},
@@ -47,15 +64,31 @@ func accountsGateway(t *testing.T, b backend) (string, context.Context) {
 	}
 	t.Cleanup(func() { gw.Close() })
 	srv.Config.Handler = gw
-	srv.Start()
+	if tls {
+		srv.StartTLS()
+	} else {
+		srv.Start()
+	}
 	t.Cleanup(srv.Close)
-	return srv.URL, ctx
+	return srv.URL, srv.Client(), ctx
 }
 
 func accountClient(url, key, secret string) *sqs.Client {
+	return accountClientOver(url, key, secret, protocolJSON, nil)
+}
+
+// accountClientOver is accountClient speaking protocol p through hc (nil: the default).
+func accountClientOver(url, key, secret string, p wireProtocol, hc *http.Client) *sqs.Client {
 	return sqs.New(sqs.Options{
 		Region: testRegion, BaseEndpoint: aws.String(url), Retryer: aws.NopRetryer{},
 		Credentials: credentials.NewStaticCredentialsProvider(key, secret, ""),
+	}, func(o *sqs.Options) {
+		if hc != nil {
+			o.HTTPClient = hc
+		}
+		if p == protocolQuery {
+			o.Protocol = awsquery.New(schemas.AmazonSQS)
+		}
 	})
 }
 
@@ -63,7 +96,8 @@ func accountClient(url, key, secret string) *sqs.Client {
 // accounts can list, read, change, send to, receive from, purge, tag or delete the
 // other's queues, nor use the other's receipt handles, though both have a queue of the
 // same name; AddPermission grants exactly the action it names, RemovePermission takes
-// it back, an explicit Deny wins, and a policy with a condition is refused.
+// it back, an explicit Deny wins, and a policy with an unknown condition operator is
+// refused.
 func TestAccountsSDK(t *testing.T) {
 	t.Parallel()
 	for _, b := range []backend{sqliteBackend(), postgresBackend()} {
@@ -252,11 +286,11 @@ func TestAccountsSDK(t *testing.T) {
 			if _, err = def.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: &aURL}); err != nil {
 				t.Errorf("the default account under Allow *: %v", err)
 			}
-			// A condition the gateway does not evaluate is refused, never ignored.
+			// A condition the gateway cannot evaluate is refused, never ignored.
 			_, err = a.SetQueueAttributes(ctx, &sqs.SetQueueAttributesInput{QueueUrl: &aURL, Attributes: map[string]string{"Policy": `{"Statement":[` +
-				`{"Effect":"Allow","Principal":"*","Action":"sqs:SendMessage","Resource":"*","Condition":{"ArnEquals":{"aws:SourceArn":"arn:aws:sns:us-east-1:111111111111:t"}}}]}`}})
+				`{"Effect":"Allow","Principal":"*","Action":"sqs:SendMessage","Resource":"*","Condition":{"ArnEqualz":{"aws:SourceArn":"arn:aws:sns:us-east-1:111111111111:t"}}}]}`}})
 			if codeOf(err) != "InvalidAttributeValue" {
-				t.Errorf("a policy with a Condition: %v, want InvalidAttributeValue", err)
+				t.Errorf("a policy with an unknown condition operator: %v, want InvalidAttributeValue", err)
 			}
 			// A may delete its own queue; B's queue of the same name stays.
 			_, err = a.DeleteQueue(ctx, &sqs.DeleteQueueInput{QueueUrl: &aURL})
@@ -342,4 +376,160 @@ func TestAccountsAWSCLI(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestQueuePolicyConditions: queue policy conditions are evaluated as IAM evaluates them,
+// in both wire protocols (aws-sdk-go-v2 speaking JSON and Query). Policies are the
+// gateway's, not the backend's, so one backend (SQLite) is enough. Account A owns the
+// queue; B calls it directly over plain HTTP from 127.0.0.1:
+//
+//   - an SNS subscription grant (ArnLike on aws:SourceArn) is accepted and stored as
+//     written, and grants B nothing: a direct call has no aws:SourceArn;
+//   - a Deny "unless from SNS" (ArnNotLike on aws:SourceArn) denies B, since a negated
+//     operator holds on an absent key; ArnLikeIfExists holds on it too;
+//   - aws:SourceIp 127.0.0.1/32 allows B and 10.0.0.0/8 does not;
+//   - a Deny on aws:SecureTransport false denies B over HTTP and not over HTTPS;
+//   - an unknown operator is refused with InvalidAttributeValue and the reason, by
+//     SetQueueAttributes (the stored policy unchanged) and by CreateQueue;
+//   - an empty Policy removes the policy.
+func TestQueuePolicyConditions(t *testing.T) {
+	t.Parallel()
+	for _, p := range []struct {
+		name  string
+		proto wireProtocol
+	}{{"json", protocolJSON}, {"query", protocolQuery}} {
+		t.Run(p.name, func(t *testing.T) {
+			t.Parallel()
+			takeCPUSlot(t)
+			url, _, ctx := accountsGatewayOver(t, sqliteBackend(), false)
+			a := accountClientOver(url, keyA, secretA, p.proto, nil)
+			bb := accountClientOver(url, keyB, secretB, p.proto, nil)
+			out, err := a.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("conditions")})
+			if err != nil {
+				t.Fatalf("A CreateQueue: %v", err)
+			}
+			qURL := *out.QueueUrl
+			arn := "arn:aws:sqs:" + testRegion + ":" + accountA + ":conditions"
+			setPolicy := func(doc string) error {
+				_, err := a.SetQueueAttributes(ctx, &sqs.SetQueueAttributesInput{QueueUrl: &qURL, Attributes: map[string]string{"Policy": doc}})
+				return err
+			}
+			mustSet := func(doc, what string) {
+				t.Helper()
+				if err := setPolicy(doc); err != nil {
+					t.Fatalf("A sets %s: %v", what, err)
+				}
+			}
+			storedPolicy := func() (string, bool) {
+				t.Helper()
+				out, err := a.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: &qURL, AttributeNames: []types.QueueAttributeName{"All"}})
+				if err != nil {
+					t.Fatalf("A GetQueueAttributes: %v", err)
+				}
+				v, ok := out.Attributes["Policy"]
+				return v, ok
+			}
+			bSends := func(want bool, what string) {
+				t.Helper()
+				_, err := bb.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &qURL, MessageBody: aws.String(what)})
+				switch {
+				case want && err != nil:
+					t.Errorf("B SendMessage %s: %v, want it allowed", what, err)
+				case !want && codeOf(err) != "AccessDenied":
+					t.Errorf("B SendMessage %s: %v, want AccessDenied", what, err)
+				}
+			}
+			doc := func(stmts ...string) string {
+				return `{"Version":"2012-10-17","Statement":[` + strings.Join(stmts, ",") + `]}`
+			}
+			allowB := `{"Effect":"Allow","Principal":{"AWS":"` + accountB + `"},"Action":"sqs:*","Resource":"` + arn + `"}`
+
+			// The SNS subscription grant Terraform and the SNS console write.
+			snsGrant := doc(`{"Sid":"topic","Effect":"Allow","Principal":{"AWS":"*"},"Action":"SQS:SendMessage","Resource":"` + arn + `",` +
+				`"Condition":{"ArnLike":{"aws:SourceArn":"arn:aws:sns:` + testRegion + `:` + accountA + `:orders-*"}}}`)
+			mustSet(snsGrant, "an SNS subscription grant")
+			if got, _ := storedPolicy(); got != snsGrant {
+				t.Errorf("stored Policy = %s, want it as set", got)
+			}
+			bSends(false, "under an SNS-only grant (no aws:SourceArn on a direct call)")
+
+			mustSet(doc(allowB, `{"Effect":"Deny","Principal":"*","Action":"sqs:SendMessage","Resource":"*",`+
+				`"Condition":{"ArnNotLike":{"aws:SourceArn":"arn:aws:sns:*:*:*"}}}`), "a Deny unless from SNS")
+			bSends(false, "under a Deny unless from SNS (ArnNotLike holds on an absent key)")
+			if _, err := bb.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: &qURL}); err != nil {
+				t.Errorf("B GetQueueAttributes, which the Deny does not name: %v", err)
+			}
+			mustSet(doc(`{"Effect":"Allow","Principal":{"AWS":"`+accountB+`"},"Action":"sqs:SendMessage","Resource":"*",`+
+				`"Condition":{"ArnLikeIfExists":{"aws:SourceArn":"arn:aws:sns:*:*:*"}}}`), "an ArnLikeIfExists grant")
+			bSends(true, "under ArnLikeIfExists (holds on an absent key)")
+
+			// aws:SourceIp is the connection's peer.
+			ipGrant := func(cidr string) string {
+				return doc(`{"Effect":"Allow","Principal":{"AWS":"` + accountB + `"},"Action":"sqs:SendMessage","Resource":"*",` +
+					`"Condition":{"IpAddress":{"aws:SourceIp":"` + cidr + `"}}}`)
+			}
+			mustSet(ipGrant("127.0.0.1/32"), "a grant to 127.0.0.1/32")
+			bSends(true, "from 127.0.0.1 under a grant to 127.0.0.1/32")
+			mustSet(ipGrant("10.0.0.0/8"), "a grant to 10.0.0.0/8")
+			bSends(false, "from 127.0.0.1 under a grant to 10.0.0.0/8")
+			mustSet(doc(allowB, `{"Effect":"Deny","Principal":"*","Action":"*","Resource":"*","Condition":{"NotIpAddress":{"aws:SourceIp":["10.0.0.0/8","127.0.0.0/8"]}}}`),
+				"a Deny outside 10.0.0.0/8 and 127.0.0.0/8")
+			bSends(true, "from 127.0.0.1 under a Deny of other networks")
+
+			// aws:SecureTransport: this gateway serves plain HTTP.
+			tlsOnly := doc(allowB, `{"Effect":"Deny","Principal":"*","Action":"*","Resource":"*","Condition":{"Bool":{"aws:SecureTransport":"false"}}}`)
+			mustSet(tlsOnly, "a Deny without TLS")
+			bSends(false, "over HTTP under a Deny without TLS")
+			if _, err := a.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &qURL, MessageBody: aws.String("owner")}); err != nil {
+				t.Errorf("A, the owner, under its own queue's Deny (the owner is always allowed): %v", err)
+			}
+
+			// What cannot be evaluated is refused, and the stored policy stays.
+			unknown := doc(allowB, `{"Effect":"Deny","Principal":"*","Action":"*","Resource":"*","Condition":{"StringEqualz":{"aws:SourceIp":"10.0.0.1"}}}`)
+			const reason = "Invalid value for the parameter Policy. Reason: statement 2: the condition operator StringEqualz is not an IAM condition operator, so the condition cannot be evaluated"
+			wantRefused := func(err error, what string) {
+				t.Helper()
+				var ae smithy.APIError
+				if !errors.As(err, &ae) || ae.ErrorCode() != "InvalidAttributeValue" || ae.ErrorMessage() != reason {
+					t.Errorf("%s: %v, want InvalidAttributeValue: %s", what, err, reason)
+				}
+			}
+			wantRefused(setPolicy(unknown), "SetQueueAttributes with an unknown operator")
+			if got, _ := storedPolicy(); got != tlsOnly {
+				t.Errorf("stored Policy after a refused one = %s, want the previous one", got)
+			}
+			_, err = a.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("refused"), Attributes: map[string]string{"Policy": unknown}})
+			wantRefused(err, "CreateQueue with an unknown operator")
+
+			// An empty Policy removes it: B is back to no grant at all.
+			mustSet(doc(allowB), "a plain grant")
+			bSends(true, "under a plain grant")
+			mustSet("", "an empty Policy")
+			if got, ok := storedPolicy(); ok {
+				t.Errorf("Policy after setting it empty = %q, want none", got)
+			}
+			bSends(false, "after the Policy was removed")
+		})
+	}
+	// aws:SecureTransport is true over HTTPS: the same Deny lets B in.
+	t.Run("https", func(t *testing.T) {
+		t.Parallel()
+		takeCPUSlot(t)
+		url, hc, ctx := accountsGatewayOver(t, sqliteBackend(), true)
+		a, bb := accountClientOver(url, keyA, secretA, protocolJSON, hc), accountClientOver(url, keyB, secretB, protocolJSON, hc)
+		out, err := a.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("conditions")})
+		if err != nil {
+			t.Fatalf("A CreateQueue over HTTPS: %v", err)
+		}
+		arn := "arn:aws:sqs:" + testRegion + ":" + accountA + ":conditions"
+		_, err = a.SetQueueAttributes(ctx, &sqs.SetQueueAttributesInput{QueueUrl: out.QueueUrl, Attributes: map[string]string{"Policy": `{"Version":"2012-10-17","Statement":[` +
+			`{"Effect":"Allow","Principal":{"AWS":"` + accountB + `"},"Action":"sqs:*","Resource":"` + arn + `"},` +
+			`{"Effect":"Deny","Principal":"*","Action":"*","Resource":"*","Condition":{"Bool":{"aws:SecureTransport":"false"}}}]}`}})
+		if err != nil {
+			t.Fatalf("A sets a Deny without TLS: %v", err)
+		}
+		if _, err := bb.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: out.QueueUrl, MessageBody: aws.String("over TLS")}); err != nil {
+			t.Errorf("B SendMessage over HTTPS under a Deny without TLS: %v", err)
+		}
+	})
 }

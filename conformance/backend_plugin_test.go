@@ -2,17 +2,12 @@ package conformance_test
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/anysqs/anysqs/drivers"
 	"github.com/anysqs/anysqs/drivers/plugin"
+	"github.com/anysqs/anysqs/internal/servetest"
 )
 
 // pluginRow runs a built-in driver as an out-of-process plugin: `anysqs driver serve
@@ -47,60 +42,9 @@ func postgresPluginRow() backend {
 		})
 }
 
-// The anysqs binary the plugin rows run, built once per test run into a directory that
-// TestMain removes.
-var (
-	pluginBuildDir string
-	pluginBuild    = sync.OnceValues(func() (string, error) {
-		dir, err := os.MkdirTemp("", "anysqs-conformance-plugin-")
-		if err != nil {
-			return "", err
-		}
-		pluginBuildDir = dir
-		bin := filepath.Join(dir, "anysqs")
-		cmd := exec.Command("go", "build", "-o", bin, "github.com/anysqs/anysqs/cmd/anysqs")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return "", &buildError{err: err, out: string(out)}
-		}
-		return bin, nil
-	})
-	pluginSum = sync.OnceValues(func() (string, error) {
-		bin, err := pluginBuild()
-		if err != nil {
-			return "", err
-		}
-		b, err := os.ReadFile(bin)
-		if err != nil {
-			return "", err
-		}
-		s := sha256.Sum256(b)
-		return "sha256:" + hex.EncodeToString(s[:]), nil
-	})
-)
-
-type buildError struct {
-	err error
-	out string
-}
-
-func (e *buildError) Error() string { return "go build ./cmd/anysqs: " + e.err.Error() + "\n" + e.out }
-
+// anysqsBinary is the anysqs binary the plugin rows run (internal/servetest's: built once
+// per test run, or $ANYSQS_TEST_BINARY) and its checksum.
 func anysqsBinary(t *testing.T) (path, checksum string) {
 	t.Helper()
-	bin, err := pluginBuild()
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum, err := pluginSum()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return bin, sum
-}
-
-// removePluginBuild deletes the binary the plugin rows built, if they did.
-func removePluginBuild() {
-	if pluginBuildDir != "" {
-		os.RemoveAll(pluginBuildDir)
-	}
+	return servetest.Binary(t), servetest.BinaryChecksum(t)
 }

@@ -34,6 +34,9 @@ type backend struct {
 	reference bool
 	// hidden rows run only when ANYSQS_CONFORMANCE_BACKENDS names them.
 	hidden bool
+	// served rows run each case against the anysqs binary served from the backend's
+	// shipped configuration, on the process's real clock (served_test.go).
+	served bool
 	// deadline, set by TestConformance from timeout, is when the row's time is up.
 	deadline time.Time
 }
@@ -44,7 +47,7 @@ func backends() []backend { return selectBackends(backendTable()...) }
 // backendTable is THE table: every case runs once per row. Whose clock keeps queue time
 // and where receipts are valid come from each driver's Describe at run time.
 func backendTable() []backend {
-	return []backend{
+	return append([]backend{
 		backend{name: "sqlite", prepare: prepareSQLite, parallel: true, timeout: 10 * time.Minute,
 			target: func(v string) string { return "SQLite " + v + " embedded" }},
 		backend{name: "postgres", service: "scripts/services/postgres.sh", prepare: preparePostgres,
@@ -64,7 +67,7 @@ func backendTable() []backend {
 		postgresPluginRow(),
 		endpointRow(conformanceEndpoint(), os.Getenv("ANYSQS_CONFORMANCE_REFERENCE")),
 		lyingBackend(),
-	}
+	}, servedRows()...)
 }
 
 // sqliteBackend is the table's sqlite row, for tests that need one embedded backend.
@@ -72,6 +75,16 @@ func sqliteBackend() backend { return rowNamed("sqlite") }
 
 // postgresBackend is the table's postgres row.
 func postgresBackend() backend { return rowNamed("postgres") }
+
+// rowExists reports whether the table has a row called name.
+func rowExists(name string) bool {
+	for _, b := range backendTable() {
+		if b.name == name {
+			return true
+		}
+	}
+	return false
+}
 
 func rowNamed(name string) backend {
 	for _, b := range backendTable() {

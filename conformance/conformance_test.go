@@ -12,6 +12,7 @@ import (
 	"github.com/anysqs/anysqs/capabilities"
 	"github.com/anysqs/anysqs/capabilities/report"
 	"github.com/anysqs/anysqs/drivers"
+	"github.com/anysqs/anysqs/internal/servetest"
 )
 
 // tc is one conformance case.
@@ -34,7 +35,7 @@ func allCases() []tc {
 	for _, area := range [][]tc{
 		queueCases(), attributeCases(), messageCases(), batchCases(), visibilityCases(),
 		delayCases(), redriveCases(), retentionCases(), longPollCases(), fifoCases(),
-		purgeTagCases(), concurrencyCases(), restartCases(), receiptCases(),
+		purgeTagCases(), concurrencyCases(), restartCases(), receiptCases(), fairCases(),
 	} {
 		all = append(all, area...)
 	}
@@ -71,7 +72,7 @@ func TestMain(m *testing.M) {
 		_ = flag.Set("test.parallel", "64")
 	}
 	code := m.Run()
-	removePluginBuild()
+	servetest.RemoveBuild()
 	os.Exit(code)
 }
 
@@ -219,6 +220,9 @@ func (r *runRecord) write(t *testing.T) {
 		d.Target = r.row.target(r.desc.ServiceVersion)
 	}
 	d.TestOnly, d.Reference = r.row.testOnly, r.row.reference
+	if !r.row.served && rowExists(r.row.name+"-served") {
+		d.Served = r.row.name + "-served"
+	}
 	if ops := r.desc.Operations; ops != (capabilities.Operations{}) {
 		d.Operations = &ops
 	}
@@ -228,6 +232,9 @@ func (r *runRecord) write(t *testing.T) {
 	}
 	if desc.Clock == drivers.ClockService {
 		d.RealClockBudget = realClockBudget.String()
+	}
+	if r.row.served { // the served process keeps time by its own real clock
+		d.Clock, d.RealClockBudget = report.ServedClock, realClockBudget.String()
 	}
 	if err := report.WriteDeclarations(dir, d); err != nil {
 		t.Errorf("declarations record: %v", err)

@@ -94,7 +94,8 @@ func (s *Server) authorize(ctx context.Context, c *call, stored string) error {
 	if err != nil && drivers.KindOf(err) != drivers.KindNotFound {
 		return driverError(err, stored)
 	}
-	if err == nil && allowedByPolicy(q.Attributes.Policy, c.account, iamAction(c.action), s.arn(stored)) {
+	if err == nil && allowedByPolicy(q.Attributes.Policy, c.account, iamAction(c.action), s.arn(stored),
+		newRequestContext(c.facts, c.account, s.cfg.Region, s.clock.Now())) {
 		return nil
 	}
 	return sqserr.New(sqserr.AccessDenied, "Access to the resource %s is denied.", s.queueURL(c.base, stored))

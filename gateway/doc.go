@@ -85,6 +85,7 @@
 // unauthenticated requests also use). Queues live in their creator's account: URLs and ARNs
 // carry its id, and the default account's queues are stored under their names while other
 // accounts' are stored as "<account>..<name>" (accounts.go). Another account may act on a
-// queue only as the queue's Policy allows (queuepolicy.go), which AddPermission and
-// RemovePermission edit as SQS does; otherwise it gets AccessDenied.
+// queue only as the queue's Policy allows (queuepolicy.go, its conditions in
+// policycondition.go), which AddPermission and RemovePermission edit as SQS does;
+// otherwise it gets AccessDenied.
 package gateway

@@ -182,6 +182,10 @@ func needForSend(c *call, q drivers.Queue, f sendFields, attrs map[string]driver
 	case f.DelaySeconds != nil && *f.DelaySeconds > 0:
 		ids = append(ids, capabilities.DelayMessage)
 	}
+	if !q.Attributes.FifoQueue && f.MessageGroupId != nil {
+		// A group on a standard queue names a tenant of a fair queue.
+		ids = append(ids, capabilities.FairQueues)
+	}
 	for _, id := range ids {
 		if err := c.need(q.Name, id); err != nil {
 			return err

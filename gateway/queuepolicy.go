@@ -22,10 +22,14 @@ import (
 //     batch call is authorized as its single form (SendMessageBatch as SendMessage).
 //   - Resource "*" or queue ARNs with * and ? wildcards, matched against the queue's ARN.
 //
+//   - Condition, with IAM's operators and semantics over the keys a request to the
+//     gateway has (policycondition.go); other keys are absent.
+//
 // The owner account is always allowed, whatever its queue's policy says. Everything
-// the gateway would not evaluate (Condition, NotPrincipal, NotAction, NotResource,
-// principals other than accounts, other services' actions) is refused when the policy is
-// set, with InvalidAttributeValue, so that no statement is ever silently ignored.
+// the gateway would not evaluate (NotPrincipal, NotAction, NotResource, principals
+// other than accounts and AWS services, other services' actions, unknown condition operators, values an
+// operator cannot read) is refused when the policy is set, with InvalidAttributeValue,
+// so that no statement is ever silently ignored.
 
 // policyDoc is a policy document as the gateway evaluates it.
 type policyDoc struct {
@@ -37,14 +41,15 @@ type policyStatement struct {
 	Principals []string // account ids; "*" for anyone
 	Actions    []string // lower-case patterns: "*" or "sqs:send*"
 	Resources  []string // patterns: "*" or ARNs
+	Conditions []condition
 }
 
 // policyKeys are the members a policy document may have.
 var policyKeys = map[string]bool{"Version": true, "Id": true, "Statement": true}
 
-// statementKeys are the members a statement may have; the others (Condition,
-// NotPrincipal, NotAction, NotResource) are refused by name.
-var statementKeys = map[string]bool{"Sid": true, "Effect": true, "Principal": true, "Action": true, "Resource": true}
+// statementKeys are the members a statement may have; the others (NotPrincipal,
+// NotAction, NotResource) are refused by name.
+var statementKeys = map[string]bool{"Sid": true, "Effect": true, "Principal": true, "Action": true, "Resource": true, "Condition": true}
 
 // checkQueuePolicy refuses a Policy the gateway would not enforce as written.
 func checkQueuePolicy(doc string) error {
@@ -58,9 +63,9 @@ func checkQueuePolicy(doc string) error {
 }
 
 // allowedByPolicy reports whether the policy doc lets account perform action (an SQS
-// action name) on the queue whose ARN is arn. A policy that does not parse allows
-// nothing.
-func allowedByPolicy(doc, account, action, arn string) bool {
+// action name) on the queue whose ARN is arn, in request context rc (for the statements'
+// conditions). A policy that does not parse allows nothing.
+func allowedByPolicy(doc, account, action, arn string, rc requestContext) bool {
 	if doc == "" {
 		return false
 	}
@@ -71,7 +76,7 @@ func allowedByPolicy(doc, account, action, arn string) bool {
 	action = "sqs:" + strings.ToLower(action)
 	allowed := false
 	for _, st := range p.Statements {
-		if !st.matches(account, action, arn) {
+		if !st.matches(account, action, arn) || !conditionsHold(st.Conditions, rc) {
 			continue
 		}
 		if st.Deny {
@@ -130,9 +135,12 @@ func parsePolicy(doc string) (policyDoc, error) {
 	if err != nil {
 		return policyDoc{}, err
 	}
+	// Under Version 2012-10-17, ${...} in a value is a policy variable; before it, text.
+	var version string
+	_ = json.Unmarshal(raw["Version"], &version)
 	var p policyDoc
 	for i, s := range stmts {
-		st, err := parseStatement(s)
+		st, err := parseStatement(s, version == "2012-10-17")
 		if err != nil {
 			return policyDoc{}, fmt.Errorf("statement %d: %v", i+1, err)
 		}
@@ -141,7 +149,7 @@ func parsePolicy(doc string) (policyDoc, error) {
 	return p, nil
 }
 
-func parseStatement(s map[string]json.RawMessage) (policyStatement, error) {
+func parseStatement(s map[string]json.RawMessage, variables bool) (policyStatement, error) {
 	var st policyStatement
 	for k := range s {
 		if !statementKeys[k] {
@@ -176,6 +184,11 @@ func parseStatement(s map[string]json.RawMessage) (policyStatement, error) {
 			return st, fmt.Errorf("resource %s is not an ARN", r)
 		}
 	}
+	if c, ok := s["Condition"]; ok {
+		if st.Conditions, err = parseCondition(c, variables); err != nil {
+			return st, err
+		}
+	}
 	return st, nil
 }
 
@@ -196,9 +209,26 @@ func parsePrincipal(raw json.RawMessage) ([]string, error) {
 		return nil, fmt.Errorf("the Principal is neither a string nor an object")
 	}
 	var out []string
+	services := false
 	for k, v := range m {
+		if k == "Service" {
+			// An AWS service (SNS delivering to a subscribed queue, say) never calls a
+			// gateway: the statement is kept and applies to no caller, as it would to
+			// every call that does not come from that service.
+			names, err := oneOrList[string](v, "Principal Service")
+			if err != nil {
+				return nil, err
+			}
+			for _, n := range names {
+				if !strings.HasSuffix(n, ".amazonaws.com") {
+					return nil, fmt.Errorf("service principal %q is not an AWS service name (<service>.amazonaws.com)", n)
+				}
+			}
+			services = true
+			continue
+		}
 		if k != "AWS" {
-			return nil, fmt.Errorf("%s principals are not evaluated by this gateway (accounts only)", k)
+			return nil, fmt.Errorf("%s principals are not evaluated by this gateway (accounts and AWS services only)", k)
 		}
 		ids, err := oneOrList[string](v, "Principal AWS")
 		if err != nil {
@@ -212,7 +242,7 @@ func parsePrincipal(raw json.RawMessage) ([]string, error) {
 			out = append(out, acct)
 		}
 	}
-	if len(out) == 0 {
+	if len(out) == 0 && !services {
 		return nil, fmt.Errorf("the Principal names no account")
 	}
 	return out, nil

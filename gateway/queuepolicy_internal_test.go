@@ -32,12 +32,16 @@ func TestAllowedByPolicy(t *testing.T) {
 		{"no statements", doc(), "000000000002", "SendMessage", false},
 		{"empty policy", "", "000000000002", "SendMessage", false},
 		{"a bracket is literal", doc(allow(`"*"`, `"sqs:[S]endMessage"`, `"*"`)), "000000000002", "SendMessage", false},
+		// Terraform's SNS subscription grant: no caller of a gateway is the service.
+		{"service principal allows no caller", doc(allow(`{"Service":"sns.amazonaws.com"}`, `"sqs:SendMessage"`, `"`+polARN+`"`)), "000000000002", "SendMessage", false},
+		{"service beside an account", doc(allow(`{"Service":["sns.amazonaws.com"],"AWS":"000000000002"}`, `"sqs:SendMessage"`, `"*"`)), "000000000002", "SendMessage", true},
+		{"service deny denies no caller", doc(allow(`"*"`, `"sqs:*"`, `"*"`), `{"Effect":"Deny","Principal":{"Service":"sns.amazonaws.com"},"Action":"sqs:*","Resource":"*"}`), "000000000002", "SendMessage", true},
 	}
 	for _, c := range cases {
 		if err := checkQueuePolicy(c.doc); err != nil {
 			t.Errorf("%s: checkQueuePolicy: %v", c.name, err)
 		}
-		if got := allowedByPolicy(c.doc, c.account, c.action, polARN); got != c.want {
+		if got := allowedByPolicy(c.doc, c.account, c.action, polARN, nil); got != c.want {
 			t.Errorf("%s: allowed = %v, want %v", c.name, got, c.want)
 		}
 	}
@@ -48,12 +52,11 @@ func TestAllowedByPolicy(t *testing.T) {
 func TestCheckQueuePolicyRefusesWhatItWouldNotEvaluate(t *testing.T) {
 	t.Parallel()
 	for name, doc := range map[string]string{
-		"condition":        `{"Statement":[{"Effect":"Allow","Principal":"*","Action":"sqs:*","Resource":"*","Condition":{"ArnEquals":{"aws:SourceArn":"arn:aws:sns:us-east-1:1:t"}}}]}`,
-		"empty condition":  `{"Statement":[{"Effect":"Allow","Principal":"*","Action":"sqs:*","Resource":"*","Condition":{}}]}`,
 		"not principal":    `{"Statement":[{"Effect":"Deny","NotPrincipal":{"AWS":"000000000002"},"Action":"sqs:*","Resource":"*"}]}`,
 		"not action":       `{"Statement":[{"Effect":"Allow","Principal":"*","NotAction":"sqs:PurgeQueue","Resource":"*"}]}`,
 		"not resource":     `{"Statement":[{"Effect":"Allow","Principal":"*","Action":"sqs:*","NotResource":"*"}]}`,
-		"service":          `{"Statement":[{"Effect":"Allow","Principal":{"Service":"sns.amazonaws.com"},"Action":"sqs:SendMessage","Resource":"*"}]}`,
+		"federated":        `{"Statement":[{"Effect":"Allow","Principal":{"Federated":"cognito-identity.amazonaws.com"},"Action":"sqs:SendMessage","Resource":"*"}]}`,
+		"service name":     `{"Statement":[{"Effect":"Allow","Principal":{"Service":"sns"},"Action":"sqs:SendMessage","Resource":"*"}]}`,
 		"iam user":         `{"Statement":[{"Effect":"Allow","Principal":{"AWS":"arn:aws:iam::000000000002:user/bob"},"Action":"sqs:*","Resource":"*"}]}`,
 		"other service":    `{"Statement":[{"Effect":"Allow","Principal":"*","Action":"sns:Publish","Resource":"*"}]}`,
 		"bad effect":       `{"Statement":[{"Effect":"allow","Principal":"*","Action":"sqs:*","Resource":"*"}]}`,

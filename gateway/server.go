@@ -125,6 +125,8 @@ type call struct {
 	// traceHeader is the request's X-Amzn-Trace-Id, which SQS stores as a message's
 	// AWSTraceHeader system attribute when the sender sets none.
 	traceHeader string
+	// facts are what the conditions of another account's queue policy read.
+	facts requestFacts
 }
 
 // decode unmarshals the request body into in. A body of the wrong shape is the client's
@@ -436,7 +438,8 @@ var errClientGone = errors.New("client went away")
 
 // decodeRequest returns the action name and the request normalised to AWS JSON 1.0.
 func (s *Server) decodeRequest(w http.ResponseWriter, r *http.Request, proto protocol) (string, *call, error) {
-	c := &call{base: s.baseURL(r), policy: s.policy, traceHeader: r.Header.Get("X-Amzn-Trace-Id")}
+	c := &call{base: s.baseURL(r), policy: s.policy, traceHeader: r.Header.Get("X-Amzn-Trace-Id"),
+		facts: requestFacts{remoteAddr: r.RemoteAddr, secure: r.TLS != nil, userAgent: r.UserAgent(), referer: r.Referer()}}
 	var body []byte
 	var err error
 	if r.Body != nil { // server requests always have one; hand-built ones may not

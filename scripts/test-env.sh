@@ -56,6 +56,46 @@ if [ -x /usr/bin/python3 ] && ! /usr/bin/python3 -c 'import boto3' 2>/dev/null; 
 	apt_install python3-boto3 || true
 fi
 
+# --- Real client libraries of conformance/clients ------------------------------------------
+# Celery on kombu's SQS transport, for Debian's python3: kombu publishes with boto3 and
+# receives with pycurl.
+celery_check='import celery, boto3, pycurl, kombu.transport.SQS, kombu.asynchronous.http.curl'
+if [ -x /usr/bin/python3 ] && ! /usr/bin/python3 -c "$celery_check" 2>/dev/null; then
+	say "installing Debian's python3-celery, python3-kombu, python3-pycurl for conformance/clients"
+	apt_install python3-celery python3-kombu python3-pycurl python3-boto3 || true
+fi
+if [ -x /usr/bin/python3 ] && /usr/bin/python3 -c "$celery_check" 2>/dev/null; then
+	echo "export ANYSQS_TEST_CELERY_PYTHON=/usr/bin/python3"
+else
+	missing+=("Celery on kombu's SQS transport (/usr/bin/python3 with Debian's python3-celery, python3-kombu, python3-pycurl, python3-boto3)")
+fi
+
+# sqs-consumer and sqs-producer as conformance/clients/js/package-lock.json pins them,
+# installed once per lock file into the cache (npm ci; later runs need no network). The
+# lock file stays beside node_modules, so the test can tell a stale install.
+clients_js=$(dirname "$0")/../conformance/clients/js
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+	say "installing Debian's nodejs and npm for conformance/clients"
+	apt_install nodejs npm || true
+fi
+node_major=$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)
+if [ "$node_major" -lt 20 ] || ! command -v npm >/dev/null; then
+	missing+=("node 20 or later with npm, for sqs-consumer and sqs-producer (conformance/clients; node is $(node --version 2>/dev/null || echo missing))")
+else
+	lock_sum=$(sha256sum "$clients_js/package-lock.json" | cut -c1-16)
+	js_dir=${ANYSQS_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/anysqs}/clients-js-$lock_sum
+	if [ ! -f "$js_dir/installed" ]; then
+		say "npm ci of conformance/clients/js into $js_dir"
+		rm -rf "$js_dir" && mkdir -p "$js_dir" && cp "$clients_js/package.json" "$clients_js/package-lock.json" "$js_dir/" &&
+			(cd "$js_dir" && npm ci --prefer-offline --no-audit --no-fund --silent >&2) && touch "$js_dir/installed"
+	fi
+	if [ -f "$js_dir/installed" ]; then
+		echo "export ANYSQS_TEST_CLIENTS_JS='$js_dir/node_modules'"
+	else
+		missing+=("sqs-consumer and sqs-producer (npm ci of conformance/clients/js into $js_dir failed)")
+	fi
+fi
+
 # --- Services of the conformance suite's backend rows: one script each --------------------
 for svc in "$(dirname "$0")"/services/*.sh; do
 	name=$(basename "$svc" .sh)

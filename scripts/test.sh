@@ -28,6 +28,10 @@ go vet ./...
 echo "== staticcheck"
 scripts/staticcheck.sh ./...
 
+echo "== build the binary the served tests start (internal/servetest)"
+CGO_ENABLED=0 go build -o "$out/anysqs" ./cmd/anysqs
+export ANYSQS_TEST_BINARY=$out/anysqs
+
 echo "== go test"
 # TestConformance runs once, below, through the report generator. testsum prints each
 # package's ok/FAIL line, failed tests in full, and "N passed, N failed, N skipped".

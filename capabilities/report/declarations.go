@@ -27,15 +27,17 @@ type Declarations struct {
 	ServiceVersion string `json:"service_version"` // backend service or emulator version
 	Date           string `json:"date"`            // RFC 3339, UTC, when the run started
 	Commit         string `json:"commit"`          // anysqs commit under test
-	// Target, Clock, ReceiptScope, RealClockBudget, TestOnly and Reference become the
+	// Target, Clock, ReceiptScope, RealClockBudget, TestOnly, Reference and Served become the
 	// report's RunConditions.
-	Target          string               `json:"target,omitempty"`
-	Clock           string               `json:"clock,omitempty"`
-	ReceiptScope    string               `json:"receipt_scope,omitempty"`
-	RealClockBudget string               `json:"real_clock_budget,omitempty"`
-	TestOnly        bool                 `json:"test_only,omitempty"`
-	Reference       bool                 `json:"reference,omitempty"`
-	Capabilities    []DeclaredCapability `json:"capabilities"`
+	Target          string `json:"target,omitempty"`
+	Clock           string `json:"clock,omitempty"`
+	ReceiptScope    string `json:"receipt_scope,omitempty"`
+	RealClockBudget string `json:"real_clock_budget,omitempty"`
+	TestOnly        bool   `json:"test_only,omitempty"`
+	Reference       bool   `json:"reference,omitempty"`
+	// Served names the test row that runs the same cases against the served binary.
+	Served       string               `json:"served,omitempty"`
+	Capabilities []DeclaredCapability `json:"capabilities"`
 	// Operations are the driver's operational properties, nil when it declares none.
 	Operations *capabilities.Operations `json:"operations,omitempty"`
 }

@@ -331,8 +331,8 @@ fallback, described in the cell; responses carry <code>X-Anysqs-Degraded</code>;
 {{- define "section"}}{{$b := .Backend}}
 <h2 id="{{$b}}">{{$b}}: <span class="{{.Result}}">{{.Result}}</span></h2>
 <p>{{with .Stale}}<span class="stale">{{.}}: regenerate it with <code>make report</code>.</span><br>{{end}}Driver {{or .DriverVersion "unknown"}}, service {{or .ServiceVersion "unknown"}}, run {{or .Date "unknown"}} at commit <code>{{or .Commit "unknown"}}</code>.
-Cases: {{.Totals.Pass}} passed, {{.Totals.Fail}} failed, {{.Totals.NotRun}} not run{{if eq .Run.Clock "service"}}, {{.Totals.NeedsGatewayClock}} needing a gateway clock{{end}}.<br>
-Target: {{or .Run.Target "unknown"}}; clock: {{or .Run.Clock "unknown"}}{{if eq .Run.Clock "service"}} (every case ran on a real clock, waiting up to {{.Run.RealClockBudget}}){{end}}; receipt scope: {{or .Run.ReceiptScope "unknown"}}.{{with .Confirmation}}<br>
+Cases: {{.Totals.Pass}} passed, {{.Totals.Fail}} failed, {{.Totals.NotRun}} not run{{if .Run.RealClockBudget}}, {{.Totals.NeedsGatewayClock}} needing a gateway clock{{end}}.<br>
+Target: {{or .Run.Target "unknown"}}; clock: {{or .Run.Clock "unknown"}}{{if .Run.RealClockBudget}} (every case ran on a real clock, waiting up to {{.Run.RealClockBudget}}){{end}}; receipt scope: {{or .Run.ReceiptScope "unknown"}}.{{with .Confirmation}}<br>
 {{.}}{{end}}</p>
 {{if .Failures}}<ul>{{range .Failures}}<li>{{.}}</li>{{end}}</ul>{{end}}
 <table class="detail">

@@ -93,15 +93,23 @@ func runConditions(r RunConditions) string {
 	case "service":
 		fmt.Fprintf(&b, " (every case ran on a real clock and waited up to %s; cases needing more queue time "+
 			"show as %s)", mdCell(orUnknown(r.RealClockBudget)), verdictLabel(NeedsGatewayClockVerdict))
+	case ServedClock:
+		fmt.Fprintf(&b, " (the served process's own clock: every case ran in real time and waited up to %s; "+
+			"cases needing more queue time show as %s)", mdCell(orUnknown(r.RealClockBudget)),
+			verdictLabel(NeedsGatewayClockVerdict))
 	}
 	fmt.Fprintf(&b, ". Receipt scope: **%s**.\n\n", mdCell(orUnknown(r.ReceiptScope)))
+	if r.Served != "" {
+		fmt.Fprintf(&b, "As users run it: the same cases against `anysqs serve` started from this backend's "+
+			"shipped configuration, as a process per case, are reported in [%s](%s.md).\n\n", r.Served, r.Served)
+	}
 	return b.String()
 }
 
 // clockCount is the "needs a gateway clock" part of a totals sentence, shown for
 // real-clock runs only.
 func clockCount(n int, r RunConditions) string {
-	if n == 0 && r.Clock != "service" {
+	if n == 0 && r.RealClockBudget == "" {
 		return ""
 	}
 	return fmt.Sprintf(", %d needing a gateway clock", n)

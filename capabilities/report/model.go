@@ -53,7 +53,8 @@ type BackendReport struct {
 type RunConditions struct {
 	// Target is the service or emulator the cases ran against: "SQLite 3.45.1 embedded".
 	Target string `json:"target"`
-	// Clock is "gateway" (cases moved a fake clock) or "service" (they waited in real time).
+	// Clock is "gateway" (cases moved a fake clock), "service" (they waited in real time) or
+	// ServedClock (a served process kept time by its own real clock).
 	Clock string `json:"clock"`
 	// ReceiptScope is "storage" or "instance": where the backend's receipt handles hold.
 	ReceiptScope string `json:"receipt_scope"`
@@ -66,6 +67,9 @@ type RunConditions struct {
 	// expectations of every backend's report, it is kept out of the backend matrix, and
 	// Check does not require it to run (CI cannot reach AWS).
 	Reference bool `json:"reference,omitempty"`
+	// Served names the test row whose report judges the same cases against the anysqs
+	// binary served from this backend's shipped configuration.
+	Served string `json:"served,omitempty"`
 }
 
 // Totals counts cases by status and capabilities by verdict.
@@ -120,7 +124,7 @@ func evaluate(d Declarations, cases []CaseResult) BackendReport {
 		ServiceVersion: d.ServiceVersion, Date: d.Date, Commit: d.Commit,
 		Run: RunConditions{Target: d.Target, Clock: d.Clock, ReceiptScope: d.ReceiptScope,
 			RealClockBudget: d.RealClockBudget, TestOnly: d.TestOnly,
-			Reference: d.Reference},
+			Reference: d.Reference, Served: d.Served},
 		Operations: d.Operations,
 	}
 	if err := capabilities.Validate(d.declarations()); err != nil {

@@ -26,6 +26,10 @@ const (
 	NeedsGatewayClock Status = "needs-gateway-clock"
 )
 
+// ServedClock is the clock of a run against a served binary: the process keeps queue
+// time by its own real clock, whatever its driver declares.
+const ServedClock = "served process (real time)"
+
 // NeedsGatewayClockPrefix starts the skip message of a NeedsGatewayClock case; any
 // other skip is NotRun.
 const NeedsGatewayClockPrefix = "needs a gateway clock: "

@@ -1,30 +1,29 @@
 // Package clients runs real SQS client libraries, as applications use them, against the
-// anysqs binary served from a shipped configuration: nothing here is an SDK call written
-// for the test, the libraries drive the gateway their own way and the test judges what
-// they did and what the queues hold afterwards through the SQS API (aws-sdk-go-v2).
+// anysqs binary served from a shipped configuration: the libraries drive the gateway
+// their own way, and the test judges what they report and what the queues hold afterwards
+// through the SQS API (aws-sdk-go-v2).
 //
-// TestClients builds bin/anysqs once, then per backend serves configs/<backend>.yaml as a
-// subprocess (a copy of the file in a scratch directory, so SQLite's relative data_dir
-// lands there; the listen address comes from ANYSQS_LISTEN, the emulators from
-// SPANNER_EMULATOR_HOST / FIRESTORE_EMULATOR_HOST) and runs:
+// TestClients serves every shipped configuration through internal/servetest:
+// configs/embedded.yaml (sqlite), postgres.yaml, spanner.yaml and firestore.yaml (their
+// emulators), cosmos.yaml (a partial emulator), servicebus.yaml (the in-repo model of the
+// broker) and plugin.yaml (the binary as its own SQLite plugin), each file as shipped,
+// pointed at this machine's test service on fresh storage by the environment
+// (ANYSQS_BACKEND_OPTIONS, ANYSQS_LISTEN). Backends run in parallel. On each it runs:
 //
 //   - sqs-consumer and sqs-producer on the AWS SDK for JavaScript v3 (JSON protocol),
-//     from js/ (versions pinned in js/package-lock.json): a standard queue (25 messages
-//     with a message attribute, each handled once and deleted), a FIFO queue (three
-//     groups, order kept within each, duplicate deduplication IDs answered with the first
-//     message ID and not delivered) and a failing handler whose messages reach the DLQ of
-//     a redrive policy after maxReceiveCount receives while the others are deleted;
+//     js/scenario.cjs, versions pinned in js/package-lock.json: a standard queue (25
+//     messages with a message attribute, each handled once and deleted), a FIFO queue
+//     (three groups, order kept within each, duplicate deduplication IDs answered with
+//     the first message ID and not delivered) and a failing handler whose messages reach
+//     the DLQ of a redrive policy after maxReceiveCount receives, with their receive
+//     count, message ID and source ARN, while the others are deleted;
+//   - Celery 5.2 on kombu's SQS transport (Query protocol: boto3 to publish, kombu's
+//     pycurl client to receive), celery/anysqs_tasks.py: a producer sends add tasks, a
+//     task that retries through the broker and one that fails for good; a worker runs
+//     them, each run reporting on a second queue that the test reads.
 //
-// celery/anysqs_tasks.py is a Celery app on kombu's SQS transport for the same harness; no
-// test drives it yet.
-//
-// Backends: sqlite, postgres (the server of configs/postgres.yaml, 127.0.0.1:5432),
-// spanner and firestore (their emulators). Queue names carry a random prefix and the
-// queues are deleted afterwards, since the shipped configs share one database per server.
-//
-// The tests carry the build tag "clients" and are not part of `go test ./...` yet: the
-// project's scripts do not install the clients. To run them, `npm ci` js/ into DIR/x (DIR/
-// holding a copy of js/package-lock.json), then
-// ANYSQS_TEST_CLIENTS_NODE_MODULES=DIR/node_modules go test -tags clients ./conformance/clients/.
-// A missing client or service skips as "not available", except under CI=true, where it fails.
+// The clients come from scripts/test-env.sh: `npm ci` of js/ into a cache directory named
+// by ANYSQS_TEST_CLIENTS_JS, Debian's python3-celery, python3-kombu, python3-pycurl and
+// python3-boto3 for the interpreter named by ANYSQS_TEST_CELERY_PYTHON. A missing client
+// or service skips as "not available", except under CI=true, where it fails.
 package clients

@@ -71,6 +71,7 @@ func declarations(pollMS int64) []capabilities.Declaration {
 		native(capabilities.MessageAttrs, lim("max_count", "10"), ""),
 		native(capabilities.MessageSystem, nil, ""),
 		degraded(capabilities.RedeliveryOrder, nil, "a receive takes messages in the order they became visible: a returned message waits behind messages sent after it that were visible earlier"),
+		degraded(capabilities.FairQueues, nil, "MessageGroupId is kept and returned on standard queues, but a receive ignores it: one group's flood delays the other groups' messages"),
 		native(capabilities.LongPolling, lim("mode", "polled", "max_overrun_ms", strconv.FormatInt(pollMS, 10)),
 			"Cosmos has no notification: a waiting receive re-checks at most poll_interval apart"),
 		native(capabilities.CountsApprox, lim("accuracy", "approximate"), "three count queries in the queue's partition, not one snapshot"),

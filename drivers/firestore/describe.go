@@ -78,6 +78,7 @@ func declarations(pollMS int64) []capabilities.Declaration {
 		native(capabilities.MessageAttrs, "", "max_count", "10"),
 		native(capabilities.MessageSystem, ""),
 		degraded(capabilities.RedeliveryOrder, "a receive takes messages in the order they became visible, per index shard: a returned message waits behind newer messages that were visible earlier"),
+		degraded(capabilities.FairQueues, "MessageGroupId is kept and returned on standard queues, but a receive ignores it: one group's flood delays the other groups' messages"),
 		native(capabilities.LongPolling, fmt.Sprintf("the gateway re-checks a waiting receive at least every %d ms; a message sent through another gateway is picked up at most that late", pollMS),
 			"mode", "polled", "max_overrun_ms", strconv.FormatInt(pollMS, 10)),
 		native(capabilities.CountsApprox, "three aggregation (COUNT) queries over the queue's index", "accuracy", "exact"),

@@ -70,6 +70,7 @@ func declarations() []capabilities.Declaration {
 		native(capabilities.MessageAttrs, map[string]string{"max_count": "10"}, ""),
 		native(capabilities.MessageSystem, nil, ""),
 		native(capabilities.RedeliveryOrder, nil, "a claim looks at the longest-visible messages and the longest-visible returned ones, and hands out older sends first"),
+		degraded(capabilities.FairQueues, "MessageGroupId is kept and returned on standard queues, but a receive ignores it: one group's flood delays the other groups' messages"),
 		native(capabilities.LongPolling, map[string]string{"mode": "native"},
 			"sends on any gateway wake waiting receives on every gateway through LISTEN/NOTIFY"),
 		native(capabilities.CountsApprox, map[string]string{"accuracy": "exact"}, "counted in one statement"),

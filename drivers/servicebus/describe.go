@@ -96,6 +96,8 @@ func declarations(o Options) []capabilities.Declaration {
 			"ApproximateFirstReceiveTimestamp is written on the message when the driver releases it; after a gateway stops without closing it restarts at the next receive"),
 		decl(capabilities.RedeliveryOrder, native,
 			"Service Bus delivers in sequence-number order and an abandoned message keeps its number: a returned message comes before messages sent after it"),
+		decl(capabilities.FairQueues, degraded,
+			"MessageGroupId is kept and returned on standard queues (as an application property), but Service Bus delivers in sequence-number order: one group's flood delays the other groups' messages"),
 		decl(capabilities.LongPolling, degraded,
 			"receives wait in the broker, which hands them messages sent through any gateway; on a real namespace a receive of no wait listens for 1 s, and a FIFO receive on an empty queue may overrun its wait by one session-accept window",
 			"mode", "native", "max_overrun_ms", "60000"),

@@ -21,6 +21,7 @@ const (
 	propSender = "anysqs.sender" // SenderId
 	propDedup  = "anysqs.dedup"  // MessageDeduplicationId
 	propCount  = "anysqs.count"  // deliveries before the last release, carried into a dead-letter queue
+	propGroup  = "anysqs.group"  // MessageGroupId of a standard queue's message (a FIFO one's is the session)
 )
 
 // held is an in-flight message whose lock this instance holds.
@@ -451,6 +452,8 @@ func (d *Driver) message(h *held) drivers.Message {
 		if out.DeadLetterSource != "" {
 			out.MessageDeduplicationID = out.MessageID // as in an SQS FIFO dead-letter queue
 		}
+	} else {
+		out.MessageGroupID = strProp(p[propGroup])
 	}
 	return out
 }

@@ -57,6 +57,8 @@ func (d *Driver) SendMessages(ctx context.Context, req drivers.SendMessagesReque
 				msg.Properties[propID] = seen.messageID
 			}
 			d.mu.Unlock()
+		} else if e.MessageGroupID != "" {
+			msg.Properties[propGroup] = e.MessageGroupID // a fair queue's tenant, kept and returned
 		}
 		var err error
 		if e.DelaySeconds > 0 {

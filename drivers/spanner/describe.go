@@ -71,6 +71,7 @@ func declarations(pollMS int64) []capabilities.Declaration {
 		native(capabilities.MessageAttrs, map[string]string{"max_count": "10"}, ""),
 		native(capabilities.MessageSystem, nil, ""),
 		degraded(capabilities.RedeliveryOrder, nil, "a receive picks at random among the visible messages its sharded index scan finds: a returned message does not reliably go before newer ones"),
+		degraded(capabilities.FairQueues, nil, "MessageGroupId is kept and returned on standard queues, but a receive ignores it: one group's flood delays the other groups' messages"),
 		degraded(capabilities.LongPolling, map[string]string{"mode": "polled", "max_overrun_ms": strconv.FormatInt(pollMS, 10)},
 			"waiting receives re-check at most poll_interval apart: a message sent through another gateway is picked up up to that late"),
 		native(capabilities.CountsApprox, map[string]string{"accuracy": "exact"}, "counted in one strong read"),

@@ -75,6 +75,7 @@ func declarations(memory bool) []capabilities.Declaration {
 		native(capabilities.MessageAttrs, "", "max_count", "10"),
 		native(capabilities.MessageSystem, ""),
 		native(capabilities.RedeliveryOrder, "a receive looks at the longest-visible messages and the longest-visible returned ones, and hands out older sends first"),
+		native(capabilities.FairQueues, "a receive counts each group's in-flight messages; a group holding 30 or more and over 10% of them is noisy, and the receive hands out the other groups' visible messages first"),
 		native(capabilities.LongPolling, "single process: the gateway wakes waiters on its own writes and at NextVisibleAt",
 			"mode", "native"),
 		native(capabilities.CountsApprox, "counts are exact", "accuracy", "exact"),

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"time"
 
@@ -247,25 +248,39 @@ var standardCandidates = `SELECT ` + msgCols + ` FROM (
 		ORDER BY enqueued_at, id LIMIT ?4`
 
 // candidates returns up to n messages receivable at now, in delivery order (see the
-// Driver contract: FIFO groups by availability, standard messages best effort).
+// Driver contract: FIFO groups by availability, standard messages best effort, quiet
+// groups before noisy ones: fair.go).
 func candidates(ctx context.Context, tx conn, q queueRow, now int64, n int) ([]msgRow, error) {
 	cutoff := now - retentionNanos(q.attrs) // expired messages wait for Sweep but are never delivered
 	query := standardCandidates
+	var out []msgRow
 	if q.fifo {
 		query = fifoCandidates
+	} else {
+		noisy, err := noisyGroups(ctx, tx, q, now)
+		if err != nil {
+			return nil, err
+		}
+		if len(noisy) > 0 {
+			if out, err = quietCandidates(ctx, tx, q, now, cutoff, n, noisy); err != nil || len(out) == n {
+				return out, err
+			}
+		}
 	}
 	rows, err := tx.QueryContext(ctx, query, q.id, now, cutoff, n)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []msgRow
-	for rows.Next() {
+	quiet := len(out)
+	for rows.Next() && len(out) < n {
 		m, err := scanMsg(rows)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, m)
+		if !slices.ContainsFunc(out[:quiet], func(o msgRow) bool { return o.id == m.id }) {
+			out = append(out, m)
+		}
 	}
 	return out, rows.Err()
 }

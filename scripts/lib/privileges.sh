@@ -12,9 +12,10 @@ as_svc() { if [ "$(id -un)" = "$svc_user" ]; then "$@"; else su "$svc_user" -s /
 apt_install() {
 	command -v apt-get >/dev/null || return 1
 	if [ ! -f /tmp/.anysqs-apt-updated ]; then
-		as_root apt-get update -qq >/dev/null 2>&1 && touch /tmp/.anysqs-apt-updated
+		as_root apt-get -o DPkg::Lock::Timeout=300 update -qq >/dev/null 2>&1 && touch /tmp/.anysqs-apt-updated
 	fi
-	as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null 2>&1
+	# Wait for another apt-get or dpkg on the machine rather than fail on its lock.
+	as_root env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -qq "$@" >/dev/null 2>&1
 }
 
 # pg_ready reports whether a PostgreSQL (or PgBouncer) answers on host $1, port $2.

@@ -1,7 +1,8 @@
 // One scenario of conformance/clients with sqs-producer and sqs-consumer on the AWS SDK for
 // JavaScript v3, against the gateway at ANYSQS_ENDPOINT:
 //
-//   node scenario.cjs standard|fifo|dlq QUEUE_NAME
+//   node scenario.cjs standard|fifo QUEUE_NAME
+//   node scenario.cjs dlq QUEUE_NAME MAX_RECEIVE_COUNT
 //
 // It creates its queues with the SDK, sends with sqs-producer, consumes with sqs-consumer and
 // writes one JSON object per line to stdout: what it sent, what each handler saw, and a
@@ -20,7 +21,7 @@ const {
 const { Producer } = require("sqs-producer");
 const { Consumer } = require("sqs-consumer");
 
-const [mode, name] = process.argv.slice(2);
+const [mode, name, maxReceiveCount] = process.argv.slice(2);
 const sqs = new SQSClient({
   endpoint: process.env.ANYSQS_ENDPOINT,
   region: "us-east-1",
@@ -123,6 +124,8 @@ async function fifo() {
     {
       queueUrl: url,
       messageSystemAttributeNames: ["MessageGroupId", "SequenceNumber"],
+      // Its warning goes to stdout; one batch at a time, handled in order, is what FIFO needs.
+      suppressFifoWarning: true,
       handleMessageBatch: async (batch) => {
         for (const m of batch) {
           emit({ event: "handled", id: m.MessageId, body: m.Body, group: m.Attributes?.MessageGroupId, seq: m.Attributes?.SequenceNumber });
@@ -140,7 +143,7 @@ async function dlq() {
   const attrs = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: dlqUrl, AttributeNames: ["QueueArn"] }));
   const url = await createQueue(name, {
     VisibilityTimeout: "60",
-    RedrivePolicy: JSON.stringify({ deadLetterTargetArn: attrs.Attributes.QueueArn, maxReceiveCount: 2 }),
+    RedrivePolicy: JSON.stringify({ deadLetterTargetArn: attrs.Attributes.QueueArn, maxReceiveCount: Number(maxReceiveCount) }),
   });
   const producer = Producer.create({ sqs, queueUrl: url });
   const messages = [];
@@ -177,8 +180,8 @@ async function dlq() {
 }
 
 const scenarios = { standard, fifo, dlq };
-if (!scenarios[mode] || !name) {
-  process.stderr.write("usage: node scenario.cjs standard|fifo|dlq QUEUE_NAME\n");
+if (!scenarios[mode] || !name || (mode === "dlq") !== (maxReceiveCount !== undefined)) {
+  process.stderr.write("usage: node scenario.cjs standard|fifo QUEUE_NAME | dlq QUEUE_NAME MAX_RECEIVE_COUNT\n");
   process.exit(2);
 }
 scenarios[mode]().then(

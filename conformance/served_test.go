@@ -1,0 +1,124 @@
+package conformance_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/anysqs/anysqs/capabilities"
+	"github.com/anysqs/anysqs/drivers"
+	"github.com/anysqs/anysqs/internal/servetest"
+)
+
+// servedRow judges backend as users run it: each case starts `anysqs serve --config
+// configs/<file>.yaml`, the shipped configuration, as a process of its own, pointed at
+// this machine's service and the case's fresh storage by environment variables only
+// (internal/servetest). Expectations follow what that process declares on its admin
+// listener's /capabilities. The process keeps its own real clock, so cases wait in real
+// time within realClockBudget, and a restart is the process stopped and started again on
+// the same storage. Its cells repeat the in-process row's, so the row is test-only: its
+// report is generated and checked, and the matrix lists each backend once.
+func servedRow(name string, target func(string) string, timeout time.Duration) backend {
+	file := servetest.Backends[name]
+	return backend{name: name + "-served", parallel: true, timeout: timeout, testOnly: true, served: true,
+		target: func(v string) string {
+			return "anysqs serve --config configs/" + file + ".yaml (this build, a process per case) on " + target(v)
+		},
+		prepare: func(t *testing.T) storage { return storage{served: name} }}
+}
+
+// servedRows are the served rows of every backend.
+func servedRows() []backend {
+	return []backend{
+		servedRow("sqlite", func(v string) string { return "SQLite " + v + " embedded" }, 10*time.Minute),
+		servedRow("postgres", func(v string) string { return "PostgreSQL " + v + " local server" }, 10*time.Minute),
+		servedRow("spanner", spannerTarget, 10*time.Minute),
+		servedRow("firestore", firestoreTarget, 10*time.Minute),
+		servedRow("cosmos", cosmosTarget, 10*time.Minute),
+		servedRow("servicebus", serviceBusTarget, 10*time.Minute),
+		servedRow("plugin", func(v string) string {
+			return "SQLite " + v + " embedded, run as a plugin: anysqs driver serve sqlite"
+		}, 10*time.Minute),
+	}
+}
+
+// startServed serves the case's backend from its shipped configuration, with the
+// suite's credentials and account, and reads what it declares.
+func (h *H) startServed(policy capabilities.Config) {
+	h.T.Helper()
+	if policy.Mode != "" || len(policy.Overrides) > 0 || len(policy.Require) > 0 {
+		h.T.Fatalf("a served row runs the shipped configuration's policy, not %+v", policy)
+	}
+	env := append(servetest.BackendEnv(h.T, h.st.served),
+		"ANYSQS_ACCOUNT_ID="+testAccount, "ANYSQS_REGION="+testRegion,
+		"ANYSQS_AUTH_CREDENTIALS="+testAccessKey+":"+testSecretKey)
+	h.served = servetest.Start(h.T, servetest.Config(servetest.Backends[h.st.served]), env...)
+	h.URL = h.served.URL
+	h.Desc = servedDescription(h.T, h.served)
+	// The process runs on its own clock, which the case cannot move.
+	h.realClock = true
+}
+
+// servedDescription reads the served gateway's GET /capabilities.
+func servedDescription(t *testing.T, g *servetest.Gateway) drivers.Description {
+	t.Helper()
+	resp, err := http.Get(g.AdminURL + "/capabilities")
+	if err != nil {
+		t.Fatalf("GET /capabilities: %v", err)
+	}
+	defer resp.Body.Close()
+	var d drivers.Description
+	if err := json.NewDecoder(resp.Body).Decode(&d); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /capabilities: %s, %v", resp.Status, err)
+	}
+	return d
+}
+
+// nextServedWait returns a channel closed once the served gateway has one more long
+// poll waiting than now (its anysqs_long_polls_waiting gauge, read from /metrics). A
+// long poll registers its waiter before its first receive, so a send through the same
+// gateway from then on wakes it: the event NextEmptyReceive stands for.
+func (h *H) nextServedWait() <-chan struct{} {
+	c := make(chan struct{})
+	base, err := longPollsWaiting(h.served.AdminURL)
+	if err != nil {
+		h.T.Fatalf("read the served gateway's metrics: %v", err)
+	}
+	go func() {
+		defer close(c)
+		guard := time.Now().Add(2 * time.Minute) // hang guard, not a bound on the gateway
+		for time.Now().Before(guard) && h.Ctx.Err() == nil {
+			if n, err := longPollsWaiting(h.served.AdminURL); err == nil && n > base {
+				return
+			}
+			time.Sleep(2 * time.Millisecond) // polling the gauge: the process tells no one
+		}
+	}()
+	return c
+}
+
+// longPollsWaiting reads anysqs_long_polls_waiting from a gateway's /metrics.
+func longPollsWaiting(admin string) (int, error) {
+	resp, err := http.Get(admin + "/metrics")
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64*1024), 1024*1024)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "anysqs_long_polls_waiting "); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			return int(f), err
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return 0, err
+	}
+	return 0, os.ErrNotExist
+}
