@@ -62,7 +62,7 @@ bench-peers: ## anysqs on each local backend against goaws, local-aws-sqs, fauxq
 bench-plugin: ## the driver plugin boundary's cost: driver and gateway in process vs as a plugin, one run (docs/performance.md)
 	eval "$$(scripts/test-env.sh)"; scripts/bench-plugin.sh $(BENCH_ARGS)
 
-system: ## system tests on PostgreSQL: two gateways, kill -9, database restart
+system: ## system tests: two gateways and kill -9 on every shared backend, PostgreSQL restart
 	eval "$$(scripts/test-env.sh)"; $(GO) test -count=1 -v ./conformance/system/
 
 soak: ## the system tests with ten times the load (ANYSQS_SOAK=2)

@@ -27,27 +27,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/jackc/pgx/v5"
+
+	"github.com/anysqs/anysqs/internal/servetest"
 )
 
-// binary is the anysqs executable built by TestMain.
-var binary string
-
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "anysqs-system-bin")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "system tests:", err)
-		os.Exit(1)
-	}
-	binary = filepath.Join(dir, "anysqs")
-	build := exec.Command("go", "build", "-o", binary, "github.com/anysqs/anysqs/cmd/anysqs")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "system tests: building anysqs:", err)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
 	code := m.Run()
-	os.RemoveAll(dir)
+	servetest.RemoveBuild()
 	os.Exit(code)
 }
 
@@ -150,7 +136,7 @@ func startGateway(t *testing.T, dsn string) *gateway {
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(binary, "serve", "--config", cfgPath)
+	cmd := exec.Command(servetest.Binary(t), "serve", "--config", cfgPath)
 	cmd.Env = append(os.Environ(), "ANYSQS_LISTEN=", "ANYSQS_BACKEND=")
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -229,10 +215,13 @@ var httpClient = awshttp.NewBuildableClient().WithTransportOptions(func(tr *http
 
 // newClient returns an SQS client (AWS JSON protocol) for g. attempts 0 keeps the SDK's
 // default retry policy.
-func newClient(g *gateway, attempts int) *sqs.Client {
+func newClient(g *gateway, attempts int) *sqs.Client { return clientFor(g.URL, attempts) }
+
+// clientFor is newClient for a gateway at url.
+func clientFor(url string, attempts int) *sqs.Client {
 	return sqs.New(sqs.Options{
 		Region:           "us-east-1",
-		BaseEndpoint:     aws.String(g.URL),
+		BaseEndpoint:     aws.String(url),
 		Credentials:      credentials.NewStaticCredentialsProvider("AKIDSYSTEMTEST", "secret", ""),
 		HTTPClient:       httpClient,
 		RetryMaxAttempts: attempts,

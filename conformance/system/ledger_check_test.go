@@ -42,13 +42,34 @@ func TestLedgerDetectsFaults(t *testing.T) {
 		t.Errorf("fifoViolations = %v, want 3", v)
 	}
 
+	// x/0's first holder died before deleting it (its gateway was killed); x/1 must wait
+	// for x/0's redelivery and deletion, not for the first holder's failed delete.
+	lost := func(consumer int, call int64, recv int, body string) *delivery {
+		d := held(consumer, call, recv, recv+1, body)
+		d.deleted, d.delEnd = false, time.Time{}
+		return d
+	}
+	l = newLedger()
+	l.record("x0", lost(1, 1, 0, "x/0"))
+	l.record("x1", held(2, 2, 100, 110, "x/1")) // while x/0 was still held by the dead consumer
+	l.record("x0", held(3, 3, 2000, 2010, "x/0"))
+	if v := l.fifoViolations(); len(v) != 1 {
+		t.Errorf("fifoViolations = %v, want one (x/1 before x/0's redelivery)", v)
+	}
+	if c := l.counts(2 * time.Second); c.received != 2 || c.deliveries != 3 || c.redelivered != 1 || c.order != 1 || c.double != 0 {
+		t.Errorf("counts = %v", c)
+	}
+
 	l = newLedger()
 	l.record("a", held(1, 1, 0, 10, "g/0"))
 	l.record("b", held(2, 2, 15, 20, "g/1"))
+	l.record("x0", lost(1, 3, 30, "x/0"))
+	l.record("x0", held(3, 4, 2100, 2110, "x/0"))
+	l.record("x1", held(2, 5, 2120, 2130, "x/1"))
 	if v := l.fifoViolations(); len(v) != 0 {
 		t.Errorf("fifoViolations on a correct history = %v", v)
 	}
-	if d := l.doubleDeliveries(time.Minute); len(d) != 0 {
+	if d := l.doubleDeliveries(2 * time.Second); len(d) != 0 {
 		t.Errorf("doubleDeliveries on a correct history = %v", d)
 	}
 }

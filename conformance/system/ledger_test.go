@@ -36,6 +36,7 @@ type ledger struct {
 	deliveries map[string][]*delivery
 	errs       []string
 	calls      atomic.Int64
+	sentN      atomic.Int64 // distinct messages offered in send calls, acknowledged or not
 	ackedN     atomic.Int64
 	changed    chan struct{} // closed and replaced whenever a delivery or ack is recorded
 }
@@ -163,24 +164,24 @@ func (l *ledger) redelivered() []string {
 
 // fifoViolations checks order per group. Bodies are "<group>/<seq>", seq counting from
 // 0 in send order. Message k+1 of a group must not be claimed before message k was
-// deleted: in the same batch it must come later, otherwise its receive must have ended
-// after k's deletion started.
+// deleted: in the same batch as a delivery of k it must come later, otherwise its first
+// receive must have ended after the deletion of k's last delivery started (a message
+// held by a consumer whose gateway died comes back, and k+1 must wait for it again).
 func (l *ledger) fifoViolations() []string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	type entry struct {
 		seq int
-		d   *delivery
+		ds  []*delivery
 	}
 	groups := map[string][]entry{}
 	for _, ds := range l.deliveries {
-		d := ds[0]
-		g, s, ok := strings.Cut(d.body, "/")
+		g, s, ok := strings.Cut(ds[0].body, "/")
 		n, err := strconv.Atoi(s)
 		if !ok || err != nil {
 			continue
 		}
-		groups[g] = append(groups[g], entry{n, d})
+		groups[g] = append(groups[g], entry{n, ds})
 	}
 	var out []string
 	for g, es := range groups {
@@ -191,20 +192,62 @@ func (l *ledger) fifoViolations() []string {
 				out = append(out, fmt.Sprintf("group %s: gap between %d and %d", g, prev.seq, cur.seq))
 				continue
 			}
-			if cur.d.call == prev.d.call {
-				if cur.d.index < prev.d.index {
+			first := cur.ds[0]
+			for _, d := range cur.ds[1:] {
+				if d.recvStart.Before(first.recvStart) {
+					first = d
+				}
+			}
+			var last, sameCall *delivery
+			for _, d := range prev.ds {
+				if last == nil || d.recvStart.After(last.recvStart) {
+					last = d
+				}
+				if d.call == first.call {
+					sameCall = d
+				}
+			}
+			if sameCall != nil {
+				if first.index < sameCall.index {
 					out = append(out, fmt.Sprintf("group %s: %d before %d in one batch", g, cur.seq, prev.seq))
 				}
 				continue
 			}
-			if !cur.d.recvEnd.After(prev.d.delStart) {
+			if !first.recvEnd.After(last.delStart) {
 				out = append(out, fmt.Sprintf("group %s: %d received (call %d) before %d was deleted (call %d)",
-					g, cur.seq, cur.d.call, prev.seq, prev.d.call))
+					g, cur.seq, first.call, prev.seq, last.call))
 			}
 		}
 	}
 	sort.Strings(out)
 	return out
+}
+
+// counts sums up a run: what was sent, acknowledged and received, and the faults found
+// (vt is the consumers' visibility timeout, for doubleDeliveries).
+func (l *ledger) counts(vt time.Duration) ledgerCounts {
+	c := ledgerCounts{sent: l.sentN.Load(), lost: len(l.missing()), double: len(l.doubleDeliveries(vt)),
+		order: len(l.fifoViolations()), redelivered: len(l.redelivered())}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	c.acked = int64(len(l.acked))
+	c.received = len(l.deliveries)
+	for _, ds := range l.deliveries {
+		c.deliveries += len(ds)
+	}
+	return c
+}
+
+// ledgerCounts is the summary counts returns.
+type ledgerCounts struct {
+	sent, acked                      int64
+	received, deliveries             int // distinct messages received; receipts in all
+	redelivered, lost, double, order int
+}
+
+func (c ledgerCounts) String() string {
+	return fmt.Sprintf("sent %d, acked %d, received %d (%d receipts, %d redelivered), lost %d, double %d, order %d",
+		c.sent, c.acked, c.received, c.deliveries, c.redelivered, c.lost, c.double, c.order)
 }
 
 // consume receives batches of up to 10 from queueURL and deletes them until ctx ends.
@@ -274,6 +317,7 @@ func (l *ledger) sendStandard(ctx context.Context, c *sqs.Client, queueURL, pref
 			bodies[id] = body
 			entries = append(entries, types.SendMessageBatchRequestEntry{Id: aws.String(id), MessageBody: aws.String(body)})
 		}
+		l.sentN.Add(int64(len(entries)))
 		out, err := c.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(queueURL), Entries: entries})
 		if err != nil {
 			if strict && ctx.Err() == nil {
@@ -296,6 +340,7 @@ func (l *ledger) sendStandard(ctx context.Context, c *sqs.Client, queueURL, pref
 // deduplication ids until it succeeds (strict fails instead) or ctx ends, so the
 // group's sequence has no holes.
 func (l *ledger) sendFIFO(ctx context.Context, c *sqs.Client, queueURL, group string, n int, strict bool) {
+	offered := 0 // messages of the group counted in sentN: a retried batch counts once
 	for k := 0; k < n && ctx.Err() == nil; {
 		var entries []types.SendMessageBatchRequestEntry
 		bodies := map[string]string{}
@@ -305,6 +350,10 @@ func (l *ledger) sendFIFO(ctx context.Context, c *sqs.Client, queueURL, group st
 			bodies[id] = body
 			entries = append(entries, types.SendMessageBatchRequestEntry{Id: aws.String(id), MessageBody: aws.String(body),
 				MessageGroupId: aws.String(group), MessageDeduplicationId: aws.String(body)})
+		}
+		if k+len(entries) > offered {
+			l.sentN.Add(int64(k + len(entries) - offered))
+			offered = k + len(entries)
 		}
 		out, err := c.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(queueURL), Entries: entries})
 		if err == nil && len(out.Failed) > 0 {

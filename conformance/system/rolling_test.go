@@ -23,12 +23,22 @@ type balancer struct {
 	mu       sync.Mutex
 	backends []*url.URL
 	next     atomic.Uint64
+	failed   atomic.Int64 // requests answered 502: the gateway failed or died under them
 }
 
 func (b *balancer) set(gs ...*gateway) {
+	urls := make([]string, len(gs))
+	for i, g := range gs {
+		urls[i] = g.URL
+	}
+	b.setURLs(urls...)
+}
+
+// setURLs puts the gateways at urls in rotation, in place of the ones before.
+func (b *balancer) setURLs(urls ...string) {
 	var us []*url.URL
-	for _, g := range gs {
-		u, _ := url.Parse(g.URL)
+	for _, s := range urls {
+		u, _ := url.Parse(s)
 		us = append(us, u)
 	}
 	b.mu.Lock()
@@ -44,7 +54,13 @@ func (b *balancer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// Its error log is off: the proxy errors that matter reach the client as 502s, which
 	// the strict senders and consumers record; the rest are consumers cancelled at the end.
 	(&httputil.ReverseProxy{Rewrite: func(pr *httputil.ProxyRequest) { pr.SetURL(u); pr.Out.Host = pr.In.Host },
-		ErrorLog: log.New(io.Discard, "", 0)}).ServeHTTP(w, r)
+		ErrorLog: log.New(io.Discard, "", 0),
+		ErrorHandler: func(w http.ResponseWriter, r *http.Request, _ error) {
+			if r.Context().Err() == nil { // not a client that gave up
+				b.failed.Add(1)
+			}
+			w.WriteHeader(http.StatusBadGateway)
+		}}).ServeHTTP(w, r)
 }
 
 // TestRollingRestartUnderLoad restarts two gateways on one PostgreSQL database one after

@@ -32,7 +32,9 @@
 // conditioned on its ETag (the next sequence number), the deduplication marker, and the
 // message. The head serialises the queue's FIFO writes, so the marker read before the
 // batch is still the current one when the batch commits; a batch that loses the head
-// applied nothing and is retried, up to a bound.
+// applied nothing and is retried, up to a bound. Each entry of a request is a batch of
+// its own: once one fails, the later entries of its group in the request fail with it,
+// unwritten, so a group's messages are stored in the order sent, as SQS enqueues a batch.
 //
 // A purge starts a new generation in the queue record; older messages are never
 // delivered again and Sweep deletes them. Deduplication markers written at or before the

@@ -129,7 +129,10 @@ func dedupItemID(q queueDoc, group, dedup string) string {
 }
 
 // SendMessages stores each entry with its own write: a create for a standard queue, a
-// transactional batch (head, marker, message) for a FIFO queue.
+// transactional batch (head, marker, message) for a FIFO queue. On a FIFO queue an
+// entry that fails fails the later entries of its group in the request unwritten, with
+// the same error: SQS enqueues a batch's messages in the order sent, and a later message
+// stored ahead of an earlier one that the client then retries would be delivered first.
 func (d *Driver) SendMessages(ctx context.Context, req drivers.SendMessagesRequest) (drivers.SendMessagesResult, error) {
 	q, _, err := d.loadQueue(ctx, "SendMessages", req.Name)
 	if err != nil {
@@ -137,6 +140,7 @@ func (d *Driver) SendMessages(ctx context.Context, req drivers.SendMessagesReque
 	}
 	res := drivers.SendMessagesResult{Entries: make([]drivers.SendEntryResult, 0, len(req.Entries))}
 	now := ms(req.Now)
+	failed := map[string]*drivers.Error{} // FIFO group -> the error of its first failed entry
 	for _, e := range req.Entries {
 		out := drivers.SendEntryResult{EntryID: e.EntryID, MessageID: e.MessageID}
 		m := msgDoc{ID: msgItemID(e.MessageID), PK: q.pk(), Kind: "msg", MID: e.MessageID, Body: e.Body,
@@ -153,12 +157,18 @@ func (d *Driver) SendMessages(ctx context.Context, req drivers.SendMessagesReque
 			res.Entries = append(res.Entries, out)
 			continue
 		}
+		if err, ok := failed[e.MessageGroupID]; ok {
+			out.Err = err
+			res.Entries = append(res.Entries, out)
+			continue
+		}
 		mid, seq, dup, err := d.sendFIFO(ctx, "SendMessages", q, m, req.Now, true)
 		if err != nil {
 			if ctx.Err() != nil {
 				return drivers.SendMessagesResult{}, ctx.Err()
 			}
 			out.Err = entryError(err)
+			failed[e.MessageGroupID] = out.Err
 		} else {
 			out.MessageID, out.SequenceNumber, out.Duplicate = mid, sqsrule.SequenceNumber(seq), dup
 		}
