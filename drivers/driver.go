@@ -107,7 +107,10 @@ type Driver interface {
 	// minutes in the queue's deduplication scope) stores nothing and returns the original
 	// MessageID and SequenceNumber with Duplicate set. FIFO sequence numbers increase
 	// strictly within a message group, as SQS promises; nothing is promised across
-	// groups. Entries are independent: one failing does not undo another.
+	// groups. Entries are independent: one failing does not undo another, except that on
+	// a FIFO queue an entry that fails fails the later entries of its message group in the
+	// request, unwritten, with the same error (stored, they would be delivered before the
+	// failed one once the client retries it; SQS enqueues a batch in the order sent).
 	SendMessages(ctx context.Context, req SendMessagesRequest) (SendMessagesResult, error)
 
 	// ReceiveMessages claims up to req.MaxMessages visible messages at req.Now in one atomic

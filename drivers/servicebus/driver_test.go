@@ -3,6 +3,7 @@ package servicebus_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -94,5 +95,64 @@ func TestMetadataBudget(t *testing.T) {
 	q, err := d.GetQueue(ctx, drivers.GetQueueRequest{Name: "q"})
 	if err != nil || len(q.Tags) != 1 || q.Tags["a"] != "1" {
 		t.Fatalf("after the refused change: %+v, %v", q.Tags, err)
+	}
+}
+
+// failingSend fails the send of one message body, once.
+type failingSend struct {
+	servicebus.Namespace
+	body string
+	done bool
+}
+
+func (f *failingSend) Send(ctx context.Context, queue string, m servicebus.OutMessage) error {
+	if string(m.Body) == f.body && !f.done {
+		f.done = true
+		return fmt.Errorf("injected: the broker refused %s", f.body)
+	}
+	return f.Namespace.Send(ctx, queue, m)
+}
+
+// A FIFO batch entry that fails fails the later entries of its group unwritten: stored,
+// they would be delivered before the failed one once the client retries it.
+func TestFIFOBatchStopsGroupAtFailure(t *testing.T) {
+	ctx := context.Background()
+	ns := &failingSend{Namespace: servicebus.NewModel().Connect(), body: "g-2"}
+	d, err := servicebus.NewWithNamespace(ctx, ns, "in-repo model", servicebus.Options{LockDurationSeconds: 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	if err := create(t, d, "q.fifo", nil); err != nil {
+		t.Fatal(err)
+	}
+	var entries []drivers.SendEntry
+	for i, b := range []string{"g-1", "g-2", "g-3", "h-1"} {
+		entries = append(entries, drivers.SendEntry{EntryID: fmt.Sprint(i), MessageID: fmt.Sprint("m", i), Body: b,
+			MessageGroupID: b[:1], MessageDeduplicationID: b})
+	}
+	res, err := d.SendMessages(ctx, drivers.SendMessagesRequest{Name: "q.fifo", Now: time.Now(), Entries: entries})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var failed []string
+	for i, e := range res.Entries {
+		if e.Err != nil {
+			failed = append(failed, entries[i].Body)
+		}
+	}
+	if fmt.Sprint(failed) != "[g-2 g-3]" {
+		t.Fatalf("failed entries %v, want [g-2 g-3]", failed)
+	}
+	got, err := d.ReceiveMessages(ctx, drivers.ReceiveMessagesRequest{Name: "q.fifo", Now: time.Now(), MaxMessages: 10, VisibilityTimeout: 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bodies []string
+	for _, m := range got.Messages {
+		bodies = append(bodies, m.Body)
+	}
+	if len(bodies) != 2 || !slices.Contains(bodies, "g-1") || !slices.Contains(bodies, "h-1") {
+		t.Fatalf("stored %v, want g-1 and h-1 only", bodies)
 	}
 }

@@ -40,9 +40,16 @@ func (d *Driver) SendMessages(ctx context.Context, req drivers.SendMessagesReque
 		}
 	}
 	out := drivers.SendMessagesResult{Entries: make([]drivers.SendEntryResult, len(req.Entries))}
+	failed := map[string]*drivers.Error{} // FIFO group -> the error of its first failed entry
 	for i, e := range req.Entries {
 		r := &out.Entries[i]
 		r.EntryID, r.MessageID = e.EntryID, e.MessageID
+		if err, ok := failed[e.MessageGroupID]; ok && fifo {
+			// A later message of the group stored ahead of the failed one, which the client
+			// retries, would be delivered first: SQS enqueues a batch in the order sent.
+			r.Err = err
+			continue
+		}
 		msg := OutMessage{MessageID: e.MessageID, Body: []byte(e.Body), Properties: properties(e, d.now())}
 		var key dedupKey
 		if fifo {
@@ -82,6 +89,9 @@ func (d *Driver) SendMessages(ctx context.Context, req drivers.SendMessagesReque
 			}
 			r.MessageID, r.Duplicate = e.MessageID, false
 			r.Err = asEntryErr(classify(err, "servicebus: send to "+req.Name))
+			if fifo {
+				failed[e.MessageGroupID] = r.Err
+			}
 			continue
 		}
 		if fifo && !r.Duplicate {
