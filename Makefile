@@ -13,7 +13,14 @@ ENDPOINT ?= http://127.0.0.1:9324
 help: ## this list
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
 
-run: build ## build, then run the gateway on the embedded SQLite backend (127.0.0.1:9324, data in ./data); CONFIG=FILE for another
+# make run compiles in only what its configuration needs: for the embedded default and
+# PostgreSQL a lite build (-tags anysqs_lite) without the cloud SDKs, most of a cold build.
+RUN_BACKEND = $(if $(CONFIG),$(shell scripts/config-backend.sh $(CONFIG)),sqlite)
+RUN_TAGS    = $(if $(filter sqlite postgres,$(RUN_BACKEND)),anysqs_lite)
+
+run: ## build bin/anysqs for the config's backend, then run the gateway (default: embedded SQLite on 127.0.0.1:9324, data in ./data); CONFIG=FILE for another
+	@echo "building bin/anysqs $(VERSION)$(if $(RUN_TAGS), with SQLite and PostgreSQL only (make build: every backend)) for backend $(RUN_BACKEND)"
+	CGO_ENABLED=0 $(GO) build -trimpath $(if $(RUN_TAGS),-tags $(RUN_TAGS)) -ldflags '$(LDFLAGS)' -o bin/anysqs ./cmd/anysqs
 	bin/anysqs serve $(if $(CONFIG),--config $(CONFIG))
 
 build: ## build bin/anysqs (static, version-stamped) and bin/anysqs-load

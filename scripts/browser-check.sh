@@ -4,7 +4,7 @@
 # Starts bin/anysqs on a scratch SQLite directory with the console on, dead-letters three
 # messages with `anysqs mq`, has scripts/browser/check.mjs click the console's redrive
 # button, then checks through the SQS API that the three messages are back in their source
-# queue and the DLQ is empty. Saves docs/console-1280.png and docs/compat-page-1280.png
+# queue and the DLQ is empty. Saves docs/console-1280.png, docs/console-queue-1280.png (the DLQ's messages, peeked) and docs/compat-page-1280.png
 # (of REPORT, default docs/compat/index.html; OUT=DIR writes them elsewhere); the console's matrix
 # must equal the sqlite.json beside REPORT.
 # Needs Debian's chromium (apt-get install chromium) and npm; not part of make test.
@@ -52,7 +52,7 @@ depth() { mq --output json dlq -q orders --sample 0 | python3 -c 'import json,sy
 
 # Three messages received once each with maxReceiveCount 1 land in orders-dlq.
 mq create -q orders --dlq orders-dlq --max-receives 1 --attr VisibilityTimeout=1 >/dev/null
-for b in m1 m2 m3; do mq send -q orders --body "$b" >/dev/null; done
+for b in m1 m2 m3; do mq send -q orders --body "$b" --attr customer=c-7 >/dev/null; done
 for i in $(seq 10); do
 	[ "$(depth)" = 3 ] && break
 	[ "$i" = 10 ] && { echo "browser-check: the messages did not reach orders-dlq" >&2; exit 1; }

@@ -100,6 +100,7 @@ var consoleQueueTemplate = template.Must(template.New("queue").Funcs(template.Fu
 body{font-family:system-ui,sans-serif;margin:1.5em auto;max-width:1240px;padding:0 1em;color:#222}
 table{border-collapse:collapse;width:100%;margin:.5em 0 1.5em}th,td{border:1px solid #bbb;padding:.3em .5em;text-align:left;vertical-align:top}
 th{background:#f4f4f4}td.n{text-align:right}pre{margin:0;white-space:pre-wrap;word-break:break-all;font-size:.9em}
+td.id{font-size:.85em}td.body{width:40%}
 .err{background:#fbeaea;border:1px solid #c99;padding:.5em}.in-flight{background:#fff4c2}.delayed{background:#dde4f7}
 </style></head><body>
 <h1>Queue {{.Queue}}</h1>
@@ -107,7 +108,7 @@ th{background:#f4f4f4}td.n{text-align:right}pre{margin:0;white-space:pre-wrap;wo
 {{if .After}}<a href="/console/queue?name={{.Queue}}">First page</a>{{end}}</p>
 {{with .Error}}<p class="err">{{.}}</p>{{end}}
 <table><tr><th>Message ID</th><th>State</th><th>Receives</th><th>Sent (UTC)</th><th>Group</th><th>Attributes</th><th>Body</th></tr>
-{{range .Messages}}<tr class="{{.State}}"><td>{{.ID}}</td><td>{{.State}}{{with .VisibleAt}}<br>until {{.}}{{end}}</td><td class="n">{{.Receives}}</td><td>{{.Sent}}</td><td>{{.Group}}</td><td>{{join .Attributes}}</td><td><pre>{{.Body}}{{if .Truncated}} …{{end}}</pre></td></tr>
+{{range .Messages}}<tr class="{{.State}}"><td class="id">{{.ID}}</td><td>{{.State}}{{with .VisibleAt}}<br>until {{.}}{{end}}</td><td class="n">{{.Receives}}</td><td>{{.Sent}}</td><td>{{.Group}}</td><td>{{join .Attributes}}</td><td class="body"><pre>{{.Body}}{{if .Truncated}} …{{end}}</pre></td></tr>
 {{else}}<tr><td colspan="7">No messages{{if .After}} after this point{{end}}.</td></tr>{{end}}</table>
 {{with .Next}}<p><a id="next" href="/console/queue?name={{$.Queue}}&amp;after={{.}}">Next page</a></p>{{end}}
 </body></html>

@@ -124,7 +124,7 @@ func TestConsole(t *testing.T) {
 	}
 	for range 2 { // twice: the first listing changed nothing the second could see
 		st, qp := getPath("/console/queue?name=orders-dlq", "AKIAMQTEST", "mq-secret")
-		rows := regexp.MustCompile(`<tr class="visible"><td>[^<]+</td><td>visible</td><td class="n">1</td>`).FindAllString(qp, -1)
+		rows := regexp.MustCompile(`<tr class="visible"><td class="id">[^<]+</td><td>visible</td><td class="n">1</td>`).FindAllString(qp, -1)
 		if st != http.StatusOK || len(rows) != 3 {
 			t.Fatalf("queue page of orders-dlq: %d, %d visible messages received once, want 3:\n%s", st, len(rows), qp)
 		}

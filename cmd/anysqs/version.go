@@ -77,5 +77,8 @@ func runVersion(_ context.Context, args []string, stdout, _ io.Writer) error {
 		return nil
 	}
 	fmt.Fprintln(stdout, buildInfo())
+	if liteBuild {
+		fmt.Fprintln(stdout, "lite build: backends sqlite, postgres and plugins (make build for every backend)")
+	}
 	return nil
 }

@@ -1,5 +1,6 @@
 // Drives headless Chromium (Debian's /usr/bin/chromium) for make browser-check: opens the
-// console of a live gateway at 1280 px, clicks the redrive button of one dead-letter queue,
+// console of a live gateway at 1280 px, opens one dead-letter queue's page (its messages,
+// peeked) and then clicks its redrive button,
 // waits until the console reports the move task COMPLETED, checks that the console's
 // matrix (levels and operational properties) is the one in sqlite.json beside REPORT_HTML,
 // and saves screenshots of the console and of the compatibility page. scripts/browser-check.sh starts the gateway, fills
@@ -29,6 +30,15 @@ try {
     httpCredentials: { username: key, password: secret },
   });
   const page = await ctx.newPage();
+  await page.goto(consoleURL);
+
+  // The DLQ's name opens its queue page: its messages, listed without receiving them.
+  await Promise.all([page.waitForURL(/\/console\/queue\?name=/), page.getByRole('link', { name: dlq, exact: true }).click()]);
+  const listed = await page.locator('tr.visible').count();
+  console.log(`console: ${dlq}'s page lists ${listed} visible messages`);
+  if (listed !== 3) throw new Error(`${dlq}'s page lists ${listed} visible messages, want 3`);
+  await page.screenshot({ path: path.join(outDir, 'console-queue-1280.png'), fullPage: true });
+  console.log(`saved ${path.join(outDir, 'console-queue-1280.png')}`);
   await page.goto(consoleURL);
 
   // The DLQ's row offers "Redrive N to SOURCE"; click it as a person would.
