@@ -96,6 +96,22 @@ else
 	fi
 fi
 
+# --- helm for the chart's tests (cmd/anysqs TestHelmChart) ----------------------------------
+# Debian has no helm package: `go install` the pinned release into the cache (a few
+# minutes, once). Not a dependency of the anysqs module: its go.mod stays free of helm.
+helm_version=v3.21.4
+helm_dir=${ANYSQS_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/anysqs}/helm-$helm_version
+if [ ! -x "$helm_dir/helm" ]; then
+	say "go install helm.sh/helm/v3/cmd/helm@$helm_version into $helm_dir (once; a few minutes)"
+	mkdir -p "$helm_dir" && GOBIN=$helm_dir GOFLAGS=-buildvcs=false CGO_ENABLED=0 \
+		go install "helm.sh/helm/v3/cmd/helm@$helm_version" >&2 || true
+fi
+if [ -x "$helm_dir/helm" ]; then
+	echo "export ANYSQS_TEST_HELM='$helm_dir/helm'"
+else
+	missing+=("helm $helm_version (go install helm.sh/helm/v3/cmd/helm@$helm_version failed; the chart's tests are skipped)")
+fi
+
 # --- Services of the conformance suite's backend rows: one script each --------------------
 for svc in "$(dirname "$0")"/services/*.sh; do
 	name=$(basename "$svc" .sh)

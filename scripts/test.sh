@@ -52,6 +52,9 @@ go test -count=1 -tags anysqs_lite -run 'TestLiteBuild|TestServeDataDirRelativeT
 echo "== examples/counting-plugin: a third-party driver plugin, its own module"
 (cd examples/counting-plugin && go vet ./... && go test -count=1 ./...)
 
+echo "== deploy/kubernetes/check: the manifests' schema check, its own module (run by cmd/anysqs's tests)"
+(cd deploy/kubernetes/check && go vet ./...)
+
 echo "== conformance suite -> compatibility reports, compared with docs/compat"
 go run ./cmd/anysqs report --quiet --out "$out" --check docs/compat
 

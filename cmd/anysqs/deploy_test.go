@@ -2,7 +2,9 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"gopkg.in/yaml.v3"
@@ -68,5 +70,40 @@ func TestKubernetesConfigMaps(t *testing.T) {
 		if err := drivers.DecodeOptions(cfg.Backend.Options, options[backend]()); err != nil {
 			t.Errorf("%s: %v", f, err)
 		}
+	}
+}
+
+// TestKubernetesManifests decodes every kustomize manifest strictly into the k8s.io/api
+// types (a misspelt field or a wrong type fails), through deploy/kubernetes/check.
+func TestKubernetesManifests(t *testing.T) {
+	files, _ := filepath.Glob("../../deploy/kubernetes/*/*.yaml")
+	abs := make([]string, 0, len(files))
+	for _, f := range files {
+		if filepath.Base(f) != "kustomization.yaml" {
+			a, err := filepath.Abs(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			abs = append(abs, a)
+		}
+	}
+	checkManifests(t, abs...)
+}
+
+// checkManifests runs deploy/kubernetes/check, a module of its own so that anysqs does not
+// depend on the Kubernetes libraries, on files (absolute paths): the first run compiles
+// k8s.io/api, about a minute; later ones take the build cache.
+func checkManifests(t *testing.T, files ...string) {
+	t.Helper()
+	check := exec.Command("go", append([]string{"run", "."}, files...)...)
+	check.Dir = "../../deploy/kubernetes/check"
+	if out, err := check.CombinedOutput(); err != nil {
+		var failed []string // its "FILE: ok" lines say nothing here
+		for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+			if !strings.HasSuffix(line, ": ok") {
+				failed = append(failed, line)
+			}
+		}
+		t.Errorf("deploy/kubernetes/check: %v\n%s", err, strings.Join(failed, "\n"))
 	}
 }

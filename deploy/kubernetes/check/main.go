@@ -1,9 +1,11 @@
-// Command check is a schema check of the manifests in deploy/kubernetes: each document is
-// decoded strictly into the Kubernetes API types of k8s.io/api, so that an unknown or
-// misspelt field, or a value of the wrong type, fails. It is a module of its own so that
-// anysqs does not depend on the Kubernetes libraries.
+// Command check is a schema check of the manifests in deploy/kubernetes and of what the
+// Helm chart in deploy/helm renders: each document is decoded strictly into the Kubernetes
+// API types of k8s.io/api, so that an unknown or misspelt field, or a value of the wrong
+// type, fails. It is a module of its own so that anysqs does not depend on the Kubernetes
+// libraries.
 //
 //	cd deploy/kubernetes/check && go run . ../*/*.yaml
+//	helm template deploy/helm/anysqs > out.yaml && go run . out.yaml   (cmd/anysqs TestHelmChart)
 package main
 
 import (
@@ -14,6 +16,8 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 )
 
@@ -30,6 +34,9 @@ func main() {
 			continue
 		}
 		for i, doc := range bytes.Split(data, []byte("\n---\n")) {
+			if blank(doc) {
+				continue
+			}
 			if err := check(doc); err != nil {
 				fmt.Printf("%s (document %d): %v\n", path, i+1, err)
 				failed = true
@@ -62,8 +69,42 @@ func check(doc []byte) error {
 		obj = &appsv1.Deployment{}
 	case "apps/v1 StatefulSet":
 		obj = &appsv1.StatefulSet{}
+	case "policy/v1 PodDisruptionBudget":
+		obj = &policyv1.PodDisruptionBudget{}
+	case "monitoring.coreos.com/v1 ServiceMonitor":
+		obj = &serviceMonitor{}
 	default:
 		return fmt.Errorf("no schema here for %s %s", meta.APIVersion, meta.Kind)
 	}
 	return yaml.UnmarshalStrict(doc, obj)
+}
+
+// serviceMonitor is the part of the Prometheus Operator's ServiceMonitor (a CRD, so not in
+// k8s.io/api) that the chart sets: any other field fails the strict decode, so a field
+// the operator does not know cannot slip in unnoticed. Field names and types follow
+// monitoring.coreos.com/v1 (prometheus-operator pkg/apis/monitoring/v1).
+type serviceMonitor struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata"`
+	Spec              struct {
+		Selector  metav1.LabelSelector `json:"selector"`
+		Endpoints []struct {
+			Port          string `json:"port"`
+			Path          string `json:"path"`
+			Interval      string `json:"interval"`
+			ScrapeTimeout string `json:"scrapeTimeout"`
+		} `json:"endpoints"`
+	} `json:"spec"`
+}
+
+// blank reports whether a document holds nothing but comments (helm's "# Source:" lines
+// of a template that rendered empty) and white space.
+func blank(doc []byte) bool {
+	for _, line := range bytes.Split(doc, []byte("\n")) {
+		line = bytes.TrimSpace(line)
+		if len(line) > 0 && line[0] != '#' && !bytes.Equal(line, []byte("---")) {
+			return false
+		}
+	}
+	return true
 }
