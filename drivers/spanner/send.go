@@ -123,7 +123,8 @@ func (d *Driver) SendMessages(ctx context.Context, req drivers.SendMessagesReque
 		if err != nil {
 			return drivers.SendMessagesResult{}, err
 		}
-		m.GroupID = spanner.NullString{} // standard queues keep no group: Part is the message id
+		// A standard queue's group (a fair queue's tenant) is kept and returned; its Part
+		// stays the message id, so the group orders nothing.
 		rows[i] = m
 		ms[i] = spanner.Insert("Messages", messageCols, m.values())
 		res.Entries[i] = drivers.SendEntryResult{EntryID: e.EntryID, MessageID: e.MessageID}
