@@ -371,6 +371,14 @@ func (h *H) Advance(d time.Duration) {
 	}
 }
 
+// AdvanceTo lets queue time pass until t, if it is still ahead.
+func (h *H) AdvanceTo(t time.Time) {
+	h.T.Helper()
+	if d := t.Sub(h.Now()); d > 0 {
+		h.Advance(d)
+	}
+}
+
 // NeedGatewayClock skips the case, on a service-clock backend only, because it needs
 // what (say, "12 h of visibility") of queue time that no real-clock run can wait for.
 func (h *H) NeedGatewayClock(what string) {

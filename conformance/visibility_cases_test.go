@@ -160,11 +160,12 @@ func delayCases() []tc {
 			url := h.Queue("DelaySeconds", "30")
 			due := h.Now().Add(30 * time.Second)
 			h.Send(url, "d")
+			sent := h.Now() // on a real clock the send takes time: its delay ends by sent+30 s
 			h.ReceiveNoneBefore(url, due, "right after send to a 30 s delay queue")
 			h.WantCountsBefore(url, due, 0, 0, 1)
 			h.Advance(29 * time.Second)
 			h.ReceiveNoneBefore(url, due, "29 s into a 30 s delay")
-			h.Advance(2 * time.Second)
+			h.AdvanceTo(sent.Add(31 * time.Second))
 			h.WantCounts(url, 1, 0, 0)
 			h.ReceiveOne(url, 0)
 		}},
