@@ -7,6 +7,7 @@ import (
 
 	"github.com/anysqs/anysqs/capabilities"
 	"github.com/anysqs/anysqs/drivers"
+	"github.com/anysqs/anysqs/drivers/sqsrule"
 )
 
 // Describe names the driver and the account endpoint, and states the declarations.
@@ -53,21 +54,21 @@ func declarations(pollMS int64) []capabilities.Declaration {
 		native(capabilities.FIFOSequenceNumber, nil, "64-bit, increasing within the queue, taken by a conditional replace of the queue's head item"),
 		native(capabilities.FIFOReceiveAttempt, window, ""),
 		native(capabilities.VisibilityTimeout, nil, "the deadline is stored in the message and compared with the gateway's clock"),
-		native(capabilities.VisibilityMax, lim("max_seconds", "43200"), "a stored deadline: no lock ceiling"),
+		native(capabilities.VisibilityMax, lim("max_seconds", strconv.Itoa(sqsrule.MaxVisibilityTimeout)), "a stored deadline: no lock ceiling"),
 		native(capabilities.VisibilityChange, nil, ""),
 		native(capabilities.VisibilityRelease, nil, ""),
 		native(capabilities.ReceiptDurable, nil, "handles name the message and its claim token, MAC-signed with a key kept in the container; any gateway accepts them"),
 		native(capabilities.ReceiptStale, nil, "every claim, delete and visibility change is conditional on the message's ETag"),
-		native(capabilities.DelayQueue, lim("max_seconds", "900"), ""),
-		native(capabilities.DelayMessage, lim("max_seconds", "900"), ""),
+		native(capabilities.DelayQueue, lim("max_seconds", strconv.Itoa(sqsrule.MaxDelaySeconds)), ""),
+		native(capabilities.DelayMessage, lim("max_seconds", strconv.Itoa(sqsrule.MaxDelaySeconds)), ""),
 		degraded(capabilities.RedriveDLQ, lim("max_receive_count", "1000", "move", "at-least-once"),
 			"the dead-letter queue is another logical partition, so the move is not one transaction: the copy is written under the message's id first, then the source deleted; a message may reach the dead-letter queue twice, with the same MessageId"),
 		native(capabilities.RedriveAllow, nil, "stored; the gateway enforces it"),
 		degraded(capabilities.RedriveMoveTasks, lim("max_messages_per_second", "500", "move", "at-least-once"),
 			"copy then delete across partitions: a retried move may leave a duplicate with the same MessageId, and moved messages keep their MessageId; tasks are kept in the gateway's memory"),
-		native(capabilities.RetentionPeriod, lim("min_seconds", "60", "max_seconds", "1209600", "sweep", "driver"),
+		native(capabilities.RetentionPeriod, lim("min_seconds", strconv.Itoa(sqsrule.MinMessageRetentionPeriod), "max_seconds", strconv.Itoa(sqsrule.MaxMessageRetentionPeriod), "sweep", "driver"),
 			"expiry is decided from the stored enqueue time; Sweep deletes expired messages and a 15-day item TTL reclaims what it misses"),
-		native(capabilities.MessageMaxSize, lim("max_bytes", "1048576"), "a message is one item (Cosmos allows 2 MB)"),
+		native(capabilities.MessageMaxSize, lim("max_bytes", strconv.Itoa(sqsrule.MaxMessageSize)), "a message is one item (Cosmos allows 2 MB)"),
 		native(capabilities.MessageAttrs, lim("max_count", "10"), ""),
 		native(capabilities.MessageSystem, nil, ""),
 		degraded(capabilities.RedeliveryOrder, nil, "a receive takes messages in the order they became visible: a returned message waits behind messages sent after it that were visible earlier"),

@@ -7,6 +7,7 @@ import (
 
 	"github.com/anysqs/anysqs/capabilities"
 	"github.com/anysqs/anysqs/drivers"
+	"github.com/anysqs/anysqs/drivers/sqsrule"
 )
 
 // Describe names the driver and the target (the emulator, or the database) and declares
@@ -60,21 +61,21 @@ func declarations(pollMS int64) []capabilities.Declaration {
 		native(capabilities.FIFOSequenceNumber, "a counter in the group's document, incremented in the send's transaction"),
 		native(capabilities.FIFOReceiveAttempt, "", "window_seconds", "300"),
 		native(capabilities.VisibilityTimeout, ""),
-		native(capabilities.VisibilityMax, "", "max_seconds", "43200"),
+		native(capabilities.VisibilityMax, "", "max_seconds", strconv.Itoa(sqsrule.MaxVisibilityTimeout)),
 		native(capabilities.VisibilityChange, ""),
 		native(capabilities.VisibilityRelease, ""),
 		native(capabilities.ReceiptDurable, "handles name the message document and its claim generation, MAC-signed with a key kept in the database; any gateway accepts them"),
 		native(capabilities.ReceiptStale, "a newer claim increments the generation, so an older handle cannot touch the newer delivery"),
-		native(capabilities.DelayQueue, "", "max_seconds", "900"),
-		native(capabilities.DelayMessage, "", "max_seconds", "900"),
+		native(capabilities.DelayQueue, "", "max_seconds", strconv.Itoa(sqsrule.MaxDelaySeconds)),
+		native(capabilities.DelayMessage, "", "max_seconds", strconv.Itoa(sqsrule.MaxDelaySeconds)),
 		native(capabilities.RedriveDLQ, "moved inside the claim's transaction", "max_receive_count", "1000", "move", "atomic"),
 		native(capabilities.RedriveAllow, "stored; the gateway enforces it"),
 		native(capabilities.RedriveMoveTasks, "tasks are documents: every gateway lists and cancels them, and another gateway adopts a task whose gateway stopped",
 			"max_messages_per_second", "500", "move", "atomic"),
 		native(capabilities.RetentionPeriod, "expired messages are never delivered or counted; Sweep deletes them in bounded batches",
-			"min_seconds", "60", "max_seconds", "1209600", "sweep", "driver"),
+			"min_seconds", strconv.Itoa(sqsrule.MinMessageRetentionPeriod), "max_seconds", strconv.Itoa(sqsrule.MaxMessageRetentionPeriod), "sweep", "driver"),
 		native(capabilities.MessageMaxSize, "a message over 1,000,000 bytes keeps body and attributes in chunk documents written in the same transaction (a Firestore document holds at most 1 MiB)",
-			"max_bytes", "1048576"),
+			"max_bytes", strconv.Itoa(sqsrule.MaxMessageSize)),
 		native(capabilities.MessageAttrs, "", "max_count", "10"),
 		native(capabilities.MessageSystem, ""),
 		degraded(capabilities.RedeliveryOrder, "a receive takes messages in the order they became visible, per index shard: a returned message waits behind newer messages that were visible earlier"),

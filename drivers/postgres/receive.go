@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/anysqs/anysqs/drivers"
+	"github.com/anysqs/anysqs/drivers/sqsrule"
 )
 
 // Claim candidates, as CTEs ending in c(ctid, id, receive_count): visible, unexpired
@@ -241,8 +242,8 @@ func (d *Driver) ReceiveMessages(ctx context.Context, req drivers.ReceiveMessage
 	if max < 1 {
 		max = 1
 	}
-	if max > 10 {
-		max = 10
+	if max > sqsrule.MaxReceiveMessages {
+		max = sqsrule.MaxReceiveMessages
 	}
 	fifo := isFIFO(req.Name)
 	if fifo && req.ReceiveRequestAttemptID != "" {
@@ -354,7 +355,7 @@ func (d *Driver) claim(ctx context.Context, req drivers.ReceiveMessagesRequest, 
 	var decodeErr error
 	args := []any{req.Name, req.Now, max, deadline, d.channel}
 	if fifo {
-		args = append(args, attempt, req.Now.Add(dedupWindow))
+		args = append(args, attempt, req.Now.Add(sqsrule.DedupWindow))
 		// Statements of one batch share one transaction; each takes a new snapshot.
 		b.Queue(lockGroupsSQL, req.Name, req.Now, max+fifoExtraGroups)
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/anysqs/anysqs/capabilities"
 	"github.com/anysqs/anysqs/drivers"
+	"github.com/anysqs/anysqs/drivers/sqsrule"
 )
 
 // Describe names the driver and the namespace, and declares what Service Bus gives an
@@ -35,14 +36,14 @@ const (
 
 func declarations(o Options) []capabilities.Declaration {
 	visibility := decl(capabilities.VisibilityMax, native,
-		"timeouts longer than the entity's lock duration are held by renewing the lock while the gateway runs", "max_seconds", "43200")
-	if o.MaxVisibilitySeconds < 43200 {
+		"timeouts longer than the entity's lock duration are held by renewing the lock while the gateway runs", "max_seconds", strconv.Itoa(sqsrule.MaxVisibilityTimeout))
+	if o.MaxVisibilitySeconds < sqsrule.MaxVisibilityTimeout {
 		visibility = decl(capabilities.VisibilityMax, degraded,
 			"max_visibility_seconds limits how long the driver holds a lock; longer visibility timeouts are rejected",
 			"max_seconds", strconv.Itoa(o.MaxVisibilitySeconds))
 	}
-	size := decl(capabilities.MessageMaxSize, native, "", "max_bytes", "1048576")
-	if o.MaxMessageBytes < 1048576 {
+	size := decl(capabilities.MessageMaxSize, native, "", "max_bytes", strconv.Itoa(sqsrule.MaxMessageSize))
+	if o.MaxMessageBytes < sqsrule.MaxMessageSize {
 		size = decl(capabilities.MessageMaxSize, degraded,
 			"a Standard-tier message holds 256 KiB with its properties; Premium namespaces may raise max_message_bytes",
 			"max_bytes", strconv.Itoa(o.MaxMessageBytes))
@@ -78,8 +79,8 @@ func declarations(o Options) []capabilities.Declaration {
 			"a receipt handle is a lock held by one gateway instance; through another instance or after a restart it fails with ReceiptHandleIsInvalid; a gateway that closes abandons its locks, one that crashes leaves them to run out within the lock duration"),
 		decl(capabilities.ReceiptStale, degraded,
 			"once its visibility timeout has ended a handle no longer holds a lock: deleting with it succeeds without effect on a standard queue and the message is received again; ChangeMessageVisibility with it, or with an older receive's handle, fails with InvalidParameterValue (SQS applies the change on standard queues)"),
-		decl(capabilities.DelayQueue, native, "a scheduled enqueue time", "max_seconds", "900"),
-		decl(capabilities.DelayMessage, native, "a scheduled enqueue time", "max_seconds", "900"),
+		decl(capabilities.DelayQueue, native, "a scheduled enqueue time", "max_seconds", strconv.Itoa(sqsrule.MaxDelaySeconds)),
+		decl(capabilities.DelayMessage, native, "a scheduled enqueue time", "max_seconds", strconv.Itoa(sqsrule.MaxDelaySeconds)),
 		decl(capabilities.RedriveDLQ, degraded,
 			"maxReceiveCount is the entity's MaxDeliveryCount and dead-lettered messages are forwarded to the dead-letter queue's entity: a message moves when its last lock ends rather than at the next receive, and the forward is not one transaction with the receive",
 			"max_receive_count", "1000", "move", "at-least-once"),
@@ -89,7 +90,7 @@ func declarations(o Options) []capabilities.Declaration {
 			"max_messages_per_second", "500", "move", "at-least-once"),
 		decl(capabilities.RetentionPeriod, degraded,
 			"the entity's default time-to-live; a message's time-to-live is fixed when it is enqueued, so a changed retention period applies to messages sent afterwards, and it restarts in a dead-letter queue",
-			"min_seconds", "60", "max_seconds", "1209600", "sweep", "ttl"),
+			"min_seconds", strconv.Itoa(sqsrule.MinMessageRetentionPeriod), "max_seconds", strconv.Itoa(sqsrule.MaxMessageRetentionPeriod), "sweep", "ttl"),
 		size,
 		decl(capabilities.MessageAttrs, native, "application properties of the message", "max_count", "10"),
 		decl(capabilities.MessageSystem, degraded,

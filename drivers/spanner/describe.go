@@ -6,6 +6,7 @@ import (
 
 	"github.com/anysqs/anysqs/capabilities"
 	"github.com/anysqs/anysqs/drivers"
+	"github.com/anysqs/anysqs/drivers/sqsrule"
 )
 
 // Describe reports the driver and the capability declarations. Spanner has no version
@@ -54,20 +55,20 @@ func declarations(pollMS int64) []capabilities.Declaration {
 		native(capabilities.FIFOSequenceNumber, nil, "64-bit, increasing within a message group (not across groups)"),
 		native(capabilities.FIFOReceiveAttempt, window, ""),
 		native(capabilities.VisibilityTimeout, nil, ""),
-		native(capabilities.VisibilityMax, map[string]string{"max_seconds": "43200"}, ""),
+		native(capabilities.VisibilityMax, map[string]string{"max_seconds": strconv.Itoa(sqsrule.MaxVisibilityTimeout)}, ""),
 		native(capabilities.VisibilityChange, nil, ""),
 		native(capabilities.VisibilityRelease, nil, ""),
 		native(capabilities.ReceiptDurable, nil, "handles name a row and a token stored in it; any gateway accepts them"),
 		native(capabilities.ReceiptStale, nil, ""),
-		native(capabilities.DelayQueue, map[string]string{"max_seconds": "900"}, ""),
-		native(capabilities.DelayMessage, map[string]string{"max_seconds": "900"}, ""),
+		native(capabilities.DelayQueue, map[string]string{"max_seconds": strconv.Itoa(sqsrule.MaxDelaySeconds)}, ""),
+		native(capabilities.DelayMessage, map[string]string{"max_seconds": strconv.Itoa(sqsrule.MaxDelaySeconds)}, ""),
 		native(capabilities.RedriveDLQ, map[string]string{"max_receive_count": "1000", "move": "atomic"}, "moved in the claim's read-write transaction"),
 		native(capabilities.RedriveAllow, nil, ""),
 		native(capabilities.RedriveMoveTasks, map[string]string{"max_messages_per_second": "500", "move": "atomic"},
 			"tasks are kept in the database: every gateway lists and cancels them, and another gateway adopts a task whose gateway stopped"),
-		native(capabilities.RetentionPeriod, map[string]string{"min_seconds": "60", "max_seconds": "1209600", "sweep": "driver"},
+		native(capabilities.RetentionPeriod, map[string]string{"min_seconds": strconv.Itoa(sqsrule.MinMessageRetentionPeriod), "max_seconds": strconv.Itoa(sqsrule.MaxMessageRetentionPeriod), "sweep": "driver"},
 			"expired messages are never received; the sweep deletes them in bounded batches later"),
-		native(capabilities.MessageMaxSize, map[string]string{"max_bytes": "1048576"}, ""),
+		native(capabilities.MessageMaxSize, map[string]string{"max_bytes": strconv.Itoa(sqsrule.MaxMessageSize)}, ""),
 		native(capabilities.MessageAttrs, map[string]string{"max_count": "10"}, ""),
 		native(capabilities.MessageSystem, nil, ""),
 		degraded(capabilities.RedeliveryOrder, nil, "a receive picks at random among the visible messages its sharded index scan finds: a returned message does not reliably go before newer ones"),

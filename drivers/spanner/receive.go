@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/anysqs/anysqs/drivers"
+	"github.com/anysqs/anysqs/drivers/sqsrule"
 )
 
 // candidatesPerMessage is how many candidates the read-only scan finds per message
@@ -381,7 +382,7 @@ func (d *Driver) claimFIFO(ctx context.Context, req drivers.ReceiveMessagesReque
 				return err
 			}
 			st.ms = append(st.ms, spanner.InsertOrUpdate("ReceiveAttempts", []string{"QueueName", "AttemptId", "Shard", "Claimed", "ExpiresAt"},
-				[]any{req.Name, req.ReceiveRequestAttemptID, shardOf(req.ReceiveRequestAttemptID), string(b), req.Now.Add(dedupWindow)}))
+				[]any{req.Name, req.ReceiveRequestAttemptID, shardOf(req.ReceiveRequestAttemptID), string(b), req.Now.Add(sqsrule.DedupWindow)}))
 		}
 		return st.finish(tx, qi.dlq)
 	})

@@ -2,9 +2,11 @@ package sqlite
 
 import (
 	"context"
+	"strconv"
 
 	"github.com/anysqs/anysqs/capabilities"
 	"github.com/anysqs/anysqs/drivers"
+	"github.com/anysqs/anysqs/drivers/sqsrule"
 )
 
 // Describe names the driver, the SQLite library version and the capability declarations.
@@ -59,19 +61,19 @@ func declarations(memory bool) []capabilities.Declaration {
 		native(capabilities.FIFOSequenceNumber, "20-digit decimal, increasing per queue"),
 		native(capabilities.FIFOReceiveAttempt, "", "window_seconds", "300"),
 		native(capabilities.VisibilityTimeout, ""),
-		native(capabilities.VisibilityMax, "", "max_seconds", "43200"),
+		native(capabilities.VisibilityMax, "", "max_seconds", strconv.Itoa(sqsrule.MaxVisibilityTimeout)),
 		native(capabilities.VisibilityChange, ""),
 		native(capabilities.VisibilityRelease, ""),
 		durable,
 		native(capabilities.ReceiptStale, ""),
-		native(capabilities.DelayQueue, "", "max_seconds", "900"),
-		native(capabilities.DelayMessage, "", "max_seconds", "900"),
+		native(capabilities.DelayQueue, "", "max_seconds", strconv.Itoa(sqsrule.MaxDelaySeconds)),
+		native(capabilities.DelayMessage, "", "max_seconds", strconv.Itoa(sqsrule.MaxDelaySeconds)),
 		native(capabilities.RedriveDLQ, "moved inside the receive transaction", "max_receive_count", "1000", "move", "atomic"),
 		native(capabilities.RedriveAllow, "stored; the gateway enforces it"),
 		native(capabilities.RedriveMoveTasks, "the gateway paces MoveMessages; tasks are kept in the database and resume after a restart", "max_messages_per_second", "500", "move", "atomic"),
 		native(capabilities.RetentionPeriod, "expired messages are never delivered; Sweep removes them",
-			"min_seconds", "60", "max_seconds", "1209600", "sweep", "driver"),
-		native(capabilities.MessageMaxSize, "", "max_bytes", "1048576"),
+			"min_seconds", strconv.Itoa(sqsrule.MinMessageRetentionPeriod), "max_seconds", strconv.Itoa(sqsrule.MaxMessageRetentionPeriod), "sweep", "driver"),
+		native(capabilities.MessageMaxSize, "", "max_bytes", strconv.Itoa(sqsrule.MaxMessageSize)),
 		native(capabilities.MessageAttrs, "", "max_count", "10"),
 		native(capabilities.MessageSystem, ""),
 		native(capabilities.RedeliveryOrder, "a receive looks at the longest-visible messages and the longest-visible returned ones, and hands out older sends first"),

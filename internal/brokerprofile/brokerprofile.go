@@ -5,12 +5,14 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/anysqs/anysqs/capabilities"
 	"github.com/anysqs/anysqs/drivers"
 	"github.com/anysqs/anysqs/drivers/sqlite"
+	"github.com/anysqs/anysqs/drivers/sqsrule"
 )
 
 // LockSeconds is the longest visibility timeout the profile accepts: a broker's
@@ -91,7 +93,7 @@ var overrides = []capabilities.Declaration{
 	{ID: capabilities.LongPolling, Level: capabilities.Native, Limits: map[string]string{"mode": "native"},
 		Note: "one process: the gateway wakes waiters on its own writes; the receive itself does not block"},
 	{ID: capabilities.RetentionPeriod, Level: capabilities.Native,
-		Limits: map[string]string{"min_seconds": "60", "max_seconds": "1209600", "sweep": "driver"},
+		Limits: map[string]string{"min_seconds": strconv.Itoa(sqsrule.MinMessageRetentionPeriod), "max_seconds": strconv.Itoa(sqsrule.MaxMessageRetentionPeriod), "sweep": "driver"},
 		Note:   "expired messages are never delivered; Sweep removes them, on the service's clock"},
 }
 
