@@ -201,10 +201,10 @@ func (r *claimedRow) scan(row pgx.Row) error {
 		&r.senderID, &r.sentAt, &r.firstReceivedAt, &r.receiveCount, &r.groupID, &r.dedupID, &r.dlqSource)
 }
 
-func (r *claimedRow) message() (drivers.Message, error) {
+func (r *claimedRow) message(key []byte) (drivers.Message, error) {
 	m := drivers.Message{
 		MessageID:        deref(r.messageID),
-		ReceiptHandle:    handle{queueID: r.queueID, id: *r.id, token: r.receipt.Bytes}.String(),
+		ReceiptHandle:    handle{queueID: r.queueID, id: *r.id, token: r.receipt.Bytes}.seal(key),
 		Body:             deref(r.body),
 		SenderID:         deref(r.senderID),
 		ReceiveCount:     *r.receiveCount,
@@ -375,7 +375,7 @@ func (d *Driver) claim(ctx context.Context, req drivers.ReceiveMessagesRequest, 
 				if r.id == nil {
 					continue
 				}
-				m, err := r.message()
+				m, err := r.message(d.receiptKey)
 				if err != nil {
 					decodeErr = err
 					continue
@@ -430,7 +430,7 @@ func (d *Driver) replay(ctx context.Context, req drivers.ReceiveMessagesRequest)
 		if r.id == nil {
 			continue
 		}
-		m, err := r.message()
+		m, err := r.message(d.receiptKey)
 		if err != nil {
 			return drivers.ReceiveMessagesResult{}, false, err
 		}
