@@ -29,22 +29,8 @@ func (d *Driver) Describe(ctx context.Context) (drivers.Description, error) {
 	return desc, nil
 }
 
-func native(id capabilities.ID, note string, limits ...string) capabilities.Declaration {
-	decl := capabilities.Declaration{ID: id, Level: capabilities.Native, Note: note}
-	if len(limits) > 0 {
-		decl.Limits = map[string]string{}
-		for i := 0; i+1 < len(limits); i += 2 {
-			decl.Limits[limits[i]] = limits[i+1]
-		}
-	}
-	return decl
-}
-
-func degraded(id capabilities.ID, note string) capabilities.Declaration {
-	return capabilities.Declaration{ID: id, Level: capabilities.Degraded, Note: note}
-}
-
 func declarations(pollMS int64) []capabilities.Declaration {
+	native, degraded := capabilities.Native.Declare, capabilities.Degraded.Declare
 	return []capabilities.Declaration{
 		native(capabilities.QueueStandard, ""),
 		native(capabilities.QueueFIFO, ""),

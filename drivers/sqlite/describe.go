@@ -24,26 +24,15 @@ func (d *Driver) Describe(ctx context.Context) (drivers.Description, error) {
 		Operations: operations()}, nil
 }
 
-func native(id capabilities.ID, note string, limits ...string) capabilities.Declaration {
-	decl := capabilities.Declaration{ID: id, Level: capabilities.Native, Note: note}
-	if len(limits) > 0 {
-		decl.Limits = map[string]string{}
-		for i := 0; i+1 < len(limits); i += 2 {
-			decl.Limits[limits[i]] = limits[i+1]
-		}
-	}
-	return decl
-}
-
 // declarations states one level per catalog capability. Everything SQS does with a
 // queue's storage is done here; attributes whose effect lies outside storage (access
 // policy, encryption, throughput partitions) are stored and returned, declared
 // Degraded, and their notes say what is not done.
 func declarations(memory bool) []capabilities.Declaration {
+	native, degraded := capabilities.Native.Declare, capabilities.Degraded.Declare
 	durable := native(capabilities.ReceiptDurable, "receipt handles are stored with the message and MAC-signed with a key kept in the database")
 	if memory {
-		durable = capabilities.Declaration{ID: capabilities.ReceiptDurable, Level: capabilities.Degraded,
-			Note: "data_dir \":memory:\" keeps nothing across a restart; use a directory for durability"}
+		durable = degraded(capabilities.ReceiptDurable, "data_dir \":memory:\" keeps nothing across a restart; use a directory for durability")
 	}
 	return []capabilities.Declaration{
 		native(capabilities.QueueStandard, ""),
@@ -92,14 +81,10 @@ func declarations(memory bool) []capabilities.Declaration {
 		native(capabilities.AttrPolicy, "stored by the backend; the gateway enforces it for other accounts (account principals, sqs actions, queue resources; conditions are refused when set)"),
 		native(capabilities.AttrContentDedup, ""),
 		native(capabilities.AttrDedupScope, ""),
-		{ID: capabilities.AttrThroughputLimit, Level: capabilities.Degraded,
-			Note: "stored and returned; throughput is that of one SQLite writer, without per-group partitions"},
-		{ID: capabilities.AttrKMS, Level: capabilities.Degraded,
-			Note: "stored and returned; messages are not encrypted with a KMS key (the database file is plain)"},
-		{ID: capabilities.AttrKMSReuse, Level: capabilities.Degraded,
-			Note: "stored and returned; no KMS data keys are used"},
-		{ID: capabilities.AttrSSE, Level: capabilities.Degraded,
-			Note: "stored and returned; the database file is not encrypted at rest (use disk encryption)"},
+		degraded(capabilities.AttrThroughputLimit, "stored and returned; throughput is that of one SQLite writer, without per-group partitions"),
+		degraded(capabilities.AttrKMS, "stored and returned; messages are not encrypted with a KMS key (the database file is plain)"),
+		degraded(capabilities.AttrKMSReuse, "stored and returned; no KMS data keys are used"),
+		degraded(capabilities.AttrSSE, "stored and returned; the database file is not encrypted at rest (use disk encryption)"),
 	}
 }
 
