@@ -7,7 +7,6 @@ import (
 	"github.com/anysqs/anysqs/capabilities"
 	"github.com/anysqs/anysqs/drivers"
 	"github.com/anysqs/anysqs/drivers/sqsrule"
-	"github.com/anysqs/anysqs/gateway/message"
 	"github.com/anysqs/anysqs/gateway/queueattr"
 	"github.com/anysqs/anysqs/gateway/sqserr"
 )
@@ -44,9 +43,9 @@ var (
 	limRetentionMin = limitSpec{capabilities.RetentionPeriod, "min_seconds", sqsrule.MinMessageRetentionPeriod, true, "retains messages for at least %d seconds"}
 	limRetentionMax = limitSpec{capabilities.RetentionPeriod, "max_seconds", sqsrule.MaxMessageRetentionPeriod, false, "retains messages for at most %d seconds"}
 	limMessageSize  = limitSpec{capabilities.MessageMaxSize, "max_bytes", sqsrule.MaxMessageSize, false, "stores messages of at most %d bytes"}
-	limAttributes   = limitSpec{capabilities.MessageAttrs, "max_count", message.MaxAttributes, false, "stores at most %d message attributes per message"}
-	limReceiveCount = limitSpec{capabilities.RedriveDLQ, "max_receive_count", queueattr.MaxMaxReceiveCount, false, "counts at most %d receives of a message"}
-	limTags         = limitSpec{capabilities.QueueTags, "max_tags", maxTags, false, "keeps at most %d tags per queue"}
+	limAttributes   = limitSpec{capabilities.MessageAttrs, "max_count", sqsrule.MaxMessageAttributes, false, "stores at most %d message attributes per message"}
+	limReceiveCount = limitSpec{capabilities.RedriveDLQ, "max_receive_count", sqsrule.MaxMaxReceiveCount, false, "counts at most %d receives of a message"}
+	limTags         = limitSpec{capabilities.QueueTags, "max_tags", sqsrule.MaxQueueTags, false, "keeps at most %d tags per queue"}
 	limMoveRate     = limitSpec{capabilities.RedriveMoveTasks, "max_messages_per_second", defaultMoveRate, false, "moves at most %d messages per second"}
 )
 

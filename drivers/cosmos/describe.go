@@ -25,16 +25,16 @@ func (d *Driver) Describe(ctx context.Context) (drivers.Description, error) {
 
 func declarations(pollMS int64) []capabilities.Declaration {
 	native, degraded := capabilities.Native.Declare, capabilities.Degraded.Declare
-	window := []string{"window_seconds", "300"}
+	window := []string{"window_seconds", strconv.Itoa(sqsrule.DedupWindowSeconds)}
 	return []capabilities.Declaration{
 		native(capabilities.QueueStandard, ""),
 		native(capabilities.QueueFIFO, "a FIFO queue's writes go through one transactional batch each in the queue's logical partition"),
 		native(capabilities.QueueCreate, "a queue is a record in the catalog partition and a logical partition of its own"),
 		native(capabilities.QueuePurge, "a purge starts a new generation in one conditional write; Sweep deletes the old messages later, none is delivered"),
-		native(capabilities.QueueTags, "", "max_tags", "50"),
+		native(capabilities.QueueTags, "", "max_tags", strconv.Itoa(sqsrule.MaxQueueTags)),
 		native(capabilities.FIFOOrdering, "a receive claims each group's visible prefix in sequence order, skipping groups whose head is in flight"),
 		native(capabilities.FIFOGroupRelease, "a receive reads the received messages first, so a group whose head came back is served while later messages are in flight; groups go in order of their head's visibility within the 500 oldest messages it reads"),
-		native(capabilities.FIFOGroupBatch, "", "max_messages", "10"),
+		native(capabilities.FIFOGroupBatch, "", "max_messages", strconv.Itoa(sqsrule.MaxReceiveMessages)),
 		native(capabilities.FIFODedupExplicit, "the marker, the sequence head and the message are written in one transactional batch", window...),
 		native(capabilities.FIFODedupContent, "", window...),
 		native(capabilities.FIFODedupEcho, ""),
@@ -49,12 +49,12 @@ func declarations(pollMS int64) []capabilities.Declaration {
 		native(capabilities.ReceiptStale, "every claim, delete and visibility change is conditional on the message's ETag"),
 		native(capabilities.DelayQueue, "", "max_seconds", strconv.Itoa(sqsrule.MaxDelaySeconds)),
 		native(capabilities.DelayMessage, "", "max_seconds", strconv.Itoa(sqsrule.MaxDelaySeconds)),
-		degraded(capabilities.RedriveDLQ, "the dead-letter queue is another logical partition, so the move is not one transaction: the copy is written under the message's id first, then the source deleted; a message may reach the dead-letter queue twice, with the same MessageId", "max_receive_count", "1000", "move", "at-least-once"),
+		degraded(capabilities.RedriveDLQ, "the dead-letter queue is another logical partition, so the move is not one transaction: the copy is written under the message's id first, then the source deleted; a message may reach the dead-letter queue twice, with the same MessageId", "max_receive_count", strconv.Itoa(sqsrule.MaxMaxReceiveCount), "move", "at-least-once"),
 		native(capabilities.RedriveAllow, "stored; the gateway enforces it"),
 		degraded(capabilities.RedriveMoveTasks, "copy then delete across partitions: a retried move may leave a duplicate with the same MessageId, and moved messages keep their MessageId; tasks are kept in the gateway's memory", "max_messages_per_second", "500", "move", "at-least-once"),
 		native(capabilities.RetentionPeriod, "expiry is decided from the stored enqueue time; Sweep deletes expired messages and a 15-day item TTL reclaims what it misses", "min_seconds", strconv.Itoa(sqsrule.MinMessageRetentionPeriod), "max_seconds", strconv.Itoa(sqsrule.MaxMessageRetentionPeriod), "sweep", "driver"),
 		native(capabilities.MessageMaxSize, "a message is one item (Cosmos allows 2 MB)", "max_bytes", strconv.Itoa(sqsrule.MaxMessageSize)),
-		native(capabilities.MessageAttrs, "", "max_count", "10"),
+		native(capabilities.MessageAttrs, "", "max_count", strconv.Itoa(sqsrule.MaxMessageAttributes)),
 		native(capabilities.MessageSystem, ""),
 		degraded(capabilities.RedeliveryOrder, "a receive takes messages in the order they became visible: a returned message waits behind messages sent after it that were visible earlier"),
 		native(capabilities.QueueBrowse, "peek queries the queue's partition in item id order; nothing is written"),

@@ -33,15 +33,15 @@ func (d *Driver) Describe(ctx context.Context) (drivers.Description, error) {
 
 func declarations() []capabilities.Declaration {
 	native, degraded := capabilities.Native.Declare, capabilities.Degraded.Declare
-	window := []string{"window_seconds", "300"}
+	window := []string{"window_seconds", strconv.Itoa(sqsrule.DedupWindowSeconds)}
 	return []capabilities.Declaration{
 		native(capabilities.QueueStandard, ""),
 		native(capabilities.QueueFIFO, ""),
 		native(capabilities.QueueCreate, "a queue is a row; creation is one INSERT"),
 		native(capabilities.QueuePurge, "one transaction deletes every message sent up to the purge"),
-		native(capabilities.QueueTags, "", "max_tags", "50"),
+		native(capabilities.QueueTags, "", "max_tags", strconv.Itoa(sqsrule.MaxQueueTags)),
 		native(capabilities.FIFOOrdering, "a claim locks eligible groups (SKIP LOCKED on a per-group table) and reads only their first messages; groups are claimed in parallel"),
-		native(capabilities.FIFOGroupBatch, "", "max_messages", "10"),
+		native(capabilities.FIFOGroupBatch, "", "max_messages", strconv.Itoa(sqsrule.MaxReceiveMessages)),
 		native(capabilities.FIFOGroupRelease, "groups are claimed in order of the moment their first message became visible (fifo_groups.ready_at)"),
 		native(capabilities.FIFODedupExplicit, "dedup records live in their own table, written in the send's transaction", window...),
 		native(capabilities.FIFODedupContent, "", window...),
@@ -57,12 +57,12 @@ func declarations() []capabilities.Declaration {
 		native(capabilities.ReceiptStale, ""),
 		native(capabilities.DelayQueue, "", "max_seconds", strconv.Itoa(sqsrule.MaxDelaySeconds)),
 		native(capabilities.DelayMessage, "", "max_seconds", strconv.Itoa(sqsrule.MaxDelaySeconds)),
-		native(capabilities.RedriveDLQ, "moved in the claim's own statement", "max_receive_count", "1000", "move", "atomic"),
+		native(capabilities.RedriveDLQ, "moved in the claim's own statement", "max_receive_count", strconv.Itoa(sqsrule.MaxMaxReceiveCount), "move", "atomic"),
 		native(capabilities.RedriveAllow, ""),
 		native(capabilities.RedriveMoveTasks, "tasks are kept in the database: every gateway lists and cancels them, and another gateway adopts a task whose gateway stopped", "max_messages_per_second", "500", "move", "atomic"),
 		native(capabilities.RetentionPeriod, "expired messages are never received; the sweep deletes them in bounded batches later", "min_seconds", strconv.Itoa(sqsrule.MinMessageRetentionPeriod), "max_seconds", strconv.Itoa(sqsrule.MaxMessageRetentionPeriod), "sweep", "driver"),
 		native(capabilities.MessageMaxSize, "", "max_bytes", strconv.Itoa(sqsrule.MaxMessageSize)),
-		native(capabilities.MessageAttrs, "", "max_count", "10"),
+		native(capabilities.MessageAttrs, "", "max_count", strconv.Itoa(sqsrule.MaxMessageAttributes)),
 		native(capabilities.MessageSystem, ""),
 		native(capabilities.RedeliveryOrder, "a claim looks at the longest-visible messages and the longest-visible returned ones, and hands out older sends first"),
 		native(capabilities.QueueBrowse, "peek reads the stored rows in send order, outside any claim; nothing is written"),

@@ -33,16 +33,16 @@ func (d *Driver) Describe(ctx context.Context) (drivers.Description, error) {
 
 func declarations(pollMS int64) []capabilities.Declaration {
 	native, degraded := capabilities.Native.Declare, capabilities.Degraded.Declare
-	window := []string{"window_seconds", "300"}
+	window := []string{"window_seconds", strconv.Itoa(sqsrule.DedupWindowSeconds)}
 	return []capabilities.Declaration{
 		native(capabilities.QueueStandard, ""),
 		native(capabilities.QueueFIFO, ""),
 		native(capabilities.QueueCreate, "a queue is a row; its messages are interleaved in it and deleted with it"),
 		native(capabilities.QueuePurge, "one transaction deletes every message sent up to the purge"),
-		native(capabilities.QueueTags, "", "max_tags", "50"),
+		native(capabilities.QueueTags, "", "max_tags", strconv.Itoa(sqsrule.MaxQueueTags)),
 		native(capabilities.FIFOOrdering, "a group's messages are keyed by group and sequence number; a claim re-reads the group's row and head in its read-write transaction"),
 		native(capabilities.FIFOGroupRelease, "the scan orders groups by the visibility of their first visible message and leaves out those with an earlier message hidden; the claim takes each group from its head while messages are visible"),
-		native(capabilities.FIFOGroupBatch, "", "max_messages", "10"),
+		native(capabilities.FIFOGroupBatch, "", "max_messages", strconv.Itoa(sqsrule.MaxReceiveMessages)),
 		native(capabilities.FIFODedupExplicit, "the dedup record is written in the send's transaction", window...),
 		native(capabilities.FIFODedupContent, "", window...),
 		native(capabilities.FIFODedupEcho, ""),
@@ -57,12 +57,12 @@ func declarations(pollMS int64) []capabilities.Declaration {
 		native(capabilities.ReceiptStale, ""),
 		native(capabilities.DelayQueue, "", "max_seconds", strconv.Itoa(sqsrule.MaxDelaySeconds)),
 		native(capabilities.DelayMessage, "", "max_seconds", strconv.Itoa(sqsrule.MaxDelaySeconds)),
-		native(capabilities.RedriveDLQ, "moved in the claim's read-write transaction", "max_receive_count", "1000", "move", "atomic"),
+		native(capabilities.RedriveDLQ, "moved in the claim's read-write transaction", "max_receive_count", strconv.Itoa(sqsrule.MaxMaxReceiveCount), "move", "atomic"),
 		native(capabilities.RedriveAllow, ""),
 		native(capabilities.RedriveMoveTasks, "tasks are kept in the database: every gateway lists and cancels them, and another gateway adopts a task whose gateway stopped", "max_messages_per_second", "500", "move", "atomic"),
 		native(capabilities.RetentionPeriod, "expired messages are never received; the sweep deletes them in bounded batches later", "min_seconds", strconv.Itoa(sqsrule.MinMessageRetentionPeriod), "max_seconds", strconv.Itoa(sqsrule.MaxMessageRetentionPeriod), "sweep", "driver"),
 		native(capabilities.MessageMaxSize, "", "max_bytes", strconv.Itoa(sqsrule.MaxMessageSize)),
-		native(capabilities.MessageAttrs, "", "max_count", "10"),
+		native(capabilities.MessageAttrs, "", "max_count", strconv.Itoa(sqsrule.MaxMessageAttributes)),
 		native(capabilities.MessageSystem, ""),
 		degraded(capabilities.RedeliveryOrder, "a receive picks at random among the visible messages its sharded index scan finds: a returned message does not reliably go before newer ones"),
 		native(capabilities.QueueBrowse, "peek reads a snapshot in primary-key order (partition, sequence); nothing is written"),

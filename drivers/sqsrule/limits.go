@@ -38,11 +38,19 @@ const (
 	// MaxReceiveMessages is the most messages one ReceiveMessage returns
 	// (MaxNumberOfMessages).
 	MaxReceiveMessages = 10
+	// MaxMessageAttributes is the most message attributes one message carries.
+	MaxMessageAttributes = 10
+	// MaxQueueTags is the most tags of one queue.
+	MaxQueueTags = 50
+	// MaxMaxReceiveCount is the largest maxReceiveCount of a RedrivePolicy.
+	MaxMaxReceiveCount = 1000
+	// DedupWindowSeconds is DedupWindow in seconds, as declarations state it.
+	DedupWindowSeconds = 300
 )
 
 // DedupWindow is how long SQS remembers a FIFO deduplication id, and a FIFO receive
-// request attempt id.
-const DedupWindow = 5 * time.Minute
+// request attempt id (5 minutes).
+const DedupWindow = DedupWindowSeconds * time.Second
 
 // SequenceNumber renders a FIFO message's sequence number as SQS does, in 20 decimal
 // digits. Zero is no sequence number (a standard queue's message): the empty string.

@@ -26,8 +26,6 @@ const (
 	BatchSizeLimit = sqsrule.MaxMessageSize
 	// MaxBatchEntryIDLength bounds a batch entry id.
 	MaxBatchEntryIDLength = 80
-	// MaxAttributes is the most message attributes one message may carry.
-	MaxAttributes = 10
 	// MaxAttributeNameLength and MaxDataTypeLength bound an attribute's name and data
 	// type (custom label included).
 	MaxAttributeNameLength = 256

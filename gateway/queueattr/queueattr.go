@@ -47,7 +47,6 @@ const (
 	MaxKmsDataKeyReusePeriod        = 86400
 	DefaultKmsDataKeyReusePeriod    = 300
 	MinMaxReceiveCount              = 1
-	MaxMaxReceiveCount              = 1000
 	MaxRedriveAllowSourceQueueArns  = 10
 	DeduplicationScopeQueue         = "queue"
 	DeduplicationScopeMessageGroup  = "messageGroup"

@@ -80,7 +80,7 @@ var overrides = []capabilities.Declaration{
 		Note: "a receipt handle is a lock held by one gateway instance; after a restart, or through another instance, it fails with ReceiptHandleIsInvalid and the message reappears when its lock expires"},
 	// Receive-time dead-lettering stays SQLite's atomic move underneath; atomic keeps
 	// the at-least-once promise, and the declaration is what a broker can promise.
-	{ID: capabilities.RedriveDLQ, Level: capabilities.Degraded, Limits: map[string]string{"max_receive_count": "1000", "move": "at-least-once"},
+	{ID: capabilities.RedriveDLQ, Level: capabilities.Degraded, Limits: map[string]string{"max_receive_count": strconv.Itoa(sqsrule.MaxMaxReceiveCount), "move": "at-least-once"},
 		Note: "dead-lettering is not promised to be one transaction with the receive: a message may reach the dead-letter queue twice, with the same MessageId"},
 	{ID: capabilities.RedriveMoveTasks, Level: capabilities.Degraded, Limits: map[string]string{"max_messages_per_second": "500", "move": "at-least-once"},
 		Note: "a move copies the message to the destination, then deletes it from the source: a retried move may leave a duplicate with the same MessageId, and moved messages keep their MessageId; tasks are kept in the gateway's memory"},
