@@ -31,3 +31,25 @@ type Declaration struct {
 	Limits map[string]string // e.g. {"max_seconds": "43200"}; keys are documented per capability
 	Note   string            // one line for the report: what differs and why
 }
+
+// Declare returns the declaration of capability id at level l, with its note and its
+// limits as key, value pairs ("max_seconds", "43200"); Limits is nil without any. Every
+// driver's Describe builds its declarations with it:
+//
+//	native, degraded := capabilities.Native.Declare, capabilities.Degraded.Declare
+//	native(capabilities.DelayQueue, "", "max_seconds", "900")
+//
+// An odd number of limit strings is a programming error, and Declare panics.
+func (l Level) Declare(id ID, note string, limits ...string) Declaration {
+	d := Declaration{ID: id, Level: l, Note: note}
+	if len(limits)%2 != 0 {
+		panic("capabilities: limits of " + string(id) + " are not key, value pairs")
+	}
+	if len(limits) > 0 {
+		d.Limits = make(map[string]string, len(limits)/2)
+		for i := 0; i < len(limits); i += 2 {
+			d.Limits[limits[i]] = limits[i+1]
+		}
+	}
+	return d
+}

@@ -37,3 +37,17 @@ func ExampleTrace() {
 	// X-Anysqs-Degraded: delay.message
 	// X-Anysqs-Explain: delay.message=degraded:degrade
 }
+
+// A driver's declarations, one line each.
+func ExampleLevel_Declare() {
+	native, degraded := capabilities.Native.Declare, capabilities.Degraded.Declare
+	for _, d := range []capabilities.Declaration{
+		native(capabilities.DelayQueue, "", "max_seconds", "900"),
+		degraded(capabilities.AttrKMS, "stored and returned; messages are not encrypted with a KMS key"),
+	} {
+		fmt.Printf("%s %s %v %q\n", d.ID, d.Level, d.Limits, d.Note)
+	}
+	// Output:
+	// delay.queue native map[max_seconds:900] ""
+	// attribute.KmsMasterKeyId degraded map[] "stored and returned; messages are not encrypted with a KMS key"
+}

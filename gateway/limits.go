@@ -6,7 +6,7 @@ import (
 
 	"github.com/anysqs/anysqs/capabilities"
 	"github.com/anysqs/anysqs/drivers"
-	"github.com/anysqs/anysqs/gateway/message"
+	"github.com/anysqs/anysqs/drivers/sqsrule"
 	"github.com/anysqs/anysqs/gateway/queueattr"
 	"github.com/anysqs/anysqs/gateway/sqserr"
 )
@@ -37,15 +37,15 @@ type limitSpec struct {
 }
 
 var (
-	limVisibility   = limitSpec{capabilities.VisibilityMax, "max_seconds", queueattr.MaxVisibilityTimeout, false, "holds messages invisible for at most %d seconds"}
-	limQueueDelay   = limitSpec{capabilities.DelayQueue, "max_seconds", queueattr.MaxDelaySeconds, false, "delays messages for at most %d seconds"}
-	limMessageDelay = limitSpec{capabilities.DelayMessage, "max_seconds", maxDelaySeconds, false, "delays a message for at most %d seconds"}
-	limRetentionMin = limitSpec{capabilities.RetentionPeriod, "min_seconds", queueattr.MinMessageRetentionPeriod, true, "retains messages for at least %d seconds"}
-	limRetentionMax = limitSpec{capabilities.RetentionPeriod, "max_seconds", queueattr.MaxMessageRetentionPeriod, false, "retains messages for at most %d seconds"}
-	limMessageSize  = limitSpec{capabilities.MessageMaxSize, "max_bytes", message.MaxSize, false, "stores messages of at most %d bytes"}
-	limAttributes   = limitSpec{capabilities.MessageAttrs, "max_count", message.MaxAttributes, false, "stores at most %d message attributes per message"}
-	limReceiveCount = limitSpec{capabilities.RedriveDLQ, "max_receive_count", queueattr.MaxMaxReceiveCount, false, "counts at most %d receives of a message"}
-	limTags         = limitSpec{capabilities.QueueTags, "max_tags", maxTags, false, "keeps at most %d tags per queue"}
+	limVisibility   = limitSpec{capabilities.VisibilityMax, "max_seconds", sqsrule.MaxVisibilityTimeout, false, "holds messages invisible for at most %d seconds"}
+	limQueueDelay   = limitSpec{capabilities.DelayQueue, "max_seconds", sqsrule.MaxDelaySeconds, false, "delays messages for at most %d seconds"}
+	limMessageDelay = limitSpec{capabilities.DelayMessage, "max_seconds", sqsrule.MaxDelaySeconds, false, "delays a message for at most %d seconds"}
+	limRetentionMin = limitSpec{capabilities.RetentionPeriod, "min_seconds", sqsrule.MinMessageRetentionPeriod, true, "retains messages for at least %d seconds"}
+	limRetentionMax = limitSpec{capabilities.RetentionPeriod, "max_seconds", sqsrule.MaxMessageRetentionPeriod, false, "retains messages for at most %d seconds"}
+	limMessageSize  = limitSpec{capabilities.MessageMaxSize, "max_bytes", sqsrule.MaxMessageSize, false, "stores messages of at most %d bytes"}
+	limAttributes   = limitSpec{capabilities.MessageAttrs, "max_count", sqsrule.MaxMessageAttributes, false, "stores at most %d message attributes per message"}
+	limReceiveCount = limitSpec{capabilities.RedriveDLQ, "max_receive_count", sqsrule.MaxMaxReceiveCount, false, "counts at most %d receives of a message"}
+	limTags         = limitSpec{capabilities.QueueTags, "max_tags", sqsrule.MaxQueueTags, false, "keeps at most %d tags per queue"}
 	limMoveRate     = limitSpec{capabilities.RedriveMoveTasks, "max_messages_per_second", defaultMoveRate, false, "moves at most %d messages per second"}
 )
 

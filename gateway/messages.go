@@ -10,15 +10,9 @@ import (
 
 	"github.com/anysqs/anysqs/capabilities"
 	"github.com/anysqs/anysqs/drivers"
+	"github.com/anysqs/anysqs/drivers/sqsrule"
 	"github.com/anysqs/anysqs/gateway/message"
 	"github.com/anysqs/anysqs/gateway/sqserr"
-)
-
-const (
-	maxDelaySeconds      = 900
-	maxVisibilityTimeout = 43200 // 12 hours
-	maxWaitTimeSeconds   = 20
-	maxReceiveMessages   = 10
 )
 
 func fromWire(in map[string]messageAttributeValue) map[string]drivers.MessageAttribute {
@@ -115,7 +109,7 @@ func (s *Server) prepareSend(c *call, q drivers.Queue, entryID string, f sendFie
 	if err := message.CheckSize(size, q.Attributes.MaximumMessageSize); err != nil {
 		return e, 0, err
 	}
-	if err := checkRange("DelaySeconds", f.DelaySeconds, 0, maxDelaySeconds); err != nil {
+	if err := checkRange("DelaySeconds", f.DelaySeconds, 0, sqsrule.MaxDelaySeconds); err != nil {
 		return e, 0, err
 	}
 	delay := q.Attributes.DelaySeconds
@@ -326,13 +320,13 @@ func (s *Server) receiveMessage(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkRange("MaxNumberOfMessages", in.MaxNumberOfMessages, 1, maxReceiveMessages); err != nil {
+	if err := checkRange("MaxNumberOfMessages", in.MaxNumberOfMessages, 1, sqsrule.MaxReceiveMessages); err != nil {
 		return nil, err
 	}
-	if err := checkRange("VisibilityTimeout", in.VisibilityTimeout, 0, maxVisibilityTimeout); err != nil {
+	if err := checkRange("VisibilityTimeout", in.VisibilityTimeout, 0, sqsrule.MaxVisibilityTimeout); err != nil {
 		return nil, err
 	}
-	if err := checkRange("WaitTimeSeconds", in.WaitTimeSeconds, 0, maxWaitTimeSeconds); err != nil {
+	if err := checkRange("WaitTimeSeconds", in.WaitTimeSeconds, 0, sqsrule.MaxWaitTimeSeconds); err != nil {
 		return nil, err
 	}
 	req := drivers.ReceiveMessagesRequest{Name: q.Name, MaxMessages: 1, VisibilityTimeout: q.Attributes.VisibilityTimeout}
@@ -615,7 +609,7 @@ func visibilityEntry(id, handle string, timeout *int32) (drivers.ChangeVisibilit
 	if timeout == nil {
 		return drivers.ChangeVisibilityEntry{}, sqserr.New(sqserr.MissingParameter, "The request must contain the parameter VisibilityTimeout.")
 	}
-	if err := checkRange("VisibilityTimeout", timeout, 0, maxVisibilityTimeout); err != nil {
+	if err := checkRange("VisibilityTimeout", timeout, 0, sqsrule.MaxVisibilityTimeout); err != nil {
 		return drivers.ChangeVisibilityEntry{}, err
 	}
 	return drivers.ChangeVisibilityEntry{EntryID: id, ReceiptHandle: handle, VisibilityTimeout: *timeout}, nil

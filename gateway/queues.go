@@ -8,13 +8,13 @@ import (
 
 	"github.com/anysqs/anysqs/capabilities"
 	"github.com/anysqs/anysqs/drivers"
+	"github.com/anysqs/anysqs/drivers/sqsrule"
 	"github.com/anysqs/anysqs/gateway/queueattr"
 	"github.com/anysqs/anysqs/gateway/sqserr"
 )
 
 const (
 	maxListResults = 1000
-	maxTags        = 50
 )
 
 func (s *Server) createQueue(ctx context.Context, c *call) (any, error) {
@@ -126,8 +126,8 @@ func (s *Server) checkRedriveTarget(ctx context.Context, queue string, attrs dri
 }
 
 func validateTags(tags map[string]string) error {
-	if len(tags) > maxTags {
-		return sqserr.New(sqserr.InvalidParameterValue, "Too many tags: %d (a queue has at most %d).", len(tags), maxTags)
+	if len(tags) > sqsrule.MaxQueueTags {
+		return sqserr.New(sqserr.InvalidParameterValue, "Too many tags: %d (a queue has at most %d).", len(tags), sqsrule.MaxQueueTags)
 	}
 	for k, v := range tags {
 		if k == "" || len(k) > 128 {

@@ -22,6 +22,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/aws/smithy-go"
+
+	"github.com/anysqs/anysqs/drivers/sqsrule"
 )
 
 // mqCommand is one `anysqs mq` subcommand. Each speaks SQS through aws-sdk-go-v2, so it
@@ -440,8 +442,8 @@ func mqSend(ctx context.Context, m *mq, fs *flags, args []string) error {
 	if err := m.parse(fs, args, "q", "body"); err != nil {
 		return err
 	}
-	if *batch < 1 || *batch > 10 {
-		return usagef("mq send: --batch %d: want 1 to 10", *batch)
+	if *batch < 1 || *batch > sqsrule.MaxBatchEntries {
+		return usagef("mq send: --batch %d: want 1 to %d", *batch, sqsrule.MaxBatchEntries)
 	}
 	if err := m.connect(ctx); err != nil {
 		return err
@@ -609,8 +611,8 @@ func mqReceive(ctx context.Context, m *mq, fs *flags, args []string) error {
 	if err := m.parse(fs, args, "q"); err != nil {
 		return err
 	}
-	if *max < 1 || *max > 10 || *wait < 0 || *wait > 20 {
-		return usagef("mq receive: -m wants 1 to 10 and -w 0 to 20")
+	if *max < 1 || *max > sqsrule.MaxReceiveMessages || *wait < 0 || *wait > sqsrule.MaxWaitTimeSeconds {
+		return usagef("mq receive: -m wants 1 to %d and -w 0 to %d", sqsrule.MaxReceiveMessages, sqsrule.MaxWaitTimeSeconds)
 	}
 	if err := m.connect(ctx); err != nil {
 		return err
@@ -650,8 +652,8 @@ func mqVisibility(ctx context.Context, m *mq, fs *flags, args []string) error {
 		return err
 	}
 	secs, err := strconv.Atoi(*timeout)
-	if err != nil || secs < 0 || secs > 43200 {
-		return usagef("mq visibility: -t %q: want 0 to 43200 seconds", *timeout)
+	if err != nil || secs < 0 || secs > sqsrule.MaxVisibilityTimeout {
+		return usagef("mq visibility: -t %q: want 0 to %d seconds", *timeout, sqsrule.MaxVisibilityTimeout)
 	}
 	if err := m.connect(ctx); err != nil {
 		return err
@@ -684,7 +686,7 @@ type batchFailed struct {
 func (m *mq) deleteBatch(ctx context.Context, u string, handles []string) (batchResult, error) {
 	res := batchResult{Successful: []string{}, Failed: []batchFailed{}}
 	for len(handles) > 0 {
-		n := min(10, len(handles))
+		n := min(sqsrule.MaxBatchEntries, len(handles))
 		chunk := handles[:n]
 		handles = handles[n:]
 		entries := make([]types.DeleteMessageBatchRequestEntry, n)
@@ -802,8 +804,8 @@ func mqDLQ(ctx context.Context, m *mq, fs *flags, args []string) error {
 	if err := m.parse(fs, args, "q"); err != nil {
 		return err
 	}
-	if *sample < 0 || *sample > 10 {
-		return usagef("mq dlq: --sample wants 0 to 10")
+	if *sample < 0 || *sample > sqsrule.MaxReceiveMessages {
+		return usagef("mq dlq: --sample wants 0 to %d", sqsrule.MaxReceiveMessages)
 	}
 	if err := m.connect(ctx); err != nil {
 		return err

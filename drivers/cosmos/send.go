@@ -19,7 +19,7 @@ import (
 // itemTTL is the Cosmos TTL (seconds) of messages and their records: the longest
 // retention SQS allows plus a day. Retention itself is decided from stored times on the
 // gateway clock; TTL only reclaims what Sweep did not reach.
-const itemTTL = 1209600 + 86400
+const itemTTL = sqsrule.MaxMessageRetentionPeriod + 86400
 
 // recordTTL is the Cosmos TTL of deduplication markers and receive attempts.
 const recordTTL = 86400

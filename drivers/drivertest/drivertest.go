@@ -80,6 +80,7 @@ import (
 	"github.com/anysqs/anysqs/capabilities"
 	"github.com/anysqs/anysqs/capabilities/report"
 	"github.com/anysqs/anysqs/drivers"
+	"github.com/anysqs/anysqs/drivers/sqsrule"
 )
 
 // Harness opens drivers for the suite.
@@ -336,8 +337,8 @@ func (e *env) restart() {
 func StandardAttributes() drivers.QueueAttributes {
 	return drivers.QueueAttributes{
 		MaximumMessageSize:     262144,
-		MessageRetentionPeriod: 345600,
-		VisibilityTimeout:      30,
+		MessageRetentionPeriod: sqsrule.DefaultMessageRetentionPeriod,
+		VisibilityTimeout:      sqsrule.DefaultVisibilityTimeout,
 		SqsManagedSseEnabled:   true,
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/anysqs/anysqs/capabilities"
 	"github.com/anysqs/anysqs/drivers"
+	"github.com/anysqs/anysqs/drivers/sqsrule"
 )
 
 // withDLQ creates a dead-letter queue and a source queue redriving to it.
@@ -586,7 +587,7 @@ func dlqRetentionClock(e *env) {
 		}
 		attrs.MessageRetentionPeriod = 120
 		dlq := e.queue("dlq", attrs)
-		attrs.MessageRetentionPeriod = 345600
+		attrs.MessageRetentionPeriod = sqsrule.DefaultMessageRetentionPeriod
 		attrs.RedrivePolicy = &drivers.RedrivePolicy{DeadLetterQueue: dlq, MaxReceiveCount: 1}
 		src := e.queue("src", attrs)
 		e.send(src, 0, m)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/anysqs/anysqs/capabilities"
 	"github.com/anysqs/anysqs/drivers"
+	"github.com/anysqs/anysqs/drivers/sqsrule"
 )
 
 func fmtList(s []string) string { return fmt.Sprintf("%q", s) }
@@ -121,7 +122,7 @@ var messageCases = []testCase{
 // largestBody round-trips a body of the declared message.max-size max_bytes (SQS: 1 MiB);
 // the gateway rejects larger ones before the driver.
 func largestBody(e *env) {
-	n := e.limit(capabilities.MessageMaxSize, "max_bytes", 1048576)
+	n := e.limit(capabilities.MessageMaxSize, "max_bytes", sqsrule.MaxMessageSize)
 	attrs := StandardAttributes()
 	attrs.MaximumMessageSize = int32(n)
 	q := e.queue("q", attrs)
@@ -136,7 +137,7 @@ func largestBody(e *env) {
 // longestTimeout keeps a message hidden for the declared visibility.max max_seconds
 // (SQS: 12 hours) and releases it after.
 func longestTimeout(e *env) {
-	max := time.Duration(e.limit(capabilities.VisibilityMax, "max_seconds", 43200)) * time.Second
+	max := time.Duration(e.limit(capabilities.VisibilityMax, "max_seconds", sqsrule.MaxVisibilityTimeout)) * time.Second
 	e.needs(e.after(max))
 	q := e.standard("q")
 	e.send(q, 0, msg("a"))
@@ -229,7 +230,7 @@ var visibilityCases = []testCase{
 	}, degraded: func(e *env, d capabilities.Declaration) {
 		// Locks of at most max_seconds: the 12-hour cap is the gateway's to keep (it
 		// rejects or clamps longer timeouts); the driver honours a change up to the limit.
-		max := e.limit(capabilities.VisibilityMax, "max_seconds", 43200)
+		max := e.limit(capabilities.VisibilityMax, "max_seconds", sqsrule.MaxVisibilityTimeout)
 		e.needs(time.Duration(max)*time.Second + e.after(time.Second))
 		q := e.standard("q")
 		e.send(q, 0, msg("a"))

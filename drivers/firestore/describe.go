@@ -7,6 +7,7 @@ import (
 
 	"github.com/anysqs/anysqs/capabilities"
 	"github.com/anysqs/anysqs/drivers"
+	"github.com/anysqs/anysqs/drivers/sqsrule"
 )
 
 // Describe names the driver and the target (the emulator, or the database) and declares
@@ -28,54 +29,40 @@ func (d *Driver) Describe(ctx context.Context) (drivers.Description, error) {
 	return desc, nil
 }
 
-func native(id capabilities.ID, note string, limits ...string) capabilities.Declaration {
-	decl := capabilities.Declaration{ID: id, Level: capabilities.Native, Note: note}
-	if len(limits) > 0 {
-		decl.Limits = map[string]string{}
-		for i := 0; i+1 < len(limits); i += 2 {
-			decl.Limits[limits[i]] = limits[i+1]
-		}
-	}
-	return decl
-}
-
-func degraded(id capabilities.ID, note string) capabilities.Declaration {
-	return capabilities.Declaration{ID: id, Level: capabilities.Degraded, Note: note}
-}
-
 func declarations(pollMS int64) []capabilities.Declaration {
+	native, degraded := capabilities.Native.Declare, capabilities.Degraded.Declare
 	return []capabilities.Declaration{
 		native(capabilities.QueueStandard, ""),
 		native(capabilities.QueueFIFO, ""),
 		native(capabilities.QueueCreate, "a queue is one document, created in a transaction"),
 		native(capabilities.QueuePurge, "a purge switches the queue to fresh message storage in one transaction; Sweep deletes the old documents later"),
-		native(capabilities.QueueTags, "", "max_tags", "50"),
+		native(capabilities.QueueTags, "", "max_tags", strconv.Itoa(sqsrule.MaxQueueTags)),
 		native(capabilities.FIFOOrdering, "a claim transaction reads the group document and the group's messages in sequence order"),
 		native(capabilities.FIFOGroupRelease, "groups are claimed in order of their ready time (when their head became visible) and walked from the head while messages are visible"),
-		native(capabilities.FIFOGroupBatch, "", "max_messages", "10"),
-		native(capabilities.FIFODedupExplicit, "deduplication records are documents written in the send's transaction", "window_seconds", "300"),
-		native(capabilities.FIFODedupContent, "", "window_seconds", "300"),
+		native(capabilities.FIFOGroupBatch, "", "max_messages", strconv.Itoa(sqsrule.MaxReceiveMessages)),
+		native(capabilities.FIFODedupExplicit, "deduplication records are documents written in the send's transaction", "window_seconds", strconv.Itoa(sqsrule.DedupWindowSeconds)),
+		native(capabilities.FIFODedupContent, "", "window_seconds", strconv.Itoa(sqsrule.DedupWindowSeconds)),
 		native(capabilities.FIFODedupEcho, ""),
 		native(capabilities.FIFODedupScopeGroup, ""),
 		native(capabilities.FIFOSequenceNumber, "a counter in the group's document, incremented in the send's transaction"),
-		native(capabilities.FIFOReceiveAttempt, "", "window_seconds", "300"),
+		native(capabilities.FIFOReceiveAttempt, "", "window_seconds", strconv.Itoa(sqsrule.DedupWindowSeconds)),
 		native(capabilities.VisibilityTimeout, ""),
-		native(capabilities.VisibilityMax, "", "max_seconds", "43200"),
+		native(capabilities.VisibilityMax, "", "max_seconds", strconv.Itoa(sqsrule.MaxVisibilityTimeout)),
 		native(capabilities.VisibilityChange, ""),
 		native(capabilities.VisibilityRelease, ""),
 		native(capabilities.ReceiptDurable, "handles name the message document and its claim generation, MAC-signed with a key kept in the database; any gateway accepts them"),
 		native(capabilities.ReceiptStale, "a newer claim increments the generation, so an older handle cannot touch the newer delivery"),
-		native(capabilities.DelayQueue, "", "max_seconds", "900"),
-		native(capabilities.DelayMessage, "", "max_seconds", "900"),
-		native(capabilities.RedriveDLQ, "moved inside the claim's transaction", "max_receive_count", "1000", "move", "atomic"),
+		native(capabilities.DelayQueue, "", "max_seconds", strconv.Itoa(sqsrule.MaxDelaySeconds)),
+		native(capabilities.DelayMessage, "", "max_seconds", strconv.Itoa(sqsrule.MaxDelaySeconds)),
+		native(capabilities.RedriveDLQ, "moved inside the claim's transaction", "max_receive_count", strconv.Itoa(sqsrule.MaxMaxReceiveCount), "move", "atomic"),
 		native(capabilities.RedriveAllow, "stored; the gateway enforces it"),
 		native(capabilities.RedriveMoveTasks, "tasks are documents: every gateway lists and cancels them, and another gateway adopts a task whose gateway stopped",
 			"max_messages_per_second", "500", "move", "atomic"),
 		native(capabilities.RetentionPeriod, "expired messages are never delivered or counted; Sweep deletes them in bounded batches",
-			"min_seconds", "60", "max_seconds", "1209600", "sweep", "driver"),
+			"min_seconds", strconv.Itoa(sqsrule.MinMessageRetentionPeriod), "max_seconds", strconv.Itoa(sqsrule.MaxMessageRetentionPeriod), "sweep", "driver"),
 		native(capabilities.MessageMaxSize, "a message over 1,000,000 bytes keeps body and attributes in chunk documents written in the same transaction (a Firestore document holds at most 1 MiB)",
-			"max_bytes", "1048576"),
-		native(capabilities.MessageAttrs, "", "max_count", "10"),
+			"max_bytes", strconv.Itoa(sqsrule.MaxMessageSize)),
+		native(capabilities.MessageAttrs, "", "max_count", strconv.Itoa(sqsrule.MaxMessageAttributes)),
 		native(capabilities.MessageSystem, ""),
 		degraded(capabilities.RedeliveryOrder, "a receive takes messages in the order they became visible, per index shard: a returned message waits behind newer messages that were visible earlier"),
 		native(capabilities.QueueBrowse, "peek queries the message documents in id order outside any transaction; nothing is written"),

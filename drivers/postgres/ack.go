@@ -62,7 +62,7 @@ func (d *Driver) deleteMerged(ctx context.Context, queue string, entries []drive
 func (d *Driver) deleteOnce(ctx context.Context, req drivers.DeleteMessagesRequest) (drivers.BatchResult, error) {
 	n := len(req.Entries)
 	errs := make([]*drivers.Error, n)
-	p := parseHandles(n, func(i int) string { return req.Entries[i].ReceiptHandle }, errs)
+	p := d.parseHandles(n, func(i int) string { return req.Entries[i].ReceiptHandle }, errs)
 	var queueID int32
 	var fifo bool
 	var deleted []int32
@@ -129,7 +129,7 @@ FROM q`
 func (d *Driver) ChangeVisibility(ctx context.Context, req drivers.ChangeVisibilityRequest) (drivers.BatchResult, error) {
 	n := len(req.Entries)
 	errs := make([]*drivers.Error, n)
-	p := parseHandles(n, func(i int) string { return req.Entries[i].ReceiptHandle }, errs)
+	p := d.parseHandles(n, func(i int) string { return req.Entries[i].ReceiptHandle }, errs)
 	deadlines := make([]time.Time, len(p.ords))
 	for k, o := range p.ords {
 		deadlines[k] = req.Now.Add(time.Duration(req.Entries[o].VisibilityTimeout) * time.Second)

@@ -60,7 +60,7 @@ func (d *Driver) BrowseMessages(ctx context.Context, req drivers.BrowseMessagesR
 				b.State = drivers.StateInFlight
 			}
 		}
-		if b.Message, err = r.message(); err != nil {
+		if b.Message, err = r.message(d.receiptKey); err != nil {
 			return drivers.BrowseMessagesResult{}, err
 		}
 		b.ReceiptHandle, last = "", *r.id

@@ -2,9 +2,11 @@ package postgres
 
 import (
 	"context"
+	"strconv"
 
 	"github.com/anysqs/anysqs/capabilities"
 	"github.com/anysqs/anysqs/drivers"
+	"github.com/anysqs/anysqs/drivers/sqsrule"
 )
 
 // Describe reports the driver, the server version and the capability declarations.
@@ -30,61 +32,53 @@ func (d *Driver) Describe(ctx context.Context) (drivers.Description, error) {
 }
 
 func declarations() []capabilities.Declaration {
-	native := func(id capabilities.ID, limits map[string]string, note string) capabilities.Declaration {
-		return capabilities.Declaration{ID: id, Level: capabilities.Native, Limits: limits, Note: note}
-	}
-	degraded := func(id capabilities.ID, note string) capabilities.Declaration {
-		return capabilities.Declaration{ID: id, Level: capabilities.Degraded, Note: note}
-	}
-	window := map[string]string{"window_seconds": "300"}
+	native, degraded := capabilities.Native.Declare, capabilities.Degraded.Declare
+	window := []string{"window_seconds", strconv.Itoa(sqsrule.DedupWindowSeconds)}
 	return []capabilities.Declaration{
-		native(capabilities.QueueStandard, nil, ""),
-		native(capabilities.QueueFIFO, nil, ""),
-		native(capabilities.QueueCreate, nil, "a queue is a row; creation is one INSERT"),
-		native(capabilities.QueuePurge, nil, "one transaction deletes every message sent up to the purge"),
-		native(capabilities.QueueTags, map[string]string{"max_tags": "50"}, ""),
-		native(capabilities.FIFOOrdering, nil, "a claim locks eligible groups (SKIP LOCKED on a per-group table) and reads only their first messages; groups are claimed in parallel"),
-		native(capabilities.FIFOGroupBatch, map[string]string{"max_messages": "10"}, ""),
-		native(capabilities.FIFOGroupRelease, nil, "groups are claimed in order of the moment their first message became visible (fifo_groups.ready_at)"),
-		native(capabilities.FIFODedupExplicit, window, "dedup records live in their own table, written in the send's transaction"),
-		native(capabilities.FIFODedupContent, window, ""),
-		native(capabilities.FIFODedupEcho, nil, ""),
-		native(capabilities.FIFODedupScopeGroup, nil, ""),
-		native(capabilities.FIFOSequenceNumber, nil, "sequence numbers are 64-bit, increasing within a queue"),
-		native(capabilities.FIFOReceiveAttempt, window, ""),
-		native(capabilities.VisibilityTimeout, nil, ""),
-		native(capabilities.VisibilityMax, map[string]string{"max_seconds": "43200"}, ""),
-		native(capabilities.VisibilityChange, nil, ""),
-		native(capabilities.VisibilityRelease, nil, ""),
-		native(capabilities.ReceiptDurable, nil, "handles name a row and a token stored in it; any gateway instance accepts them"),
-		native(capabilities.ReceiptStale, nil, ""),
-		native(capabilities.DelayQueue, map[string]string{"max_seconds": "900"}, ""),
-		native(capabilities.DelayMessage, map[string]string{"max_seconds": "900"}, ""),
-		native(capabilities.RedriveDLQ, map[string]string{"max_receive_count": "1000", "move": "atomic"}, "moved in the claim's own statement"),
-		native(capabilities.RedriveAllow, nil, ""),
-		native(capabilities.RedriveMoveTasks, map[string]string{"max_messages_per_second": "500", "move": "atomic"},
-			"tasks are kept in the database: every gateway lists and cancels them, and another gateway adopts a task whose gateway stopped"),
-		native(capabilities.RetentionPeriod, map[string]string{"min_seconds": "60", "max_seconds": "1209600", "sweep": "driver"},
-			"expired messages are never received; the sweep deletes them in bounded batches later"),
-		native(capabilities.MessageMaxSize, map[string]string{"max_bytes": "1048576"}, ""),
-		native(capabilities.MessageAttrs, map[string]string{"max_count": "10"}, ""),
-		native(capabilities.MessageSystem, nil, ""),
-		native(capabilities.RedeliveryOrder, nil, "a claim looks at the longest-visible messages and the longest-visible returned ones, and hands out older sends first"),
-		native(capabilities.QueueBrowse, nil, "peek reads the stored rows in send order, outside any claim; nothing is written"),
+		native(capabilities.QueueStandard, ""),
+		native(capabilities.QueueFIFO, ""),
+		native(capabilities.QueueCreate, "a queue is a row; creation is one INSERT"),
+		native(capabilities.QueuePurge, "one transaction deletes every message sent up to the purge"),
+		native(capabilities.QueueTags, "", "max_tags", strconv.Itoa(sqsrule.MaxQueueTags)),
+		native(capabilities.FIFOOrdering, "a claim locks eligible groups (SKIP LOCKED on a per-group table) and reads only their first messages; groups are claimed in parallel"),
+		native(capabilities.FIFOGroupBatch, "", "max_messages", strconv.Itoa(sqsrule.MaxReceiveMessages)),
+		native(capabilities.FIFOGroupRelease, "groups are claimed in order of the moment their first message became visible (fifo_groups.ready_at)"),
+		native(capabilities.FIFODedupExplicit, "dedup records live in their own table, written in the send's transaction", window...),
+		native(capabilities.FIFODedupContent, "", window...),
+		native(capabilities.FIFODedupEcho, ""),
+		native(capabilities.FIFODedupScopeGroup, ""),
+		native(capabilities.FIFOSequenceNumber, "sequence numbers are 64-bit, increasing within a queue"),
+		native(capabilities.FIFOReceiveAttempt, "", window...),
+		native(capabilities.VisibilityTimeout, ""),
+		native(capabilities.VisibilityMax, "", "max_seconds", strconv.Itoa(sqsrule.MaxVisibilityTimeout)),
+		native(capabilities.VisibilityChange, ""),
+		native(capabilities.VisibilityRelease, ""),
+		native(capabilities.ReceiptDurable, "handles name a row and a token stored in it; any gateway instance accepts them"),
+		native(capabilities.ReceiptStale, ""),
+		native(capabilities.DelayQueue, "", "max_seconds", strconv.Itoa(sqsrule.MaxDelaySeconds)),
+		native(capabilities.DelayMessage, "", "max_seconds", strconv.Itoa(sqsrule.MaxDelaySeconds)),
+		native(capabilities.RedriveDLQ, "moved in the claim's own statement", "max_receive_count", strconv.Itoa(sqsrule.MaxMaxReceiveCount), "move", "atomic"),
+		native(capabilities.RedriveAllow, ""),
+		native(capabilities.RedriveMoveTasks, "tasks are kept in the database: every gateway lists and cancels them, and another gateway adopts a task whose gateway stopped", "max_messages_per_second", "500", "move", "atomic"),
+		native(capabilities.RetentionPeriod, "expired messages are never received; the sweep deletes them in bounded batches later", "min_seconds", strconv.Itoa(sqsrule.MinMessageRetentionPeriod), "max_seconds", strconv.Itoa(sqsrule.MaxMessageRetentionPeriod), "sweep", "driver"),
+		native(capabilities.MessageMaxSize, "", "max_bytes", strconv.Itoa(sqsrule.MaxMessageSize)),
+		native(capabilities.MessageAttrs, "", "max_count", strconv.Itoa(sqsrule.MaxMessageAttributes)),
+		native(capabilities.MessageSystem, ""),
+		native(capabilities.RedeliveryOrder, "a claim looks at the longest-visible messages and the longest-visible returned ones, and hands out older sends first"),
+		native(capabilities.QueueBrowse, "peek reads the stored rows in send order, outside any claim; nothing is written"),
 		degraded(capabilities.FairQueues, "MessageGroupId is kept and returned on standard queues, but a receive ignores it: one group's flood delays the other groups' messages"),
-		native(capabilities.LongPolling, map[string]string{"mode": "native"},
-			"sends on any gateway wake waiting receives on every gateway through LISTEN/NOTIFY"),
-		native(capabilities.CountsApprox, map[string]string{"accuracy": "exact"}, "counted in one statement"),
-		native(capabilities.AttrVisibilityTimeout, nil, ""),
-		native(capabilities.AttrDelaySeconds, nil, ""),
-		native(capabilities.AttrRetention, nil, ""),
-		native(capabilities.AttrMaxMessageSize, nil, ""),
-		native(capabilities.AttrReceiveWait, nil, ""),
-		native(capabilities.AttrRedrivePolicy, nil, ""),
-		native(capabilities.AttrRedriveAllow, nil, ""),
-		native(capabilities.AttrPolicy, nil, "stored by the backend; the gateway enforces it for other accounts (account principals, sqs actions, queue resources; conditions are refused when set)"),
-		native(capabilities.AttrContentDedup, nil, ""),
-		native(capabilities.AttrDedupScope, nil, ""),
+		native(capabilities.LongPolling, "sends on any gateway wake waiting receives on every gateway through LISTEN/NOTIFY", "mode", "native"),
+		native(capabilities.CountsApprox, "counted in one statement", "accuracy", "exact"),
+		native(capabilities.AttrVisibilityTimeout, ""),
+		native(capabilities.AttrDelaySeconds, ""),
+		native(capabilities.AttrRetention, ""),
+		native(capabilities.AttrMaxMessageSize, ""),
+		native(capabilities.AttrReceiveWait, ""),
+		native(capabilities.AttrRedrivePolicy, ""),
+		native(capabilities.AttrRedriveAllow, ""),
+		native(capabilities.AttrPolicy, "stored by the backend; the gateway enforces it for other accounts (account principals, sqs actions, queue resources; conditions are refused when set)"),
+		native(capabilities.AttrContentDedup, ""),
+		native(capabilities.AttrDedupScope, ""),
 		degraded(capabilities.AttrThroughputLimit, "stored and returned; throughput is PostgreSQL's own"),
 		degraded(capabilities.AttrKMS, "stored and returned; encryption at rest is PostgreSQL's own"),
 		degraded(capabilities.AttrKMSReuse, "stored and returned without effect"),

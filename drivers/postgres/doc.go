@@ -51,8 +51,11 @@
 // statement; a repeat within five minutes returns them while all are still in flight
 // under those tokens.
 //
-// Receipt handles encode (queue id, row id, receipt token). Nothing about them is held
-// in memory, so they work through any gateway instance and after restarts. Delete
+// Receipt handles encode (queue id, row id, receipt token), sealed with a MAC under a
+// key kept in the receipt_key table (created with the schema, read at open), so every
+// gateway on the schema checks the handles of the others and a handle for a guessed row
+// is refused as invalid. Nothing about them is held in memory, so they work through any
+// gateway instance and after restarts. Delete
 // matches row and token; a later claim writes a new token, which makes older handles
 // stale. ChangeMessageVisibility on a standard queue matches the row alone, as SQS
 // applies a change with any handle of a message that still exists. For FIFO queues a

@@ -38,8 +38,17 @@ func TestConcurrentOpen(t *testing.T) {
 	}
 	createQueue(t, ds[0], "q", stdAttrs())
 	send(t, ds[1], "q", epoch, drivers.SendEntry{Body: "x"})
-	if got := bodies(receive(t, ds[2], "q", epoch, 1, 30).Messages); len(got) != 1 {
-		t.Fatalf("received %v", got)
+	got := receive(t, ds[2], "q", epoch, 1, 30).Messages
+	if len(got) != 1 {
+		t.Fatalf("received %v", bodies(got))
+	}
+	// The drivers opened together agreed on one receipt key: a handle one issued deletes
+	// through another.
+	if res := del(t, ds[3], "q", epoch, got[0].ReceiptHandle); res.Entries[0].Err != nil {
+		t.Fatalf("delete through another driver: %v", res.Entries[0].Err)
+	}
+	if st, err := ds[4].QueueStats(context.Background(), drivers.QueueStatsRequest{Name: "q", Now: epoch}); err != nil || st != (drivers.QueueStats{}) {
+		t.Fatalf("after delete %+v %v", st, err)
 	}
 	conn, err := pgx.Connect(context.Background(), dsn)
 	if err != nil {

@@ -74,8 +74,10 @@ type Driver struct {
 	lis      *listener
 	notes    *notifier
 	notifyTx bool
-	vacuum   bool // VacuumOnSweep
-	sends    *batcher[timedSend, drivers.SendEntryResult]
+	// receiptKey seals receipt handles; every gateway on the schema reads the same one.
+	receiptKey []byte
+	vacuum     bool // VacuumOnSweep
+	sends      *batcher[timedSend, drivers.SendEntryResult]
 	// fifoSends merges FIFO sends; entries weigh one each (see maxMergedFIFOSends).
 	fifoSends *batcher[timedSend, drivers.SendEntryResult]
 	deletes   *batcher[drivers.DeleteEntry, drivers.EntryResult]

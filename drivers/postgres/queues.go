@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/anysqs/anysqs/drivers"
+	"github.com/anysqs/anysqs/drivers/sqsrule"
 )
 
 const queueColumns = `name, attributes, tags, created_at, last_modified`
@@ -46,7 +47,7 @@ func columnsOf(a drivers.QueueAttributes) (attrColumns, error) {
 	c := attrColumns{fifo: a.FifoQueue, dedupGroup: a.DeduplicationScope == "messageGroup",
 		retention: a.MessageRetentionPeriod, json: b}
 	if c.retention <= 0 {
-		c.retention = 345600 // SQS default; the gateway normally resolves it
+		c.retention = sqsrule.DefaultMessageRetentionPeriod // the gateway normally resolves it
 	}
 	if rp := a.RedrivePolicy; rp != nil && rp.DeadLetterQueue != "" && rp.MaxReceiveCount > 0 {
 		c.maxReceive, c.dlqName = &rp.MaxReceiveCount, &rp.DeadLetterQueue

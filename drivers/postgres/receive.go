@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/anysqs/anysqs/drivers"
+	"github.com/anysqs/anysqs/drivers/sqsrule"
 )
 
 // Claim candidates, as CTEs ending in c(ctid, id, receive_count): visible, unexpired
@@ -200,10 +201,10 @@ func (r *claimedRow) scan(row pgx.Row) error {
 		&r.senderID, &r.sentAt, &r.firstReceivedAt, &r.receiveCount, &r.groupID, &r.dedupID, &r.dlqSource)
 }
 
-func (r *claimedRow) message() (drivers.Message, error) {
+func (r *claimedRow) message(key []byte) (drivers.Message, error) {
 	m := drivers.Message{
 		MessageID:        deref(r.messageID),
-		ReceiptHandle:    handle{queueID: r.queueID, id: *r.id, token: r.receipt.Bytes}.String(),
+		ReceiptHandle:    handle{queueID: r.queueID, id: *r.id, token: r.receipt.Bytes}.seal(key),
 		Body:             deref(r.body),
 		SenderID:         deref(r.senderID),
 		ReceiveCount:     *r.receiveCount,
@@ -241,8 +242,8 @@ func (d *Driver) ReceiveMessages(ctx context.Context, req drivers.ReceiveMessage
 	if max < 1 {
 		max = 1
 	}
-	if max > 10 {
-		max = 10
+	if max > sqsrule.MaxReceiveMessages {
+		max = sqsrule.MaxReceiveMessages
 	}
 	fifo := isFIFO(req.Name)
 	if fifo && req.ReceiveRequestAttemptID != "" {
@@ -354,7 +355,7 @@ func (d *Driver) claim(ctx context.Context, req drivers.ReceiveMessagesRequest, 
 	var decodeErr error
 	args := []any{req.Name, req.Now, max, deadline, d.channel}
 	if fifo {
-		args = append(args, attempt, req.Now.Add(dedupWindow))
+		args = append(args, attempt, req.Now.Add(sqsrule.DedupWindow))
 		// Statements of one batch share one transaction; each takes a new snapshot.
 		b.Queue(lockGroupsSQL, req.Name, req.Now, max+fifoExtraGroups)
 	}
@@ -374,7 +375,7 @@ func (d *Driver) claim(ctx context.Context, req drivers.ReceiveMessagesRequest, 
 				if r.id == nil {
 					continue
 				}
-				m, err := r.message()
+				m, err := r.message(d.receiptKey)
 				if err != nil {
 					decodeErr = err
 					continue
@@ -429,7 +430,7 @@ func (d *Driver) replay(ctx context.Context, req drivers.ReceiveMessagesRequest)
 		if r.id == nil {
 			continue
 		}
-		m, err := r.message()
+		m, err := r.message(d.receiptKey)
 		if err != nil {
 			return drivers.ReceiveMessagesResult{}, false, err
 		}

@@ -18,7 +18,11 @@ import (
 // version 4 or 5 cancels a task straight to CANCELLED, and a task it ran that is
 // CANCELLING stays so until a newer driver's adoption pass finishes it. 7 only adds an
 // index; an older driver keeps its own (stricter) FIFO group rule and delivery order.
-var oldestDriver = []int{1, 2, 3, 3, 3, 3, 3}
+// 8 only adds the receipt key table; an older driver issues unsealed handles, which the
+// newer drivers refuse, and refuses their sealed ones (see receipt.go): during a rolling
+// upgrade a message received through one version and deleted through the other comes
+// back after its visibility timeout, as with any handle that no longer deletes.
+var oldestDriver = []int{1, 2, 3, 3, 3, 3, 3, 3}
 
 // migrations are applied in order; migration i brings the schema to version i+1. Never
 // edit a released migration: append a new one, with its oldestDriver entry.
@@ -184,6 +188,14 @@ CREATE INDEX move_tasks_lease ON move_tasks (lease_until) WHERE status IN ('RUNN
 	`
 CREATE INDEX IF NOT EXISTS messages_returned ON messages (queue_id, visible_at) WHERE receipt IS NOT NULL;
 `,
+	// 8: the MAC key of receipt handles, shared by every gateway on the schema; migrate
+	// writes it (see loadReceiptKey).
+	`
+CREATE TABLE receipt_key (
+	id  integer PRIMARY KEY CHECK (id = 1),
+	key bytea NOT NULL
+);
+`,
 }
 
 // lockKeys are the advisory lock keys of one schema, so that two schemas in one database
@@ -250,14 +262,12 @@ func (d *Driver) migrate(ctx context.Context) error {
 	if err != nil && err != pgx.ErrNoRows {
 		return mapErr(ctx, err, "migrate: read version")
 	}
-	if current > len(migrations) {
-		if oldest <= len(migrations) {
-			return mapErr(ctx, tx.Commit(ctx), "migrate: commit") // a newer schema this driver can run on
-		}
+	if current > len(migrations) && oldest > len(migrations) {
 		return drivers.Errorf(drivers.KindFailedPrecondition,
 			"postgres schema %s is at version %d, which needs a driver of version %d or later; this one is %d: upgrade the gateway",
 			d.schema, current, oldest, len(migrations))
 	}
+	// A newer schema this driver can run on skips the loop.
 	for v := current; v < len(migrations); v++ {
 		if _, err := tx.Exec(ctx, `SET LOCAL search_path TO `+schema); err != nil {
 			return mapErr(ctx, err, "migrate: search_path")
@@ -269,6 +279,9 @@ func (d *Driver) migrate(ctx context.Context) error {
 			v+1, oldestDriver[v]); err != nil {
 			return mapErr(ctx, err, "migrate: record version")
 		}
+	}
+	if d.receiptKey, err = loadReceiptKey(ctx, tx, schema); err != nil {
+		return err
 	}
 	return mapErr(ctx, tx.Commit(ctx), "migrate: commit")
 }

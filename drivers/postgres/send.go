@@ -10,10 +10,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/anysqs/anysqs/drivers"
+	"github.com/anysqs/anysqs/drivers/sqsrule"
 )
-
-// dedupWindow is how long a FIFO deduplication id (and a receive attempt id) is remembered.
-const dedupWindow = 5 * time.Minute
 
 func encodeAttrs(m map[string]drivers.MessageAttribute) ([]byte, error) {
 	if len(m) == 0 {
@@ -273,7 +271,7 @@ func (d *Driver) insertFIFO(ctx context.Context, queue string, entries []timedSe
 		visible := s.now.Add(time.Duration(e.DelaySeconds) * time.Second)
 		o := &outs[i]
 		b.Queue(sendFIFOSQL, queue, s.now, e.MessageGroupID, e.MessageDeduplicationID, e.MessageID,
-			s.now.Add(dedupWindow), e.Body, attrs, sys, e.SenderID, visible).
+			s.now.Add(sqsrule.DedupWindow), e.Body, attrs, sys, e.SenderID, visible).
 			QueryRow(func(r pgx.Row) error { return r.Scan(&o.queueFound, &o.insertedSeq) })
 		b.Queue(dedupLookupSQL, queue, e.MessageGroupID, e.MessageDeduplicationID).
 			QueryRow(func(r pgx.Row) error {

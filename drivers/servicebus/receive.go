@@ -57,7 +57,7 @@ func (d *Driver) ReceiveMessages(ctx context.Context, req drivers.ReceiveMessage
 	if req.VisibilityTimeout > int32(d.opts.MaxVisibilitySeconds) || req.VisibilityTimeout < 0 {
 		return drivers.ReceiveMessagesResult{}, d.tooLong(req.Name, req.VisibilityTimeout)
 	}
-	if req.MaxMessages < 1 || req.MaxMessages > 10 {
+	if req.MaxMessages < 1 || req.MaxMessages > sqsrule.MaxReceiveMessages {
 		return drivers.ReceiveMessagesResult{}, drivers.Errorf(drivers.KindInvalidArgument, "servicebus: queue %s: MaxMessages %d is outside 1..10", req.Name, req.MaxMessages)
 	}
 	if err := d.checkOpen(); err != nil {

@@ -82,8 +82,8 @@ func (o *Options) resolve() error {
 		return fmt.Errorf("servicebus: lock_duration_seconds %d is outside 5..300", o.LockDurationSeconds)
 	case o.MaxVisibilitySeconds < 0 || o.MaxVisibilitySeconds > sqsrule.MaxVisibilityTimeout:
 		return fmt.Errorf("servicebus: max_visibility_seconds %d is outside 0..%d", o.MaxVisibilitySeconds, sqsrule.MaxVisibilityTimeout)
-	case o.MaxMessageBytes < 1024 || o.MaxMessageBytes > sqsrule.MaxMessageSize:
-		return fmt.Errorf("servicebus: max_message_bytes %d is outside 1024..%d", o.MaxMessageBytes, sqsrule.MaxMessageSize)
+	case o.MaxMessageBytes < sqsrule.MinMaximumMessageSize || o.MaxMessageBytes > sqsrule.MaxMessageSize:
+		return fmt.Errorf("servicebus: max_message_bytes %d is outside %d..%d", o.MaxMessageBytes, sqsrule.MinMaximumMessageSize, sqsrule.MaxMessageSize)
 	case len(o.EntityPrefix) > 100:
 		return fmt.Errorf("servicebus: entity_prefix is longer than 100 characters")
 	}

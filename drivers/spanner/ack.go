@@ -15,10 +15,10 @@ type parsed struct {
 	ord int
 }
 
-func parseAll(queue string, n int, get func(int) string, errs []*drivers.Error) []parsed {
+func (d *Driver) parseAll(queue string, n int, get func(int) string, errs []*drivers.Error) []parsed {
 	var out []parsed
 	for i := 0; i < n; i++ {
-		h, err := parseHandle(queue, get(i))
+		h, err := openHandle(d.receiptKey, queue, get(i))
 		if err != nil {
 			errs[i] = err
 			continue
@@ -94,7 +94,7 @@ func (d *Driver) DeleteMessages(ctx context.Context, req drivers.DeleteMessagesR
 	var errs []*drivers.Error
 	err := d.rw(ctx, "delete from "+req.Name, func(ctx context.Context, tx *spanner.ReadWriteTransaction) error {
 		errs = make([]*drivers.Error, n)
-		ps := parseAll(req.Name, n, func(i int) string { return req.Entries[i].ReceiptHandle }, errs)
+		ps := d.parseAll(req.Name, n, func(i int) string { return req.Entries[i].ReceiptHandle }, errs)
 		qr, err := readQueue(ctx, tx, req.Name)
 		if err != nil {
 			return err
@@ -161,7 +161,7 @@ func (d *Driver) ChangeVisibility(ctx context.Context, req drivers.ChangeVisibil
 	var errs []*drivers.Error
 	err := d.rw(ctx, "change visibility in "+req.Name, func(ctx context.Context, tx *spanner.ReadWriteTransaction) error {
 		errs = make([]*drivers.Error, n)
-		ps := parseAll(req.Name, n, func(i int) string { return req.Entries[i].ReceiptHandle }, errs)
+		ps := d.parseAll(req.Name, n, func(i int) string { return req.Entries[i].ReceiptHandle }, errs)
 		qr, err := readQueue(ctx, tx, req.Name)
 		if err != nil {
 			return err

@@ -54,7 +54,7 @@ func (d *Driver) BrowseMessages(ctx context.Context, req drivers.BrowseMessagesR
 				b.State = drivers.StateInFlight
 			}
 		}
-		if b.Message, err = m.message(req.Name, qr.q.Attributes.FifoQueue); err != nil {
+		if b.Message, err = m.message(d.receiptKey, req.Name, qr.q.Attributes.FifoQueue); err != nil {
 			return err
 		}
 		b.ReceiptHandle = ""

@@ -6,6 +6,7 @@ import (
 
 	"github.com/anysqs/anysqs/capabilities"
 	"github.com/anysqs/anysqs/drivers"
+	"github.com/anysqs/anysqs/drivers/sqsrule"
 )
 
 // Describe reports the driver and the capability declarations. Spanner has no version
@@ -31,65 +32,57 @@ func (d *Driver) Describe(ctx context.Context) (drivers.Description, error) {
 }
 
 func declarations(pollMS int64) []capabilities.Declaration {
-	native := func(id capabilities.ID, limits map[string]string, note string) capabilities.Declaration {
-		return capabilities.Declaration{ID: id, Level: capabilities.Native, Limits: limits, Note: note}
-	}
-	degraded := func(id capabilities.ID, limits map[string]string, note string) capabilities.Declaration {
-		return capabilities.Declaration{ID: id, Level: capabilities.Degraded, Limits: limits, Note: note}
-	}
-	window := map[string]string{"window_seconds": "300"}
+	native, degraded := capabilities.Native.Declare, capabilities.Degraded.Declare
+	window := []string{"window_seconds", strconv.Itoa(sqsrule.DedupWindowSeconds)}
 	return []capabilities.Declaration{
-		native(capabilities.QueueStandard, nil, ""),
-		native(capabilities.QueueFIFO, nil, ""),
-		native(capabilities.QueueCreate, nil, "a queue is a row; its messages are interleaved in it and deleted with it"),
-		native(capabilities.QueuePurge, nil, "one transaction deletes every message sent up to the purge"),
-		native(capabilities.QueueTags, map[string]string{"max_tags": "50"}, ""),
-		native(capabilities.FIFOOrdering, nil, "a group's messages are keyed by group and sequence number; a claim re-reads the group's row and head in its read-write transaction"),
-		native(capabilities.FIFOGroupRelease, nil, "the scan orders groups by the visibility of their first visible message and leaves out those with an earlier message hidden; the claim takes each group from its head while messages are visible"),
-		native(capabilities.FIFOGroupBatch, map[string]string{"max_messages": "10"}, ""),
-		native(capabilities.FIFODedupExplicit, window, "the dedup record is written in the send's transaction"),
-		native(capabilities.FIFODedupContent, window, ""),
-		native(capabilities.FIFODedupEcho, nil, ""),
-		native(capabilities.FIFODedupScopeGroup, nil, ""),
-		native(capabilities.FIFOSequenceNumber, nil, "64-bit, increasing within a message group (not across groups)"),
-		native(capabilities.FIFOReceiveAttempt, window, ""),
-		native(capabilities.VisibilityTimeout, nil, ""),
-		native(capabilities.VisibilityMax, map[string]string{"max_seconds": "43200"}, ""),
-		native(capabilities.VisibilityChange, nil, ""),
-		native(capabilities.VisibilityRelease, nil, ""),
-		native(capabilities.ReceiptDurable, nil, "handles name a row and a token stored in it; any gateway accepts them"),
-		native(capabilities.ReceiptStale, nil, ""),
-		native(capabilities.DelayQueue, map[string]string{"max_seconds": "900"}, ""),
-		native(capabilities.DelayMessage, map[string]string{"max_seconds": "900"}, ""),
-		native(capabilities.RedriveDLQ, map[string]string{"max_receive_count": "1000", "move": "atomic"}, "moved in the claim's read-write transaction"),
-		native(capabilities.RedriveAllow, nil, ""),
-		native(capabilities.RedriveMoveTasks, map[string]string{"max_messages_per_second": "500", "move": "atomic"},
-			"tasks are kept in the database: every gateway lists and cancels them, and another gateway adopts a task whose gateway stopped"),
-		native(capabilities.RetentionPeriod, map[string]string{"min_seconds": "60", "max_seconds": "1209600", "sweep": "driver"},
-			"expired messages are never received; the sweep deletes them in bounded batches later"),
-		native(capabilities.MessageMaxSize, map[string]string{"max_bytes": "1048576"}, ""),
-		native(capabilities.MessageAttrs, map[string]string{"max_count": "10"}, ""),
-		native(capabilities.MessageSystem, nil, ""),
-		degraded(capabilities.RedeliveryOrder, nil, "a receive picks at random among the visible messages its sharded index scan finds: a returned message does not reliably go before newer ones"),
-		native(capabilities.QueueBrowse, nil, "peek reads a snapshot in primary-key order (partition, sequence); nothing is written"),
-		degraded(capabilities.FairQueues, nil, "MessageGroupId is kept and returned on standard queues, but a receive ignores it: one group's flood delays the other groups' messages"),
-		degraded(capabilities.LongPolling, map[string]string{"mode": "polled", "max_overrun_ms": strconv.FormatInt(pollMS, 10)},
-			"waiting receives re-check at most poll_interval apart: a message sent through another gateway is picked up up to that late"),
-		native(capabilities.CountsApprox, map[string]string{"accuracy": "exact"}, "counted in one strong read"),
-		native(capabilities.AttrVisibilityTimeout, nil, ""),
-		native(capabilities.AttrDelaySeconds, nil, ""),
-		native(capabilities.AttrRetention, nil, ""),
-		native(capabilities.AttrMaxMessageSize, nil, ""),
-		native(capabilities.AttrReceiveWait, nil, ""),
-		native(capabilities.AttrRedrivePolicy, nil, ""),
-		native(capabilities.AttrRedriveAllow, nil, ""),
-		native(capabilities.AttrPolicy, nil, "stored by the backend; the gateway enforces it for other accounts (account principals, sqs actions, queue resources; conditions are refused when set)"),
-		native(capabilities.AttrContentDedup, nil, ""),
-		native(capabilities.AttrDedupScope, nil, ""),
-		degraded(capabilities.AttrThroughputLimit, nil, "stored and returned; throughput is Spanner's own"),
-		degraded(capabilities.AttrKMS, nil, "stored and returned; encryption at rest is Spanner's own"),
-		degraded(capabilities.AttrKMSReuse, nil, "stored and returned without effect"),
-		native(capabilities.AttrSSE, nil, "Spanner encrypts all data at rest with Google-managed keys, as SSE-SQS does with SQS-owned keys; the value is returned as set, and false does not turn encryption off"),
+		native(capabilities.QueueStandard, ""),
+		native(capabilities.QueueFIFO, ""),
+		native(capabilities.QueueCreate, "a queue is a row; its messages are interleaved in it and deleted with it"),
+		native(capabilities.QueuePurge, "one transaction deletes every message sent up to the purge"),
+		native(capabilities.QueueTags, "", "max_tags", strconv.Itoa(sqsrule.MaxQueueTags)),
+		native(capabilities.FIFOOrdering, "a group's messages are keyed by group and sequence number; a claim re-reads the group's row and head in its read-write transaction"),
+		native(capabilities.FIFOGroupRelease, "the scan orders groups by the visibility of their first visible message and leaves out those with an earlier message hidden; the claim takes each group from its head while messages are visible"),
+		native(capabilities.FIFOGroupBatch, "", "max_messages", strconv.Itoa(sqsrule.MaxReceiveMessages)),
+		native(capabilities.FIFODedupExplicit, "the dedup record is written in the send's transaction", window...),
+		native(capabilities.FIFODedupContent, "", window...),
+		native(capabilities.FIFODedupEcho, ""),
+		native(capabilities.FIFODedupScopeGroup, ""),
+		native(capabilities.FIFOSequenceNumber, "64-bit, increasing within a message group (not across groups)"),
+		native(capabilities.FIFOReceiveAttempt, "", window...),
+		native(capabilities.VisibilityTimeout, ""),
+		native(capabilities.VisibilityMax, "", "max_seconds", strconv.Itoa(sqsrule.MaxVisibilityTimeout)),
+		native(capabilities.VisibilityChange, ""),
+		native(capabilities.VisibilityRelease, ""),
+		native(capabilities.ReceiptDurable, "handles name a row and a token stored in it; any gateway accepts them"),
+		native(capabilities.ReceiptStale, ""),
+		native(capabilities.DelayQueue, "", "max_seconds", strconv.Itoa(sqsrule.MaxDelaySeconds)),
+		native(capabilities.DelayMessage, "", "max_seconds", strconv.Itoa(sqsrule.MaxDelaySeconds)),
+		native(capabilities.RedriveDLQ, "moved in the claim's read-write transaction", "max_receive_count", strconv.Itoa(sqsrule.MaxMaxReceiveCount), "move", "atomic"),
+		native(capabilities.RedriveAllow, ""),
+		native(capabilities.RedriveMoveTasks, "tasks are kept in the database: every gateway lists and cancels them, and another gateway adopts a task whose gateway stopped", "max_messages_per_second", "500", "move", "atomic"),
+		native(capabilities.RetentionPeriod, "expired messages are never received; the sweep deletes them in bounded batches later", "min_seconds", strconv.Itoa(sqsrule.MinMessageRetentionPeriod), "max_seconds", strconv.Itoa(sqsrule.MaxMessageRetentionPeriod), "sweep", "driver"),
+		native(capabilities.MessageMaxSize, "", "max_bytes", strconv.Itoa(sqsrule.MaxMessageSize)),
+		native(capabilities.MessageAttrs, "", "max_count", strconv.Itoa(sqsrule.MaxMessageAttributes)),
+		native(capabilities.MessageSystem, ""),
+		degraded(capabilities.RedeliveryOrder, "a receive picks at random among the visible messages its sharded index scan finds: a returned message does not reliably go before newer ones"),
+		native(capabilities.QueueBrowse, "peek reads a snapshot in primary-key order (partition, sequence); nothing is written"),
+		degraded(capabilities.FairQueues, "MessageGroupId is kept and returned on standard queues, but a receive ignores it: one group's flood delays the other groups' messages"),
+		degraded(capabilities.LongPolling, "waiting receives re-check at most poll_interval apart: a message sent through another gateway is picked up up to that late", "mode", "polled", "max_overrun_ms", strconv.FormatInt(pollMS, 10)),
+		native(capabilities.CountsApprox, "counted in one strong read", "accuracy", "exact"),
+		native(capabilities.AttrVisibilityTimeout, ""),
+		native(capabilities.AttrDelaySeconds, ""),
+		native(capabilities.AttrRetention, ""),
+		native(capabilities.AttrMaxMessageSize, ""),
+		native(capabilities.AttrReceiveWait, ""),
+		native(capabilities.AttrRedrivePolicy, ""),
+		native(capabilities.AttrRedriveAllow, ""),
+		native(capabilities.AttrPolicy, "stored by the backend; the gateway enforces it for other accounts (account principals, sqs actions, queue resources; conditions are refused when set)"),
+		native(capabilities.AttrContentDedup, ""),
+		native(capabilities.AttrDedupScope, ""),
+		degraded(capabilities.AttrThroughputLimit, "stored and returned; throughput is Spanner's own"),
+		degraded(capabilities.AttrKMS, "stored and returned; encryption at rest is Spanner's own"),
+		degraded(capabilities.AttrKMSReuse, "stored and returned without effect"),
+		native(capabilities.AttrSSE, "Spanner encrypts all data at rest with Google-managed keys, as SSE-SQS does with SQS-owned keys; the value is returned as set, and false does not turn encryption off"),
 	}
 }
 

@@ -24,9 +24,10 @@
 // answers success if the commit happened, else KindUnavailable.
 //
 // Deadlines are computed from each request's Now (gateway clock). Receipt handles name a
-// row and a token stored in it and work through every gateway on the database. Waiting
-// receives poll, at most poll_interval apart (drivers.ActivityPoll). Message move tasks are
-// kept in the database.
+// row and a token stored in it, sealed with a MAC under a key kept in the Meta table, and
+// work through every gateway on the database; a handle the driver did not issue is
+// invalid. Waiting receives poll, at most poll_interval apart (drivers.ActivityPoll).
+// Message move tasks are kept in the database.
 //
 // # Limits
 //

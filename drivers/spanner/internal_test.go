@@ -15,20 +15,28 @@ import (
 	"github.com/anysqs/anysqs/drivers"
 )
 
-// TestCommittedFromDurableState checks the reads that decide a send whose commit
-// outcome is unknown: committed when its rows (standard) or deduplication records (FIFO)
-// are there and name its messages, not committed otherwise.
-func TestCommittedFromDurableState(t *testing.T) {
+// emulatorDatabase returns the options of a fresh database on the emulator, named
+// prefix and random hex; it skips the test when there is no emulator, except under
+// CI=true.
+func emulatorDatabase(t *testing.T, prefix string) Options {
+	t.Helper()
 	if os.Getenv("SPANNER_EMULATOR_HOST") == "" {
 		if os.Getenv("CI") == "true" {
 			t.Fatal("SPANNER_EMULATOR_HOST is not set (CI=true: not skipping)")
 		}
 		t.Skip("service not available here: SPANNER_EMULATOR_HOST is not set")
 	}
-	ctx := context.Background()
 	b := make([]byte, 6)
 	rand.Read(b)
-	d, err := Open(ctx, Options{Project: "anysqs-test", Instance: "anysqs", Database: "u" + hex.EncodeToString(b)})
+	return Options{Project: "anysqs-test", Instance: "anysqs", Database: prefix + hex.EncodeToString(b)}
+}
+
+// TestCommittedFromDurableState checks the reads that decide a send whose commit
+// outcome is unknown: committed when its rows (standard) or deduplication records (FIFO)
+// are there and name its messages, not committed otherwise.
+func TestCommittedFromDurableState(t *testing.T) {
+	ctx := context.Background()
+	d, err := Open(ctx, emulatorDatabase(t, "u"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,16 +114,8 @@ func TestErrorKinds(t *testing.T) {
 // TestSweepIdleGroups checks that the sweep drops the row of a FIFO group left empty for
 // groupIdle, keeps a busy one, and that the group numbers upwards when it is used again.
 func TestSweepIdleGroups(t *testing.T) {
-	if os.Getenv("SPANNER_EMULATOR_HOST") == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("SPANNER_EMULATOR_HOST is not set (CI=true: not skipping)")
-		}
-		t.Skip("service not available here: SPANNER_EMULATOR_HOST is not set")
-	}
 	ctx := context.Background()
-	b := make([]byte, 6)
-	rand.Read(b)
-	d, err := Open(ctx, Options{Project: "anysqs-test", Instance: "anysqs", Database: "g" + hex.EncodeToString(b)})
+	d, err := Open(ctx, emulatorDatabase(t, "g"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,16 +171,8 @@ func TestSweepIdleGroups(t *testing.T) {
 // never returned or counted, even while their rows are still there (the partitioned
 // delete has not reached them, or failed), and that later ones are.
 func TestPurgedBeforeDeleted(t *testing.T) {
-	if os.Getenv("SPANNER_EMULATOR_HOST") == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("SPANNER_EMULATOR_HOST is not set (CI=true: not skipping)")
-		}
-		t.Skip("service not available here: SPANNER_EMULATOR_HOST is not set")
-	}
 	ctx := context.Background()
-	b := make([]byte, 6)
-	rand.Read(b)
-	d, err := Open(ctx, Options{Project: "anysqs-test", Instance: "anysqs", Database: "p" + hex.EncodeToString(b)})
+	d, err := Open(ctx, emulatorDatabase(t, "p"))
 	if err != nil {
 		t.Fatal(err)
 	}

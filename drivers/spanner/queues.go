@@ -9,6 +9,7 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/anysqs/anysqs/drivers"
+	"github.com/anysqs/anysqs/drivers/sqsrule"
 )
 
 var queueCols = []string{"QueueName", "Attributes", "Tags", "CreatedAt", "LastModified", "LastPurge", "PurgeCommitted"}
@@ -62,7 +63,7 @@ func readQueue(ctx context.Context, tx reader, name string) (queueRow, error) {
 // are never delivered.
 func retention(a drivers.QueueAttributes) time.Duration {
 	if a.MessageRetentionPeriod <= 0 {
-		return 345600 * time.Second
+		return sqsrule.DefaultMessageRetentionPeriod * time.Second
 	}
 	return time.Duration(a.MessageRetentionPeriod) * time.Second
 }

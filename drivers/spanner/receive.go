@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/anysqs/anysqs/drivers"
+	"github.com/anysqs/anysqs/drivers/sqsrule"
 )
 
 // candidatesPerMessage is how many candidates the read-only scan finds per message
@@ -53,10 +54,10 @@ func (d *Driver) queueInfo(ctx context.Context, tx reader, name string, now time
 	return qi, nil
 }
 
-func (m *msgRow) message(queue string, fifo bool) (drivers.Message, error) {
+func (m *msgRow) message(key []byte, queue string, fifo bool) (drivers.Message, error) {
 	out := drivers.Message{
 		MessageID:        m.MessageID,
-		ReceiptHandle:    handle{queueHash: queueHash(queue), part: m.Part, seq: m.Seq, token: m.Token.StringVal}.String(),
+		ReceiptHandle:    handle{queueHash: queueHash(queue), part: m.Part, seq: m.Seq, token: m.Token.StringVal}.seal(key),
 		Body:             m.Body,
 		SenderID:         m.SenderID.StringVal,
 		SentAt:           m.SentAt,
@@ -135,7 +136,7 @@ func (d *Driver) claimOne(ctx context.Context, tx *spanner.ReadWriteTransaction,
 	}
 	st.ms = append(st.ms, spanner.Update("Messages", []string{"QueueName", "Part", "Seq", "Token", "VisibleAt", "ReceivedAt", "ReceiveCount", "FirstReceivedAt"},
 		[]any{m.Queue, m.Part, m.Seq, m.Token, m.VisibleAt, m.ReceivedAt, m.ReceiveCount, m.FirstReceivedAt}))
-	msg, err := m.message(qi.q.Name, qi.q.Attributes.FifoQueue)
+	msg, err := m.message(d.receiptKey, qi.q.Name, qi.q.Attributes.FifoQueue)
 	if err != nil {
 		return err
 	}
@@ -381,7 +382,7 @@ func (d *Driver) claimFIFO(ctx context.Context, req drivers.ReceiveMessagesReque
 				return err
 			}
 			st.ms = append(st.ms, spanner.InsertOrUpdate("ReceiveAttempts", []string{"QueueName", "AttemptId", "Shard", "Claimed", "ExpiresAt"},
-				[]any{req.Name, req.ReceiveRequestAttemptID, shardOf(req.ReceiveRequestAttemptID), string(b), req.Now.Add(dedupWindow)}))
+				[]any{req.Name, req.ReceiveRequestAttemptID, shardOf(req.ReceiveRequestAttemptID), string(b), req.Now.Add(sqsrule.DedupWindow)}))
 		}
 		return st.finish(tx, qi.dlq)
 	})
@@ -453,7 +454,7 @@ func (d *Driver) replay(ctx context.Context, req drivers.ReceiveMessagesRequest)
 		if m.Token.StringVal != k.Token || !m.VisibleAt.After(req.Now) || !m.Committed.After(qr.purged) {
 			return drivers.ReceiveMessagesResult{}, false, nil
 		}
-		msg, err := m.message(req.Name, true)
+		msg, err := m.message(d.receiptKey, req.Name, true)
 		if err != nil {
 			return drivers.ReceiveMessagesResult{}, false, err
 		}

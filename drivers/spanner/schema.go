@@ -112,6 +112,12 @@ var schema = []struct{ name, ddl string }{
 ) PRIMARY KEY (Handle)`},
 	// Ord numbers a source's tasks in the order they started.
 	{"MoveTasksBySource", `CREATE INDEX MoveTasksBySource ON MoveTasks (Source, Ord DESC)`},
+	// Values the driver keeps for the whole database: the receipt handle key (see
+	// loadReceiptKey).
+	{"Meta", `CREATE TABLE Meta (
+	Name  STRING(64) NOT NULL,
+	Value BYTES(MAX) NOT NULL,
+) PRIMARY KEY (Name)`},
 }
 
 // ensureDatabase creates, against an emulator, a missing instance and database, and

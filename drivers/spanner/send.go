@@ -12,10 +12,8 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/anysqs/anysqs/drivers"
+	"github.com/anysqs/anysqs/drivers/sqsrule"
 )
-
-// dedupWindow is how long a FIFO deduplication id (and a receive attempt id) is remembered.
-const dedupWindow = 5 * time.Minute
 
 var messageCols = []string{"QueueName", "Part", "Seq", "Shard", "MessageId", "Body", "Attrs", "SysAttrs", "SenderId",
 	"SentAt", "EnqueuedAt", "VisibleAt", "Token", "ReceivedAt", "ReceiveCount", "FirstReceivedAt", "GroupId", "DedupId", "DlqSource", "Committed"}
@@ -277,7 +275,7 @@ func (d *Driver) sendFIFO(ctx context.Context, req drivers.SendMessagesRequest) 
 			m.Part, m.Seq = e.MessageGroupID, g.takeSeq(req.Now)
 			ms = append(ms, spanner.Insert("Messages", messageCols, m.values()),
 				spanner.InsertOrUpdate("Dedup", []string{"QueueName", "Scope", "DedupId", "Shard", "MessageId", "Seq", "ExpiresAt"},
-					[]any{req.Name, scope, e.MessageDeduplicationID, shardOf(e.MessageDeduplicationID), e.MessageID, m.Seq, req.Now.Add(dedupWindow)}))
+					[]any{req.Name, scope, e.MessageDeduplicationID, shardOf(e.MessageDeduplicationID), e.MessageID, m.Seq, req.Now.Add(sqsrule.DedupWindow)}))
 			dedups[dk] = &dd{messageID: e.MessageID, seq: m.Seq}
 			r.MessageID, r.SequenceNumber = e.MessageID, seqString(m.Seq)
 		}

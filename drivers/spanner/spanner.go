@@ -52,6 +52,8 @@ type Driver struct {
 	// serial, when set, lets one read-write transaction of this client run at a time (see
 	// rw).
 	serial chan struct{}
+	// receiptKey seals receipt handles; every gateway on the database reads the same one.
+	receiptKey []byte
 
 	transactions atomic.Int64
 	aborts       atomic.Int64
@@ -101,6 +103,10 @@ func Open(ctx context.Context, o Options) (*Driver, error) {
 		return nil, mapErr(ctx, err, "connect to "+d.db)
 	}
 	d.client = c
+	if err := d.loadReceiptKey(ctx); err != nil {
+		c.Close()
+		return nil, err
+	}
 	return d, nil
 }
 

@@ -2,9 +2,11 @@ package sqlite
 
 import (
 	"context"
+	"strconv"
 
 	"github.com/anysqs/anysqs/capabilities"
 	"github.com/anysqs/anysqs/drivers"
+	"github.com/anysqs/anysqs/drivers/sqsrule"
 )
 
 // Describe names the driver, the SQLite library version and the capability declarations.
@@ -22,57 +24,46 @@ func (d *Driver) Describe(ctx context.Context) (drivers.Description, error) {
 		Operations: operations()}, nil
 }
 
-func native(id capabilities.ID, note string, limits ...string) capabilities.Declaration {
-	decl := capabilities.Declaration{ID: id, Level: capabilities.Native, Note: note}
-	if len(limits) > 0 {
-		decl.Limits = map[string]string{}
-		for i := 0; i+1 < len(limits); i += 2 {
-			decl.Limits[limits[i]] = limits[i+1]
-		}
-	}
-	return decl
-}
-
 // declarations states one level per catalog capability. Everything SQS does with a
 // queue's storage is done here; attributes whose effect lies outside storage (access
 // policy, encryption, throughput partitions) are stored and returned, declared
 // Degraded, and their notes say what is not done.
 func declarations(memory bool) []capabilities.Declaration {
+	native, degraded := capabilities.Native.Declare, capabilities.Degraded.Declare
 	durable := native(capabilities.ReceiptDurable, "receipt handles are stored with the message and MAC-signed with a key kept in the database")
 	if memory {
-		durable = capabilities.Declaration{ID: capabilities.ReceiptDurable, Level: capabilities.Degraded,
-			Note: "data_dir \":memory:\" keeps nothing across a restart; use a directory for durability"}
+		durable = degraded(capabilities.ReceiptDurable, "data_dir \":memory:\" keeps nothing across a restart; use a directory for durability")
 	}
 	return []capabilities.Declaration{
 		native(capabilities.QueueStandard, ""),
 		native(capabilities.QueueFIFO, ""),
 		native(capabilities.QueueCreate, ""),
 		native(capabilities.QueuePurge, "purge deletes at once, within the purge transaction"),
-		native(capabilities.QueueTags, "", "max_tags", "50"),
+		native(capabilities.QueueTags, "", "max_tags", strconv.Itoa(sqsrule.MaxQueueTags)),
 		native(capabilities.FIFOOrdering, ""),
-		native(capabilities.FIFOGroupBatch, "", "max_messages", "10"),
+		native(capabilities.FIFOGroupBatch, "", "max_messages", strconv.Itoa(sqsrule.MaxReceiveMessages)),
 		native(capabilities.FIFOGroupRelease, "groups are walked in order of the moment their first message became visible"),
-		native(capabilities.FIFODedupExplicit, "", "window_seconds", "300"),
-		native(capabilities.FIFODedupContent, "", "window_seconds", "300"),
+		native(capabilities.FIFODedupExplicit, "", "window_seconds", strconv.Itoa(sqsrule.DedupWindowSeconds)),
+		native(capabilities.FIFODedupContent, "", "window_seconds", strconv.Itoa(sqsrule.DedupWindowSeconds)),
 		native(capabilities.FIFODedupEcho, ""),
 		native(capabilities.FIFODedupScopeGroup, ""),
 		native(capabilities.FIFOSequenceNumber, "20-digit decimal, increasing per queue"),
-		native(capabilities.FIFOReceiveAttempt, "", "window_seconds", "300"),
+		native(capabilities.FIFOReceiveAttempt, "", "window_seconds", strconv.Itoa(sqsrule.DedupWindowSeconds)),
 		native(capabilities.VisibilityTimeout, ""),
-		native(capabilities.VisibilityMax, "", "max_seconds", "43200"),
+		native(capabilities.VisibilityMax, "", "max_seconds", strconv.Itoa(sqsrule.MaxVisibilityTimeout)),
 		native(capabilities.VisibilityChange, ""),
 		native(capabilities.VisibilityRelease, ""),
 		durable,
 		native(capabilities.ReceiptStale, ""),
-		native(capabilities.DelayQueue, "", "max_seconds", "900"),
-		native(capabilities.DelayMessage, "", "max_seconds", "900"),
-		native(capabilities.RedriveDLQ, "moved inside the receive transaction", "max_receive_count", "1000", "move", "atomic"),
+		native(capabilities.DelayQueue, "", "max_seconds", strconv.Itoa(sqsrule.MaxDelaySeconds)),
+		native(capabilities.DelayMessage, "", "max_seconds", strconv.Itoa(sqsrule.MaxDelaySeconds)),
+		native(capabilities.RedriveDLQ, "moved inside the receive transaction", "max_receive_count", strconv.Itoa(sqsrule.MaxMaxReceiveCount), "move", "atomic"),
 		native(capabilities.RedriveAllow, "stored; the gateway enforces it"),
 		native(capabilities.RedriveMoveTasks, "the gateway paces MoveMessages; tasks are kept in the database and resume after a restart", "max_messages_per_second", "500", "move", "atomic"),
 		native(capabilities.RetentionPeriod, "expired messages are never delivered; Sweep removes them",
-			"min_seconds", "60", "max_seconds", "1209600", "sweep", "driver"),
-		native(capabilities.MessageMaxSize, "", "max_bytes", "1048576"),
-		native(capabilities.MessageAttrs, "", "max_count", "10"),
+			"min_seconds", strconv.Itoa(sqsrule.MinMessageRetentionPeriod), "max_seconds", strconv.Itoa(sqsrule.MaxMessageRetentionPeriod), "sweep", "driver"),
+		native(capabilities.MessageMaxSize, "", "max_bytes", strconv.Itoa(sqsrule.MaxMessageSize)),
+		native(capabilities.MessageAttrs, "", "max_count", strconv.Itoa(sqsrule.MaxMessageAttributes)),
 		native(capabilities.MessageSystem, ""),
 		native(capabilities.RedeliveryOrder, "a receive looks at the longest-visible messages and the longest-visible returned ones, and hands out older sends first"),
 		native(capabilities.QueueBrowse, "peek reads the stored rows in send order; nothing is written"),
@@ -90,14 +81,10 @@ func declarations(memory bool) []capabilities.Declaration {
 		native(capabilities.AttrPolicy, "stored by the backend; the gateway enforces it for other accounts (account principals, sqs actions, queue resources; conditions are refused when set)"),
 		native(capabilities.AttrContentDedup, ""),
 		native(capabilities.AttrDedupScope, ""),
-		{ID: capabilities.AttrThroughputLimit, Level: capabilities.Degraded,
-			Note: "stored and returned; throughput is that of one SQLite writer, without per-group partitions"},
-		{ID: capabilities.AttrKMS, Level: capabilities.Degraded,
-			Note: "stored and returned; messages are not encrypted with a KMS key (the database file is plain)"},
-		{ID: capabilities.AttrKMSReuse, Level: capabilities.Degraded,
-			Note: "stored and returned; no KMS data keys are used"},
-		{ID: capabilities.AttrSSE, Level: capabilities.Degraded,
-			Note: "stored and returned; the database file is not encrypted at rest (use disk encryption)"},
+		degraded(capabilities.AttrThroughputLimit, "stored and returned; throughput is that of one SQLite writer, without per-group partitions"),
+		degraded(capabilities.AttrKMS, "stored and returned; messages are not encrypted with a KMS key (the database file is plain)"),
+		degraded(capabilities.AttrKMSReuse, "stored and returned; no KMS data keys are used"),
+		degraded(capabilities.AttrSSE, "stored and returned; the database file is not encrypted at rest (use disk encryption)"),
 	}
 }
 

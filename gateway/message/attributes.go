@@ -7,6 +7,7 @@ import (
 	"unicode"
 
 	"github.com/anysqs/anysqs/drivers"
+	"github.com/anysqs/anysqs/drivers/sqsrule"
 	"github.com/anysqs/anysqs/gateway/sqserr"
 )
 
@@ -48,8 +49,8 @@ func invalidParam(format string, args ...any) error {
 // message body's characters, Number values numeric (38 significant digits, magnitude
 // between 10^-128 and 10^+126).
 func ValidateAttributes(attrs map[string]drivers.MessageAttribute) error {
-	if len(attrs) > MaxAttributes {
-		return invalidParam("Number of message attributes [%d] exceeds the allowed maximum [%d].", len(attrs), MaxAttributes)
+	if len(attrs) > sqsrule.MaxMessageAttributes {
+		return invalidParam("Number of message attributes [%d] exceeds the allowed maximum [%d].", len(attrs), sqsrule.MaxMessageAttributes)
 	}
 	for _, name := range sortedNames(attrs) {
 		if err := validateAttributeName(name); err != nil {

@@ -1,6 +1,9 @@
 package message
 
-import "github.com/anysqs/anysqs/gateway/sqserr"
+import (
+	"github.com/anysqs/anysqs/drivers/sqsrule"
+	"github.com/anysqs/anysqs/gateway/sqserr"
+)
 
 // ValidateBatchIDs checks the entry ids of a batch request: 1 to 10 entries, each id 1 to
 // 80 letters, digits, hyphens and underscores, no id twice.
@@ -18,9 +21,9 @@ func ValidateBatchIDsFor(action string, ids []string) error {
 		}
 		return sqserr.New(sqserr.EmptyBatchRequest, "There should be at least one %sRequestEntry in the request.", action)
 	}
-	if len(ids) > MaxBatchEntries {
+	if len(ids) > sqsrule.MaxBatchEntries {
 		return sqserr.New(sqserr.TooManyEntriesInBatchRequest,
-			"Maximum number of entries per request are %d. You have sent %d.", MaxBatchEntries, len(ids))
+			"Maximum number of entries per request are %d. You have sent %d.", sqsrule.MaxBatchEntries, len(ids))
 	}
 	for _, id := range ids {
 		if !validBatchEntryID(id) {

@@ -14,23 +14,18 @@ import (
 	"unicode/utf8"
 
 	"github.com/anysqs/anysqs/drivers"
+	"github.com/anysqs/anysqs/drivers/sqsrule"
 	"github.com/anysqs/anysqs/gateway/sqserr"
 )
 
 // Limits of messages, as the SQS API reference gives them.
 const (
-	// MaxSize is the largest message SQS accepts (body plus attributes), and since 2025
-	// also the default MaximumMessageSize of a queue.
-	MaxSize = 1048576
 	// BatchSizeLimit is the largest total payload of one SendMessageBatch: the sum of the
-	// sizes of its messages. SQS raised it with MaxSize.
-	BatchSizeLimit = MaxSize
-	// MaxBatchEntries is the most entries one batch request may hold.
-	MaxBatchEntries = 10
+	// sizes of its messages. SQS raised it with the largest message
+	// (sqsrule.MaxMessageSize).
+	BatchSizeLimit = sqsrule.MaxMessageSize
 	// MaxBatchEntryIDLength bounds a batch entry id.
 	MaxBatchEntryIDLength = 80
-	// MaxAttributes is the most message attributes one message may carry.
-	MaxAttributes = 10
 	// MaxAttributeNameLength and MaxDataTypeLength bound an attribute's name and data
 	// type (custom label included).
 	MaxAttributeNameLength = 256

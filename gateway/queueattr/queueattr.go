@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/anysqs/anysqs/drivers"
+	"github.com/anysqs/anysqs/drivers/sqsrule"
 	"github.com/anysqs/anysqs/gateway/sqserr"
 )
 
@@ -35,28 +36,18 @@ const (
 	VisibilityTimeout                     = "VisibilityTimeout"
 )
 
-// Limits of queue names and attributes, as the SQS API reference gives them.
+// Limits of queue names and of the attributes only queues have, as the SQS API
+// reference gives them. The limits messages share with queues (visibility, delay,
+// retention, size, wait) are sqsrule's.
 const (
 	MaxNameLength = 80
 	FIFOSuffix    = ".fifo"
 
-	MinMaximumMessageSize = 1024
-	// MaxMessageSize is the largest MaximumMessageSize and its default: SQS raised both
-	// from 256 KiB to 1 MiB in 2025.
-	MaxMessageSize                  = 1048576
-	MaxDelaySeconds                 = 900
-	MinMessageRetentionPeriod       = 60
-	MaxMessageRetentionPeriod       = 1209600
-	MaxReceiveMessageWaitTime       = 20
-	MaxVisibilityTimeout            = 43200
 	MinKmsDataKeyReusePeriod        = 60
 	MaxKmsDataKeyReusePeriod        = 86400
 	DefaultKmsDataKeyReusePeriod    = 300
 	MinMaxReceiveCount              = 1
-	MaxMaxReceiveCount              = 1000
 	MaxRedriveAllowSourceQueueArns  = 10
-	DefaultVisibilityTimeout        = 30
-	DefaultMessageRetentionPeriod   = 345600
 	DeduplicationScopeQueue         = "queue"
 	DeduplicationScopeMessageGroup  = "messageGroup"
 	FifoThroughputPerQueue          = "perQueue"
@@ -105,10 +96,10 @@ func isNameChars(s string) bool {
 func Defaults(fifo bool) drivers.QueueAttributes {
 	a := drivers.QueueAttributes{
 		DelaySeconds:                  0,
-		MaximumMessageSize:            MaxMessageSize,
-		MessageRetentionPeriod:        DefaultMessageRetentionPeriod,
+		MaximumMessageSize:            sqsrule.MaxMessageSize,
+		MessageRetentionPeriod:        sqsrule.DefaultMessageRetentionPeriod,
 		ReceiveMessageWaitTimeSeconds: 0,
-		VisibilityTimeout:             DefaultVisibilityTimeout,
+		VisibilityTimeout:             sqsrule.DefaultVisibilityTimeout,
 		KmsDataKeyReusePeriodSeconds:  DefaultKmsDataKeyReusePeriod,
 		SqsManagedSseEnabled:          true,
 		FifoQueue:                     fifo,
@@ -242,11 +233,11 @@ func checkCombination(a *drivers.QueueAttributes, in map[string]string) error {
 type setter func(a *drivers.QueueAttributes, v string, arn ARNParser) error
 
 var settable = map[string]setter{
-	DelaySeconds:                  intSetter(DelaySeconds, 0, MaxDelaySeconds, func(a *drivers.QueueAttributes) *int32 { return &a.DelaySeconds }),
-	MaximumMessageSize:            intSetter(MaximumMessageSize, MinMaximumMessageSize, MaxMessageSize, func(a *drivers.QueueAttributes) *int32 { return &a.MaximumMessageSize }),
-	MessageRetentionPeriod:        intSetter(MessageRetentionPeriod, MinMessageRetentionPeriod, MaxMessageRetentionPeriod, func(a *drivers.QueueAttributes) *int32 { return &a.MessageRetentionPeriod }),
-	ReceiveMessageWaitTimeSeconds: intSetter(ReceiveMessageWaitTimeSeconds, 0, MaxReceiveMessageWaitTime, func(a *drivers.QueueAttributes) *int32 { return &a.ReceiveMessageWaitTimeSeconds }),
-	VisibilityTimeout:             intSetter(VisibilityTimeout, 0, MaxVisibilityTimeout, func(a *drivers.QueueAttributes) *int32 { return &a.VisibilityTimeout }),
+	DelaySeconds:                  intSetter(DelaySeconds, 0, sqsrule.MaxDelaySeconds, func(a *drivers.QueueAttributes) *int32 { return &a.DelaySeconds }),
+	MaximumMessageSize:            intSetter(MaximumMessageSize, sqsrule.MinMaximumMessageSize, sqsrule.MaxMessageSize, func(a *drivers.QueueAttributes) *int32 { return &a.MaximumMessageSize }),
+	MessageRetentionPeriod:        intSetter(MessageRetentionPeriod, sqsrule.MinMessageRetentionPeriod, sqsrule.MaxMessageRetentionPeriod, func(a *drivers.QueueAttributes) *int32 { return &a.MessageRetentionPeriod }),
+	ReceiveMessageWaitTimeSeconds: intSetter(ReceiveMessageWaitTimeSeconds, 0, sqsrule.MaxWaitTimeSeconds, func(a *drivers.QueueAttributes) *int32 { return &a.ReceiveMessageWaitTimeSeconds }),
+	VisibilityTimeout:             intSetter(VisibilityTimeout, 0, sqsrule.MaxVisibilityTimeout, func(a *drivers.QueueAttributes) *int32 { return &a.VisibilityTimeout }),
 	KmsDataKeyReusePeriodSeconds:  intSetter(KmsDataKeyReusePeriodSeconds, MinKmsDataKeyReusePeriod, MaxKmsDataKeyReusePeriod, func(a *drivers.QueueAttributes) *int32 { return &a.KmsDataKeyReusePeriodSeconds }),
 	ContentBasedDeduplication:     boolSetter(ContentBasedDeduplication, func(a *drivers.QueueAttributes) *bool { return &a.ContentBasedDeduplication }),
 	SqsManagedSseEnabled:          boolSetter(SqsManagedSseEnabled, func(a *drivers.QueueAttributes) *bool { return &a.SqsManagedSseEnabled }),

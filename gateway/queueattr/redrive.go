@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/anysqs/anysqs/drivers"
+	"github.com/anysqs/anysqs/drivers/sqsrule"
 	"github.com/anysqs/anysqs/gateway/sqserr"
 )
 
@@ -55,7 +56,7 @@ func parseRedrivePolicy(v string, fifo bool, arn ARNParser) (*drivers.RedrivePol
 		return nil, bad("Redrive policy does not contain mandatory attribute: %s.", keyMaxReceiveCount)
 	}
 	count, ok := jsonInt(rawCount)
-	if !ok || count < MinMaxReceiveCount || count > MaxMaxReceiveCount {
+	if !ok || count < MinMaxReceiveCount || count > sqsrule.MaxMaxReceiveCount {
 		return nil, bad("Invalid value for maxReceiveCount: %s, valid values are from 1 to 1000 both inclusive.",
 			bytes.Trim(rawCount, `"`))
 	}

@@ -5,12 +5,14 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/anysqs/anysqs/capabilities"
 	"github.com/anysqs/anysqs/drivers"
 	"github.com/anysqs/anysqs/drivers/sqlite"
+	"github.com/anysqs/anysqs/drivers/sqsrule"
 )
 
 // LockSeconds is the longest visibility timeout the profile accepts: a broker's
@@ -78,7 +80,7 @@ var overrides = []capabilities.Declaration{
 		Note: "a receipt handle is a lock held by one gateway instance; after a restart, or through another instance, it fails with ReceiptHandleIsInvalid and the message reappears when its lock expires"},
 	// Receive-time dead-lettering stays SQLite's atomic move underneath; atomic keeps
 	// the at-least-once promise, and the declaration is what a broker can promise.
-	{ID: capabilities.RedriveDLQ, Level: capabilities.Degraded, Limits: map[string]string{"max_receive_count": "1000", "move": "at-least-once"},
+	{ID: capabilities.RedriveDLQ, Level: capabilities.Degraded, Limits: map[string]string{"max_receive_count": strconv.Itoa(sqsrule.MaxMaxReceiveCount), "move": "at-least-once"},
 		Note: "dead-lettering is not promised to be one transaction with the receive: a message may reach the dead-letter queue twice, with the same MessageId"},
 	{ID: capabilities.RedriveMoveTasks, Level: capabilities.Degraded, Limits: map[string]string{"max_messages_per_second": "500", "move": "at-least-once"},
 		Note: "a move copies the message to the destination, then deletes it from the source: a retried move may leave a duplicate with the same MessageId, and moved messages keep their MessageId; tasks are kept in the gateway's memory"},
@@ -91,7 +93,7 @@ var overrides = []capabilities.Declaration{
 	{ID: capabilities.LongPolling, Level: capabilities.Native, Limits: map[string]string{"mode": "native"},
 		Note: "one process: the gateway wakes waiters on its own writes; the receive itself does not block"},
 	{ID: capabilities.RetentionPeriod, Level: capabilities.Native,
-		Limits: map[string]string{"min_seconds": "60", "max_seconds": "1209600", "sweep": "driver"},
+		Limits: map[string]string{"min_seconds": strconv.Itoa(sqsrule.MinMessageRetentionPeriod), "max_seconds": strconv.Itoa(sqsrule.MaxMessageRetentionPeriod), "sweep": "driver"},
 		Note:   "expired messages are never delivered; Sweep removes them, on the service's clock"},
 }
 
