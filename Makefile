@@ -9,7 +9,7 @@ LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 ENDPOINT ?= http://127.0.0.1:9324
 IMAGE   ?= localhost/anysqs:latest
 
-.PHONY: help run build image generate test lint conformance report bench fuzz load bench-postgres bench-plugin bench-peers system soak browser-check
+.PHONY: help run build image image-test generate test lint conformance report bench fuzz load bench-postgres bench-plugin bench-peers system soak browser-check
 
 help: ## this list
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -34,6 +34,9 @@ image: ## build the OCI image IMAGE (localhost/anysqs:latest) with buildah from 
 	@echo "building bin/image/anysqs $(VERSION) (every backend, stripped), then the image $(IMAGE)"
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w $(LDFLAGS)' -o bin/image/anysqs ./cmd/anysqs
 	VERSION=$(VERSION) COMMIT=$(COMMIT) scripts/image.sh bin/image/anysqs $(IMAGE)
+
+image-test: image ## run the image with podman on loopback: SQLite in a volume across a restart, then the local PostgreSQL (needs podman, /usr/bin/aws)
+	IMAGE=$(IMAGE) scripts/image-test.sh
 
 generate: ## go generate: the SQS error table, Kind.String, the plugin protocol (needs protoc; CI fails if stale)
 	$(GO) generate ./...
