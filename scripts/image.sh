@@ -39,10 +39,11 @@ buildah copy --quiet "$ctr" "$root/deploy/container/anysqs.yaml" /etc/anysqs/any
 buildah copy --quiet "$ctr" "$tree/root" /
 buildah copy --quiet --chown 65532:65532 "$ctr" "$tree/owned" /
 buildah config \
+	--env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
 	--user 65532:65532 \
 	--workingdir /data \
 	--volume /data \
-	--port 9324 --port 9325 \
+	--port 9324/tcp --port 9325/tcp \
 	--entrypoint '["/usr/local/bin/anysqs"]' \
 	--cmd 'serve --config /etc/anysqs/anysqs.yaml' \
 	--label org.opencontainers.image.title=anysqs \
