@@ -148,7 +148,7 @@ test_sqlite() {
 	got=$(sqs receive-message --queue-url "$url" --wait-time-seconds 5 --query 'Messages[0].Body')
 	[ "$got" = kept-across-restart ] || fail "after the restart received '$got', want kept-across-restart"
 	say "after the restart the volume still held the queue and the message: ok"
-	podman volume inspect -f '{{.Mountpoint}}' "$run_id" | xargs ls -ln >&2
+	say "volume: $(podman volume inspect -f '{{.Mountpoint}}' "$run_id" | xargs ls -n | awk 'NR > 1 {printf "%s %s:%s %s; ", $1, $3, $4, $9}')"
 	cleanup
 }
 
