@@ -7,8 +7,9 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 COMMIT  ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 ENDPOINT ?= http://127.0.0.1:9324
+IMAGE   ?= localhost/anysqs:latest
 
-.PHONY: help run build generate test lint conformance report bench fuzz load bench-postgres bench-plugin bench-peers system soak browser-check
+.PHONY: help run build image image-test generate test lint conformance report bench fuzz load bench-postgres bench-plugin bench-peers system soak browser-check
 
 help: ## this list
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -27,6 +28,15 @@ build: ## build bin/anysqs (static, version-stamped) and bin/anysqs-load
 	@echo "building bin/anysqs $(VERSION) (the first build compiles every dependency: a few minutes with the cloud SDKs)"
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/anysqs ./cmd/anysqs
 	CGO_ENABLED=0 $(GO) build -trimpath -o bin/anysqs-load ./cmd/anysqs-load
+
+# The image's binary is make build's, stripped (-s -w) as the Dockerfile's is.
+image: ## build the OCI image IMAGE (localhost/anysqs:latest) with buildah from scratch: static bin/image/anysqs, CA bundle, user 65532, volume /data; nothing pulled
+	@echo "building bin/image/anysqs $(VERSION) (every backend, stripped), then the image $(IMAGE)"
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w $(LDFLAGS)' -o bin/image/anysqs ./cmd/anysqs
+	VERSION=$(VERSION) COMMIT=$(COMMIT) scripts/image.sh bin/image/anysqs $(IMAGE)
+
+image-test: image ## run the image with podman on loopback: SQLite in a volume across a restart, then the local PostgreSQL (needs podman, /usr/bin/aws)
+	IMAGE=$(IMAGE) scripts/image-test.sh
 
 generate: ## go generate: the SQS error table, Kind.String, the plugin protocol (needs protoc; CI fails if stale)
 	$(GO) generate ./...
