@@ -138,7 +138,11 @@ func printReport(w io.Writer, rep migrate.Report, took time.Duration) {
 		rate = float64(total) / s
 	}
 	fmt.Fprintf(w, "%d messages in %s (%.0f messages/s)\n", total, took.Round(time.Millisecond), rate)
-	fmt.Fprintf(w, "at most %d messages may be duplicated at the destination\n", rep.MayDuplicate)
+	fmt.Fprintf(w, "at most %d messages may be duplicated at the destination", rep.MayDuplicate)
+	if n := rep.MayDuplicateIfConsumed; n > 0 {
+		fmt.Fprintf(w, " (%d of them only if a consumer there received the first copy before the resume looked for it)", n)
+	}
+	fmt.Fprintln(w)
 }
 
 // progressLine shows progress: on a terminal one line rewritten in place, otherwise a

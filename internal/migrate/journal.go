@@ -33,6 +33,9 @@ type record struct {
 	IDs []string  `json:"ids,omitempty"` // message ids
 	Sum []string  `json:"sum,omitempty"` // sent: each message's digest, as IDs
 	At  time.Time `json:"at,omitzero"`   // sending: when the send was attempted
+	// maydup: the destination was looked at and did not have them, so they are there
+	// twice only if a consumer took the first copy.
+	Consumed bool `json:"consumed,omitempty"`
 	// start only.
 	Mode string `json:"mode,omitempty"`
 	From string `json:"from,omitempty"`
@@ -50,8 +53,11 @@ type queueJournal struct {
 	sent    map[string]string    // message id → digest: the destination acknowledged it
 	order   []string             // sent ids in journal order
 	sending map[string]time.Time // message id → when its send began, without an ack yet
-	mayDup  map[string]bool      // sent again after an interrupted run: may be there twice
-	done    bool
+	// mayDup: sent again after an interrupted run, so the destination may have them
+	// twice; true: only if a consumer there took the first copy before the resume
+	// looked for it.
+	mayDup map[string]bool
+	done   bool
 }
 
 func (s *journalState) queue(name string) *queueJournal {
@@ -93,7 +99,7 @@ func (s *journalState) apply(r record) {
 	case "maydup":
 		q := s.queue(r.Q)
 		for _, id := range r.IDs {
-			q.mayDup[id] = true
+			q.mayDup[id] = r.Consumed
 		}
 	case "unsent":
 		q := s.queue(r.Q)
@@ -120,12 +126,16 @@ func (s *journalState) records() []record {
 		for id, at := range q.sending {
 			out = append(out, record{T: "sending", Q: name, IDs: []string{id}, At: at})
 		}
-		if len(q.mayDup) > 0 {
-			ids := make([]string, 0, len(q.mayDup))
-			for id := range q.mayDup {
-				ids = append(ids, id)
+		for _, consumed := range []bool{false, true} {
+			var ids []string
+			for id, c := range q.mayDup {
+				if c == consumed {
+					ids = append(ids, id)
+				}
 			}
-			out = append(out, record{T: "maydup", Q: name, IDs: ids})
+			if len(ids) > 0 {
+				out = append(out, record{T: "maydup", Q: name, IDs: ids, Consumed: consumed})
+			}
 		}
 		if q.done {
 			out = append(out, record{T: "done", Q: name})

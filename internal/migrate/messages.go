@@ -82,7 +82,12 @@ func (m *migration) messages(ctx context.Context, rep *Report) error {
 	}
 	m.j.view(func(s *journalState) {
 		for _, q := range s.queues {
-			rep.MayDuplicate += len(q.mayDup)
+			for _, consumed := range q.mayDup {
+				rep.MayDuplicate++
+				if consumed {
+					rep.MayDuplicateIfConsumed++
+				}
+			}
 		}
 	})
 	return nil
@@ -118,6 +123,10 @@ func (m *migration) resolveUncertain(ctx context.Context, r *queueRun) error {
 	})
 	if err != nil {
 		return fmt.Errorf("destination: queue %s: %w", r.q.Name, err)
+	}
+	r.unseen = map[string]bool{}
+	for id := range pending {
+		r.unseen[id] = true
 	}
 	if len(found) > 0 {
 		r.qr.Resolved = len(found)
@@ -358,10 +367,9 @@ func (m *migration) moveQueue(ctx context.Context, r *queueRun) error {
 
 // moveLoop receives, sends and deletes until a receive comes back empty.
 func (m *migration) moveLoop(ctx context.Context, r *queueRun) error {
-	src := m.o.From.Driver
 	vt := int32((m.o.VisibilityTimeout + time.Second - 1) / time.Second)
 	for {
-		res, err := src.ReceiveMessages(ctx, drivers.ReceiveMessagesRequest{
+		res, err := m.o.From.Driver.ReceiveMessages(ctx, drivers.ReceiveMessagesRequest{
 			Name: r.q.Name, Now: m.o.Now(), MaxMessages: 10, VisibilityTimeout: vt})
 		if err != nil {
 			return fmt.Errorf("source: queue %s: receive: %w", r.q.Name, err)
@@ -369,32 +377,40 @@ func (m *migration) moveLoop(ctx context.Context, r *queueRun) error {
 		if len(res.Messages) == 0 {
 			return nil
 		}
-		var items []item
-		var del []drivers.DeleteEntry
-		handles := map[string]string{}
-		for _, msg := range res.Messages {
-			handles[msg.MessageID] = msg.ReceiptHandle
-			if m.sent(r.q.Name, msg.MessageID) {
-				// Sent by an earlier attempt; only its deletion at the source was missing.
-				del = append(del, drivers.DeleteEntry{EntryID: strconv.Itoa(len(del)), ReceiptHandle: msg.ReceiptHandle})
-				continue
-			}
-			items = append(items, item{msg: msg})
-		}
-		acked, sendErr := m.sendBatches(ctx, r, splitGroups(items, r.fifo))
-		for _, it := range items {
-			if acked[it.msg.MessageID] {
-				del = append(del, drivers.DeleteEntry{EntryID: strconv.Itoa(len(del)), ReceiptHandle: handles[it.msg.MessageID]})
-			}
-		}
-		if err := m.deleteAtSource(ctx, r, del); err != nil {
+		if err := m.moveBatch(ctx, r, res.Messages); err != nil {
 			return err
 		}
-		m.hook("deleted")
-		if sendErr != nil {
-			return sendErr
+	}
+}
+
+// moveBatch sends received messages the journal does not show as sent, then deletes at
+// the source those the destination has.
+func (m *migration) moveBatch(ctx context.Context, r *queueRun, received []drivers.Message) error {
+	mine := r.claim(received)
+	defer r.release(mine)
+	var items []item
+	var del []drivers.DeleteEntry
+	handles := map[string]string{}
+	for _, msg := range mine {
+		handles[msg.MessageID] = msg.ReceiptHandle
+		if m.sent(r.q.Name, msg.MessageID) {
+			// Sent by an earlier attempt; only its deletion at the source was missing.
+			del = append(del, drivers.DeleteEntry{EntryID: strconv.Itoa(len(del)), ReceiptHandle: msg.ReceiptHandle})
+			continue
+		}
+		items = append(items, item{msg: msg})
+	}
+	acked, sendErr := m.sendBatches(ctx, r, splitGroups(items, r.fifo))
+	for _, it := range items {
+		if acked[it.msg.MessageID] {
+			del = append(del, drivers.DeleteEntry{EntryID: strconv.Itoa(len(del)), ReceiptHandle: handles[it.msg.MessageID]})
 		}
 	}
+	if err := m.deleteAtSource(ctx, r, del); err != nil {
+		return err
+	}
+	m.hook("deleted")
+	return sendErr
 }
 
 // deleteAtSource deletes what the destination has. A stale handle is harmless: the

@@ -94,6 +94,10 @@ type Report struct {
 	// and before the journal recorded it, the destination did not show them on resume,
 	// and they were sent again outside its FIFO deduplication window.
 	MayDuplicate int
+	// MayDuplicateIfConsumed is the part of MayDuplicate that the destination did not
+	// have when a resumed run looked: they are there twice only if a consumer at the
+	// destination received the first copy between the interruption and the resume.
+	MayDuplicateIfConsumed int
 	// Verify has one entry per queue when Options.Verify was set.
 	Verify []VerifyResult
 }

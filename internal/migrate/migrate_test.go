@@ -29,8 +29,15 @@ import (
 // internal/config with servetest's environment, as `anysqs migrate` would.
 func openBackend(t *testing.T, backend string) migrate.Endpoint {
 	t.Helper()
+	return openWithEnv(t, backend, servetest.BackendEnv(t, backend))
+}
+
+// openWithEnv opens backend's shipped configuration with the environment servetest
+// gave for it.
+func openWithEnv(t *testing.T, backend string, kvs []string) migrate.Endpoint {
+	t.Helper()
 	env := map[string]string{}
-	for _, kv := range servetest.BackendEnv(t, backend) {
+	for _, kv := range kvs {
 		k, v, _ := strings.Cut(kv, "=")
 		env[k] = v
 	}

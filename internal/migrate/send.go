@@ -26,6 +26,40 @@ type queueRun struct {
 
 	mu sync.Mutex
 	qr *QueueReport
+	// handling: ids a worker of this run has received and not finished with. A message
+	// whose visibility timeout ran out while its worker was still sending comes back to
+	// another worker, which must leave it alone: its first worker sends it, and it is
+	// deleted when it comes back again, the journal showing it sent.
+	handling map[string]bool
+	// unseen: ids an interrupted run had begun to send that the destination did not
+	// show on resume. Sent again, they are there twice only if a consumer at the
+	// destination took the first copy in between.
+	unseen map[string]bool
+}
+
+// claim returns the messages no other worker is handling, and marks them handled.
+func (r *queueRun) claim(msgs []drivers.Message) []drivers.Message {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.handling == nil {
+		r.handling = map[string]bool{}
+	}
+	var mine []drivers.Message
+	for _, m := range msgs {
+		if !r.handling[m.MessageID] {
+			r.handling[m.MessageID] = true
+			mine = append(mine, m)
+		}
+	}
+	return mine
+}
+
+func (r *queueRun) release(msgs []drivers.Message) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, m := range msgs {
+		delete(r.handling, m.MessageID)
+	}
 }
 
 func (r *queueRun) sentSoFar() int {
@@ -100,14 +134,18 @@ func (m *migration) sendBatches(ctx context.Context, qr *queueRun, batches [][]i
 	}
 	m.hook("sent")
 	acked := map[string]bool{}
-	var sent, sums, unsent, mayDup []string
+	var sent, sums, unsent, mayDup, mayDupConsumed []string
 	var firstErr error
 	for _, o := range outs {
 		for i, id := range o.acked {
 			acked[id] = true
 			sent, sums = append(sent, id), append(sums, o.sums[i])
 			if at, ok := uncertain[id]; ok && !o.confirmed[id] && !(qr.dedup && now.Sub(at) < dedupWindow) {
-				mayDup = append(mayDup, id)
+				if qr.unseen[id] {
+					mayDupConsumed = append(mayDupConsumed, id)
+				} else {
+					mayDup = append(mayDup, id)
+				}
 			}
 		}
 		unsent = append(unsent, o.unsent...)
@@ -128,6 +166,11 @@ func (m *migration) sendBatches(ctx context.Context, qr *queueRun, batches [][]i
 	if len(mayDup) > 0 {
 		m.o.Log.Warn("sent again after an interrupted run; the destination may have them twice", "queue", qr.q.Name, "messages", len(mayDup))
 		if err := m.j.append(record{T: "maydup", Q: qr.q.Name, IDs: mayDup}); err != nil {
+			return nil, err
+		}
+	}
+	if len(mayDupConsumed) > 0 {
+		if err := m.j.append(record{T: "maydup", Q: qr.q.Name, IDs: mayDupConsumed, Consumed: true}); err != nil {
 			return nil, err
 		}
 	}
