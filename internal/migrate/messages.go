@@ -80,6 +80,19 @@ func (m *migration) messages(ctx context.Context, rep *Report) error {
 		m.advance(0)
 		m.o.Log.Info("queue done", "queue", r.q.Name, "sent", r.qr.Sent, "skipped", r.qr.Skipped)
 	}
+	if m.o.Mode == Move {
+		// Dead-letter queues went first, but moving a queue receives its messages, and a
+		// message whose receive count reached maxReceiveCount at the source went to its
+		// dead-letter queue instead: move what reached them meanwhile.
+		for _, r := range runs {
+			if !isDeadLetterTarget(r.q.Name, runs) {
+				continue
+			}
+			if err := m.moveQueue(ctx, r); err != nil {
+				return err
+			}
+		}
+	}
 	m.j.view(func(s *journalState) {
 		for _, q := range s.queues {
 			for _, consumed := range q.mayDup {
@@ -91,6 +104,17 @@ func (m *migration) messages(ctx context.Context, rep *Report) error {
 		}
 	})
 	return nil
+}
+
+// isDeadLetterTarget reports whether a queue among runs names name as its dead-letter
+// queue.
+func isDeadLetterTarget(name string, runs []*queueRun) bool {
+	for _, r := range runs {
+		if rp := r.q.Attributes.RedrivePolicy; rp != nil && rp.DeadLetterQueue == name {
+			return true
+		}
+	}
+	return false
 }
 
 // resolveUncertain looks at the destination for the messages an interrupted run had

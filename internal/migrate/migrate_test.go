@@ -94,7 +94,11 @@ func fifoAttrs() drivers.QueueAttributes {
 // the source by ARN), tags and a policy, and a FIFO queue with a FIFO DLQ; then sends
 // messages with attributes, delayed ones (for delay), and receives some so they are in
 // flight (for inFlight).
-func seed(t *testing.T, src migrate.Endpoint, delay, inFlight int32) scenario {
+//
+// With poison, a first message of orders is received (and released) as many times as
+// its redrive policy allows, so the next receive at the source, a move's, sends it to
+// the dead-letter queue.
+func seed(t *testing.T, src migrate.Endpoint, delay, inFlight int32, poison bool) scenario {
 	t.Helper()
 	ctx := context.Background()
 	d := src.Driver
@@ -134,6 +138,16 @@ func seed(t *testing.T, src migrate.Endpoint, delay, inFlight int32) scenario {
 				if e.Err != nil {
 					t.Fatalf("seed: send to %s: %v", queue, e.Err)
 				}
+			}
+		}
+	}
+	if poison {
+		send(orders, []drivers.SendEntry{{EntryID: "0", MessageID: newID(), Body: "poison"}})
+		// One receive short: the receive below that puts messages in flight is the last.
+		for range ordersAttrs.RedrivePolicy.MaxReceiveCount - 1 {
+			res, err := d.ReceiveMessages(ctx, drivers.ReceiveMessagesRequest{Name: orders, Now: time.Now(), MaxMessages: 1, VisibilityTimeout: 0})
+			if err != nil || len(res.Messages) != 1 || res.Messages[0].Body != "poison" {
+				t.Fatalf("seed: receive poison: %v, %v", res.Messages, err)
 			}
 		}
 	}
@@ -284,11 +298,11 @@ func TestMigrate(t *testing.T) {
 				var sc scenario
 				if mode == migrate.Copy {
 					// Copy leaves delayed messages delayed and copies in-flight ones now.
-					sc = seed(t, src, 600, 600)
+					sc = seed(t, src, 600, 600, false)
 					o.InFlight = migrate.InFlightCopy
 				} else {
 					// Move waits for delayed and in-flight messages: keep both short.
-					sc = seed(t, src, 1, 1)
+					sc = seed(t, src, 1, 1, true)
 				}
 				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 				defer cancel()
@@ -318,6 +332,11 @@ func TestMigrate(t *testing.T) {
 						if left := countStates(t, src.Driver, name); len(left) > 0 {
 							t.Errorf("source queue %s still has %v after a move", name, left)
 						}
+					}
+					// The poison message went to the DLQ at the source when the move
+					// received it, after the DLQ had been moved: a second pass took it.
+					if n := countStates(t, dst.Driver, dlq)[drivers.StateVisible]; n != 3 {
+						t.Errorf("destination %s has %d visible messages, want 3 (2 and the poison message)", dlq, n)
 					}
 				}
 				total := 0
@@ -351,7 +370,7 @@ func (d declaring) Describe(ctx context.Context) (drivers.Description, error) {
 
 func TestStrictRefusesBeforeWriting(t *testing.T) {
 	src, dst := openBackend(t, "sqlite"), openBackend(t, "sqlite")
-	seed(t, src, 0, 1)
+	seed(t, src, 0, 1, false)
 	dst.Driver = declaring{dst.Driver, map[capabilities.ID]capabilities.Level{
 		capabilities.QueueTags: capabilities.Unsupported, capabilities.DelayMessage: capabilities.Degraded}}
 	rep, err := migrate.Run(context.Background(), migrate.Options{From: src, To: dst, Mode: migrate.Copy, Strict: true,
@@ -376,7 +395,7 @@ func TestStrictRefusesBeforeWriting(t *testing.T) {
 
 func TestExistingQueueWithOtherAttributesIsRefused(t *testing.T) {
 	src, dst := openBackend(t, "sqlite"), openBackend(t, "sqlite")
-	seed(t, src, 0, 1)
+	seed(t, src, 0, 1, false)
 	a := standardAttrs()
 	a.VisibilityTimeout = 99
 	now := time.Now()
@@ -413,7 +432,7 @@ func TestResumeAfterAckBeforeJournal(t *testing.T) {
 	for _, browse := range []bool{true, false} {
 		t.Run(fmt.Sprintf("browse=%v", browse), func(t *testing.T) {
 			src, dst := openBackend(t, "sqlite"), openBackend(t, "sqlite")
-			seed(t, src, 0, 1)
+			seed(t, src, 0, 1, false)
 			state := filepath.Join(t.TempDir(), "state.json")
 			o := migrate.Options{From: src, To: dst, Mode: migrate.Copy, InFlight: migrate.InFlightCopy, StatePath: state, Queues: "orders*",
 				Hook: func(p string) {
