@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync"
@@ -32,6 +33,7 @@ A journal (--state) records progress: run the same command again to resume.`)
 	mode := fs.String("mode", "copy", "copy (leave the source as it is) or move (delete at the source once sent)")
 	inFlight := fs.String("in-flight", "wait", "in-flight messages: wait for them, skip them, or copy them now (copy mode; move: wait or skip)")
 	verify := fs.Bool("verify", false, "compare counts and a content checksum per queue when done; exit 1 on a difference")
+	queuesOnly := fs.Bool("queues-only", false, "create the queues at the destination and copy no message (switchover step 1)")
 	strict := fs.Bool("strict", false, "refuse to start if the destination cannot keep something a source queue uses")
 	state := fs.String("state", "migrate-state.json", "journal `FILE` (or directory) recording progress, for resuming")
 	vt := fs.Duration("visibility-timeout", time.Minute, "how long a moving receive hides a message at the source (and how soon after a crash it returns)")
@@ -48,12 +50,23 @@ A journal (--state) records progress: run the same command again to resume.`)
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	src, srcCfg, err := openSide(ctx, *from, "ANYSQS_FROM_")
+	srcCfg, err := loadSide(*from, "ANYSQS_FROM_")
+	if err != nil {
+		return fmt.Errorf("--from: %w", err)
+	}
+	dstCfg, err := loadSide(*to, "ANYSQS_TO_")
+	if err != nil {
+		return fmt.Errorf("--to: %w", err)
+	}
+	if srcCfg.Backend.Name == dstCfg.Backend.Name && reflect.DeepEqual(srcCfg.Backend.Options, dstCfg.Backend.Options) {
+		return usagef("migrate: --from and --to name the same storage (backend %s with the same options)", srcCfg.Backend.Name)
+	}
+	src, err := openSide(ctx, srcCfg)
 	if err != nil {
 		return fmt.Errorf("--from: %w", err)
 	}
 	defer src.Close()
-	dst, dstCfg, err := openSide(ctx, *to, "ANYSQS_TO_")
+	dst, err := openSide(ctx, dstCfg)
 	if err != nil {
 		return fmt.Errorf("--to: %w", err)
 	}
@@ -71,7 +84,7 @@ A journal (--state) records progress: run the same command again to resume.`)
 		Queues:   *queues,
 		Mode:     migrate.Mode(*mode),
 		InFlight: migrate.InFlight(*inFlight),
-		Verify:   *verify, Strict: *strict, StatePath: statePath,
+		Verify:   *verify, Strict: *strict, QueuesOnly: *queuesOnly, StatePath: statePath,
 		VisibilityTimeout: *vt, Workers: *workers,
 		Progress: prog.update, Log: log, Hook: killHook(os.Getenv("ANYSQS_MIGRATE_KILL_AT")),
 	})
@@ -80,24 +93,25 @@ A journal (--state) records progress: run the same command again to resume.`)
 	return err
 }
 
-// openSide loads one configuration file, with ANYSQS_* overrides read from prefix+* (one
-// variable cannot mean both sides), and opens its backend.
-func openSide(ctx context.Context, path, prefix string) (drivers.Driver, config.Config, error) {
-	cfg, err := config.Load(path, func(k string) string {
+// loadSide loads one configuration file, with ANYSQS_* overrides read from prefix+*
+// (one variable cannot mean both sides).
+func loadSide(path, prefix string) (config.Config, error) {
+	return config.Load(path, func(k string) string {
 		return os.Getenv(prefix + strings.TrimPrefix(k, "ANYSQS_"))
 	})
-	if err != nil {
-		return nil, cfg, err
-	}
+}
+
+// openSide opens a configuration's backend.
+func openSide(ctx context.Context, cfg config.Config) (drivers.Driver, error) {
 	drv, err := drivers.Open(ctx, cfg.Backend.Name, cfg.Backend.Options)
 	if err != nil {
 		var oe *drivers.OptionError
 		if errors.As(err, &oe) {
-			return nil, cfg, fmt.Errorf("%w (backend %s)", cfg.Locate("backend.options."+oe.Key, oe.Msg), cfg.Backend.Name)
+			return nil, fmt.Errorf("%w (backend %s)", cfg.Locate("backend.options."+oe.Key, oe.Msg), cfg.Backend.Name)
 		}
-		return nil, cfg, fmt.Errorf("backend %s: %w", cfg.Backend.Name, err)
+		return nil, fmt.Errorf("backend %s: %w", cfg.Backend.Name, err)
 	}
-	return drv, cfg, nil
+	return drv, nil
 }
 
 func printReport(w io.Writer, rep migrate.Report, took time.Duration) {

@@ -48,6 +48,9 @@ type Options struct {
 	// Verify compares source and destination (or, moving, the journal and the
 	// destination) when the messages are across.
 	Verify bool
+	// QueuesOnly creates the queues and leaves the messages: the first step of a
+	// switchover, before producers move to the new gateway.
+	QueuesOnly bool
 	// Strict refuses to start when the destination cannot keep something a source queue
 	// uses.
 	Strict bool
@@ -144,6 +147,10 @@ func Run(ctx context.Context, o Options) (Report, error) {
 	if err := m.checkBrowse(); err != nil {
 		return rep, err
 	}
+	if o.QueuesOnly { // no message moves: nothing to journal
+		rep.Queues = m.createQueues(ctx, plan)
+		return rep, refusedErr(rep)
+	}
 	j, resumed, err := openJournal(o.StatePath, string(o.Mode), m.fromDesc.Name, m.toDesc.Name)
 	if err != nil {
 		return rep, err
@@ -164,12 +171,16 @@ func Run(ctx context.Context, o Options) (Report, error) {
 			return rep, ErrDifferences
 		}
 	}
+	return rep, refusedErr(rep)
+}
+
+func refusedErr(rep Report) error {
 	for _, q := range rep.Queues {
 		if q.Refused != "" {
-			return rep, ErrDifferences
+			return ErrDifferences
 		}
 	}
-	return rep, nil
+	return nil
 }
 
 func (o *Options) defaults() {

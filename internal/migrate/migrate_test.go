@@ -4,7 +4,9 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -473,5 +475,23 @@ func TestResumeAfterAckBeforeJournal(t *testing.T) {
 				t.Errorf("MayDuplicate %d, destination has %d; want >0 and %d + MayDuplicate", rep.MayDuplicate, total, want)
 			}
 		})
+	}
+}
+
+func TestQueuesOnly(t *testing.T) {
+	src, dst := openBackend(t, "sqlite"), openBackend(t, "sqlite")
+	sc := seed(t, src, 0, 1, false)
+	state := filepath.Join(t.TempDir(), "state.json")
+	if _, err := migrate.Run(context.Background(), migrate.Options{From: src, To: dst, Mode: migrate.Move, QueuesOnly: true, StatePath: state}); err != nil {
+		t.Fatal(err)
+	}
+	checkQueues(t, sc, src, dst)
+	for name := range sc.queues {
+		if n := countStates(t, dst.Driver, name); len(n) > 0 {
+			t.Errorf("destination %s has messages %v after --queues-only", name, n)
+		}
+	}
+	if _, err := os.Stat(state); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("--queues-only wrote a journal: %v", err)
 	}
 }
