@@ -170,6 +170,7 @@ type progressLine struct {
 	last  time.Time
 	shown bool
 	p     migrate.Progress
+	now   func() time.Time
 }
 
 func newProgressLine(w io.Writer) *progressLine {
@@ -179,7 +180,7 @@ func newProgressLine(w io.Writer) *progressLine {
 			tty = true
 		}
 	}
-	return &progressLine{w: w, tty: tty, start: time.Now()}
+	return &progressLine{w: w, tty: tty, start: time.Now(), now: time.Now}
 }
 
 func (p *progressLine) Write(b []byte) (int, error) {
@@ -200,7 +201,7 @@ func (p *progressLine) update(pr migrate.Progress) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.p = pr
-	now := time.Now()
+	now := p.now()
 	every := 10 * time.Second
 	if p.tty {
 		every = 200 * time.Millisecond

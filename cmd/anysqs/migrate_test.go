@@ -3,10 +3,14 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/anysqs/anysqs/internal/migrate"
 )
 
 // TestMigrateCommand runs `anysqs migrate` between two SQLite directories: usage
@@ -46,5 +50,29 @@ func TestMigrateCommand(t *testing.T) {
 		if !strings.Contains(out.String(), tt.out) {
 			t.Errorf("%s: output lacks %q:\n%s", tt.name, tt.out, out.String())
 		}
+	}
+}
+
+// TestMigrateProgressLine checks both displays: one line rewritten in place on a
+// terminal, with log lines clearing it first; plain lines otherwise.
+func TestMigrateProgressLine(t *testing.T) {
+	var tty, plain bytes.Buffer
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(d time.Duration) func() time.Time { return func() time.Time { return start.Add(d) } }
+	p := &progressLine{w: &tty, tty: true, start: start, now: at(10 * time.Second)}
+	p.update(migrate.Progress{Queues: 2, Messages: 500, Total: 1000})
+	fmt.Fprintln(p, "level=INFO msg=\"queue done\"")
+	p.update(migrate.Progress{Queues: 2, QueuesDone: 2, Messages: 1000, Total: 1000})
+	p.finish()
+	got := tty.String()
+	for _, want := range []string{"\r\033[K500/1000 messages, 50/s, queues 0/2, ETA 10s", "\r\033[Klevel=INFO", "queues 2/2, ETA 0s\n"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("terminal output lacks %q:\n%q", want, got)
+		}
+	}
+	q := &progressLine{w: &plain, start: start, now: at(time.Second)}
+	q.update(migrate.Progress{Queues: 1, QueuesDone: 1, Messages: 3, Total: 3})
+	if got := plain.String(); !strings.HasPrefix(got, "progress: 3/3 messages") || strings.Contains(got, "\r") {
+		t.Errorf("plain output %q", got)
 	}
 }
