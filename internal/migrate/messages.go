@@ -227,6 +227,7 @@ func (m *migration) copyQueue(ctx context.Context, r *queueRun) error {
 		return m.copyFIFO(ctx, r)
 	}
 	pending := map[string]bool{} // in flight, waited for
+	queued := map[string]bool{}  // sent or being sent in this run
 	after := ""
 	for {
 		now := m.o.Now()
@@ -236,9 +237,11 @@ func (m *migration) copyQueue(ctx context.Context, r *queueRun) error {
 		}
 		var items []item
 		for _, b := range res.Messages {
-			if m.sent(r.q.Name, b.MessageID) {
+			// An at-least-once redrive may leave two copies with one id: send one.
+			if m.sent(r.q.Name, b.MessageID) || queued[b.MessageID] {
 				continue
 			}
+			queued[b.MessageID] = true
 			if b.State == drivers.StateInFlight {
 				switch m.o.InFlight {
 				case InFlightSkip:
@@ -321,10 +324,12 @@ func (m *migration) copyFIFO(ctx context.Context, r *queueRun) error {
 		return seqLess(a.SequenceNumber, b.SequenceNumber)
 	})
 	var items []item
+	queued := map[string]bool{}
 	for _, b := range all {
-		if m.sent(r.q.Name, b.MessageID) {
+		if m.sent(r.q.Name, b.MessageID) || queued[b.MessageID] {
 			continue
 		}
+		queued[b.MessageID] = true
 		if b.State == drivers.StateInFlight && m.o.InFlight == InFlightSkip {
 			r.qr.Skipped++
 			continue
