@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -69,9 +70,10 @@ func newID() string {
 
 // scenario is what seed put in the source.
 type scenario struct {
-	queues  map[string]drivers.Queue
-	fifo    map[string][]string // group → bodies in send order
-	delayed int
+	queues   map[string]drivers.Queue
+	fifo     map[string][]string // group → bodies in send order
+	delayed  int
+	inFlight []drivers.Message // received from orders by seed
 }
 
 const (
@@ -175,6 +177,7 @@ func seed(t *testing.T, src migrate.Endpoint, delay, inFlight int32, poison bool
 	if err != nil || len(res.Messages) != 2 {
 		t.Fatalf("seed: receive to put 2 in flight: %d messages, %v", len(res.Messages), err)
 	}
+	sc.inFlight = res.Messages
 	// Groups interleaved, as producers send them.
 	var fifo []drivers.SendEntry
 	for i := range perGroup {
@@ -493,5 +496,57 @@ func TestQueuesOnly(t *testing.T) {
 	}
 	if _, err := os.Stat(state); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("--queues-only wrote a journal: %v", err)
+	}
+}
+
+// onLog calls fn once, for the first record whose message is msg.
+type onLog struct {
+	msg  string
+	fn   func()
+	done *bool
+}
+
+func (h onLog) Enabled(context.Context, slog.Level) bool { return true }
+func (h onLog) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h onLog) WithGroup(string) slog.Handler            { return h }
+func (h onLog) Handle(_ context.Context, r slog.Record) error {
+	if r.Message == h.msg && !*h.done {
+		*h.done = true
+		h.fn()
+	}
+	return nil
+}
+
+// TestCopyWaitsForInFlight copies with --in-flight wait: of two messages in flight at
+// the source, the one its consumer deletes during the wait is not copied, the other is
+// once its visibility ends; verification is clean.
+func TestCopyWaitsForInFlight(t *testing.T) {
+	src, dst := openBackend(t, "sqlite"), openBackend(t, "sqlite")
+	// In flight for 3 s: long enough that they still are when the copy looks.
+	sc := seed(t, src, 0, 3, false)
+	deleted := sc.inFlight[0]
+	done := false
+	log := slog.New(onLog{msg: "waiting for in-flight messages", done: &done, fn: func() {
+		res, err := src.Driver.DeleteMessages(context.Background(), drivers.DeleteMessagesRequest{Name: orders, Now: time.Now(),
+			Entries: []drivers.DeleteEntry{{EntryID: "0", ReceiptHandle: deleted.ReceiptHandle}}})
+		if err != nil || res.Entries[0].Err != nil {
+			t.Errorf("consumer's delete: %v %v", err, res.Entries)
+		}
+	}})
+	rep, err := migrate.Run(context.Background(), migrate.Options{From: src, To: dst, Mode: migrate.Copy, Verify: true,
+		StatePath: filepath.Join(t.TempDir(), "state.json"), PollInterval: 50 * time.Millisecond, Log: log})
+	if err != nil {
+		t.Fatalf("Run: %v %v", err, rep.Verify)
+	}
+	if !done {
+		t.Fatal("the copy did not wait for in-flight messages")
+	}
+	ids := map[string]bool{}
+	if err := browseAll(context.Background(), dst.Driver, orders, func(b drivers.BrowsedMessage) { ids[b.MessageID] = true }); err != nil {
+		t.Fatal(err)
+	}
+	if len(ids) != 19 || ids[deleted.MessageID] || !ids[sc.inFlight[1].MessageID] {
+		t.Errorf("destination has %d messages, the deleted one: %v, the other in-flight one: %v; want 19, false, true",
+			len(ids), ids[deleted.MessageID], ids[sc.inFlight[1].MessageID])
 	}
 }
