@@ -550,3 +550,25 @@ func TestCopyWaitsForInFlight(t *testing.T) {
 			len(ids), ids[deleted.MessageID], ids[sc.inFlight[1].MessageID])
 	}
 }
+
+// TestVerifyReportsDifference skips in-flight messages, which verification then reports
+// missing, failing the run.
+func TestVerifyReportsDifference(t *testing.T) {
+	src, dst := openBackend(t, "sqlite"), openBackend(t, "sqlite")
+	sc := seed(t, src, 0, 600, false)
+	rep, err := migrate.Run(context.Background(), migrate.Options{From: src, To: dst, Mode: migrate.Copy, InFlight: migrate.InFlightSkip,
+		Verify: true, StatePath: filepath.Join(t.TempDir(), "state.json")})
+	if !errors.Is(err, migrate.ErrDifferences) {
+		t.Fatalf("Run: %v, want ErrDifferences", err)
+	}
+	for _, v := range rep.Verify {
+		want := []string(nil)
+		if v.Queue == orders {
+			want = []string{sc.inFlight[0].MessageID, sc.inFlight[1].MessageID}
+			slices.Sort(want)
+		}
+		if !slices.Equal(v.Missing, want) || len(v.Changed)+len(v.Extra) > 0 || v.Equal() != (want == nil) {
+			t.Errorf("verify %s: %s; want missing %v", v.Queue, v, want)
+		}
+	}
+}
