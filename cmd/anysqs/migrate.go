@@ -2,6 +2,9 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -79,8 +82,8 @@ A journal (--state) records progress: run the same command again to resume.`)
 	log := slog.New(slog.NewTextHandler(prog, nil))
 	start := time.Now()
 	rep, err := migrate.Run(ctx, migrate.Options{
-		From:     migrate.Endpoint{Driver: src, AccountID: srcCfg.AccountID, Region: srcCfg.Region},
-		To:       migrate.Endpoint{Driver: dst, AccountID: dstCfg.AccountID, Region: dstCfg.Region},
+		From:     migrate.Endpoint{Driver: src, AccountID: srcCfg.AccountID, Region: srcCfg.Region, Storage: storageDigest(srcCfg)},
+		To:       migrate.Endpoint{Driver: dst, AccountID: dstCfg.AccountID, Region: dstCfg.Region, Storage: storageDigest(dstCfg)},
 		Queues:   *queues,
 		Mode:     migrate.Mode(*mode),
 		InFlight: migrate.InFlight(*inFlight),
@@ -89,7 +92,9 @@ A journal (--state) records progress: run the same command again to resume.`)
 		Progress: prog.update, Log: log, Hook: killHook(os.Getenv("ANYSQS_MIGRATE_KILL_AT")),
 	})
 	prog.finish()
-	printReport(stdout, rep, time.Since(start))
+	if err == nil || len(rep.Queues)+len(rep.Gaps) > 0 { // not when it failed before starting
+		printReport(stdout, rep, time.Since(start))
+	}
 	return err
 }
 
@@ -99,6 +104,16 @@ func loadSide(path, prefix string) (config.Config, error) {
 	return config.Load(path, func(k string) string {
 		return os.Getenv(prefix + strings.TrimPrefix(k, "ANYSQS_"))
 	})
+}
+
+// storageDigest names a configuration's storage in the journal without its secrets: a
+// digest of the backend's options. Options that change while the storage stays (a
+// rotated password in a DSN) make a new digest, and the journal is then refused: the
+// message says how to go on.
+func storageDigest(cfg config.Config) string {
+	b, _ := json.Marshal(cfg.Backend.Options) // map keys sorted: the same options, the same digest
+	sum := sha256.Sum256(b)
+	return "options:" + hex.EncodeToString(sum[:6])
 }
 
 // openSide opens a configuration's backend.

@@ -26,6 +26,7 @@ func TestMigrateCommand(t *testing.T) {
 	}
 	a := write("a.yaml", "backend: {name: sqlite, options: {data_dir: ./a}}\n")
 	b := write("b.yaml", "account_id: \"222222222222\"\nbackend: {name: sqlite, options: {data_dir: ./b}}\n")
+	c := write("c.yaml", "backend: {name: sqlite, options: {data_dir: ./c}}\n")
 	state := filepath.Join(dir, "state.json")
 	tests := []struct {
 		name string
@@ -38,6 +39,7 @@ func TestMigrateCommand(t *testing.T) {
 		{"bad mode", []string{"migrate", "--from", a, "--to", b, "--mode", "teleport", "--state", state}, 1, ""},
 		{"copy", []string{"migrate", "--from", a, "--to", b, "--verify", "--state", state}, 0, "at most 0 messages may be duplicated"},
 		{"resume", []string{"migrate", "--from", a, "--to", b, "--verify", "--state", state}, 0, "resumed from the state file"},
+		{"other storage on the same journal", []string{"migrate", "--from", a, "--to", c, "--verify", "--state", state}, 1, ""},
 		{"other mode on the same journal", []string{"migrate", "--from", a, "--to", b, "--mode", "move", "--state", state}, 1, ""},
 		{"state in a directory", []string{"migrate", "--from", a, "--to", b, "--mode", "move", "--state", t.TempDir()}, 0, "0 messages in"},
 	}

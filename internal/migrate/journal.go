@@ -159,7 +159,9 @@ func openJournal(path, mode, from, to string) (*journal, bool, error) {
 		}
 		if j.st.mode != mode || j.st.from != from || j.st.to != to {
 			return nil, false, fmt.Errorf("state file %s belongs to a %s migration from %s to %s, not %s from %s to %s: "+
-				"name another --state, or remove it to start over", path, j.st.mode, j.st.from, j.st.to, mode, from, to)
+				"name another --state for another migration. If the storage is the same and only its settings changed "+
+				"(a rotated password), edit the first line of the file to the new names: resuming against other "+
+				"storage would lose the messages it shows as sent", path, j.st.mode, j.st.from, j.st.to, mode, from, to)
 		}
 	case errors.Is(err, os.ErrNotExist):
 		j.st.mode, j.st.from, j.st.to = mode, from, to

@@ -36,6 +36,18 @@ type Endpoint struct {
 	Driver    drivers.Driver
 	AccountID string
 	Region    string
+	// Storage names the storage the driver was opened on (a digest of its options, say),
+	// so that a journal is never resumed against other storage: a move would delete at
+	// the source messages the journal shows sent to another destination. Empty: the
+	// driver's name only.
+	Storage string
+}
+
+func (e Endpoint) identity(d drivers.Description) string {
+	if e.Storage == "" {
+		return d.Name
+	}
+	return d.Name + " " + e.Storage
 }
 
 // Options configure Run.
@@ -151,7 +163,7 @@ func Run(ctx context.Context, o Options) (Report, error) {
 		rep.Queues = m.createQueues(ctx, plan)
 		return rep, refusedErr(rep)
 	}
-	j, resumed, err := openJournal(o.StatePath, string(o.Mode), m.fromDesc.Name, m.toDesc.Name)
+	j, resumed, err := openJournal(o.StatePath, string(o.Mode), o.From.identity(m.fromDesc), o.To.identity(m.toDesc))
 	if err != nil {
 		return rep, err
 	}
