@@ -133,7 +133,7 @@ func (m *migration) plan(ctx context.Context) (queuePlan, error) {
 				g.Effect = "queue not migrated"
 				p.refused[name] = fmt.Sprintf("the destination does not support %s", u.id)
 			default:
-				g.Effect = "dropped"
+				g.Effect = "the queue is created without it"
 				u.drop(&q)
 			}
 			p.gaps = append(p.gaps, g)
