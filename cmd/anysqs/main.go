@@ -35,6 +35,7 @@ func init() {
 	commands = []command{
 		{"serve", "[--config FILE]", "run the gateway", serve},
 		{"mq", "SUBCOMMAND [flags]", "queue chores against a running gateway or AWS SQS", runMQ},
+		{"migrate", "--from FILE --to FILE [flags]", "copy or move queues and messages to another backend", runMigrate},
 		{"report", "[flags]", "run the conformance suite and write the compatibility reports", runReport},
 		{"driver", "serve NAME", "serve a built-in driver as an out-of-process plugin (for backend: plugin)",
 			func(ctx context.Context, args []string, _, stderr io.Writer) error {
