@@ -1,6 +1,7 @@
 package report
 
 import (
+	"fmt"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -106,5 +107,21 @@ func TestCheckReferenceRun(t *testing.T) {
 	writeReport(t, fresh, unconfirmed)
 	if diffs, err := Check(committed, fresh, nil); err != nil || len(diffs) != 0 {
 		t.Fatalf("want no differences, got %v %v", diffs, err)
+	}
+}
+
+// TestReasonKeepsTheTestsOwnLines: a served case's failure prints the gateway's log tail
+// after the test's own line; the reason and the progress line keep what failed.
+func TestReasonKeepsTheTestsOwnLines(t *testing.T) {
+	lines := []string{"=== RUN   TestConformance/x-served/a/b", "    redrive_cases_test.go:171: after a restart ListMessageMoveTasks = [], want the task"}
+	for i := range 20 {
+		lines = append(lines, fmt.Sprintf("        time=2026-12-03T12:45:09Z level=INFO msg=\"log line %d\"", i))
+	}
+	c := CaseResult{Test: "TestConformance/x-served/a/b", Status: Fail, Reason: reason(Fail, lines)}
+	if len(c.Reason) != 1 || !strings.Contains(c.Reason[0], "redrive_cases_test.go:171") {
+		t.Fatalf("reason %q, want the test's own line", c.Reason)
+	}
+	if !strings.Contains(c.String(), "want the task") {
+		t.Fatalf("progress line %q lacks the failure", c.String())
 	}
 }

@@ -223,6 +223,20 @@ func tail(lines []string) []string {
 		kept = append(kept, t)
 	}
 	if len(kept) > maxReasonLines {
+		// The test's own lines say why; a served gateway's log tail, printed after them,
+		// would push them out.
+		var own []string
+		for _, t := range kept {
+			if strings.Contains(t, "_test.go:") {
+				own = append(own, t)
+			}
+		}
+		if len(own) > maxReasonLines {
+			own = own[len(own)-maxReasonLines:]
+		}
+		if len(own) > 0 {
+			return own
+		}
 		kept = kept[len(kept)-maxReasonLines:]
 	}
 	return kept
@@ -241,7 +255,14 @@ func sortedKeys[V any](m map[string]V) []string {
 func (c CaseResult) String() string {
 	s := fmt.Sprintf("%-7s %s", c.Status, c.Test)
 	if c.Status != Pass && len(c.Reason) > 0 {
-		s += ": " + c.Reason[len(c.Reason)-1]
+		why := c.Reason[len(c.Reason)-1]
+		for _, r := range c.Reason {
+			if strings.Contains(r, "_test.go:") {
+				why = r // the first line of the test's own: what failed
+				break
+			}
+		}
+		s += ": " + why
 	}
 	return s
 }
