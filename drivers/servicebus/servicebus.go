@@ -169,7 +169,8 @@ func NewWithNamespace(ctx context.Context, ns Namespace, service string, o Optio
 	if _, err := rand.Read(key); err != nil {
 		return nil, err
 	}
-	d := &Driver{ns: ns, service: service, opts: o, key: key, instance: hex.EncodeToString(key[:8]),
+	d := &Driver{NoActivity: drivers.NoActivity{Name: "servicebus", Why: "receives wait in the broker"},
+		NoMoveTaskStore: drivers.NoMoveTaskStore{Name: "servicebus"}, ns: ns, service: service, opts: o, key: key, instance: hex.EncodeToString(key[:8]),
 		held: map[string]*held{}, expired: map[string]expiredHandle{}, latest: map[seqKey]string{},
 		receivers: map[string][]Receiver{}, dedups: map[dedupKey]dedupSeen{}, delayed: map[string][]time.Time{}, scopes: map[string]scopeSeen{}, deleted: map[string]time.Time{}, purged: map[string]time.Time{}}
 	if err := d.Ping(ctx); err != nil {
@@ -190,6 +191,11 @@ func endpointOf(cs string) string {
 
 // Driver is the Azure Service Bus backend. It is safe for concurrent use.
 type Driver struct {
+	// Receives block in the broker, which hands them messages sent through any gateway,
+	// so activity is not awaited; the gateway keeps move tasks in its own memory.
+	drivers.NoActivity
+	drivers.NoMoveTaskStore
+
 	ns       Namespace
 	service  string
 	opts     Options
