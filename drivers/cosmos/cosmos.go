@@ -56,6 +56,12 @@ type Options struct {
 
 // Driver is the Cosmos DB driver.
 type Driver struct {
+	// Cosmos has no notification a waiting receive could block on short of the change
+	// feed, so the gateway polls (drivers.ActivityPoll); it keeps move tasks in its own
+	// memory too.
+	drivers.NoActivity
+	drivers.NoMoveTaskStore
+
 	client   *azcosmos.Client
 	c        *azcosmos.ContainerClient
 	opts     Options
@@ -91,7 +97,8 @@ func Open(ctx context.Context, o Options) (*Driver, error) {
 	if o.Container == "" {
 		o.Container = "queues"
 	}
-	d := &Driver{opts: o, timeout: 10 * time.Second, poll: time.Second, metrics: newRUMetrics(), fifoWindow: fifoWindow}
+	d := &Driver{NoActivity: drivers.NoActivity{Name: "cosmos", Why: "no activity notification; the gateway polls"},
+		NoMoveTaskStore: drivers.NoMoveTaskStore{Name: "cosmos"}, opts: o, timeout: 10 * time.Second, poll: time.Second, metrics: newRUMetrics(), fifoWindow: fifoWindow}
 	var err error
 	if o.RequestTimeout != "" {
 		if d.timeout, err = time.ParseDuration(o.RequestTimeout); err != nil || d.timeout <= 0 {

@@ -560,3 +560,17 @@ func entryErr(e *drivers.Error) error {
 func sameTime(a, b time.Time) bool {
 	return a.Truncate(time.Millisecond).Equal(b.Truncate(time.Millisecond))
 }
+
+// drain receives every message of q at case time at, each once (a long timeout), and
+// deletes none.
+func (e *env) drain(q string, at time.Duration) []drivers.Message {
+	e.t.Helper()
+	var all []drivers.Message
+	for i := 0; ; i++ {
+		got := e.receive(q, at, 10, 300)
+		if len(got.Messages) == 0 || i > 100 {
+			return all
+		}
+		all = append(all, got.Messages...)
+	}
+}

@@ -63,6 +63,10 @@ type Options struct {
 
 // Driver is the Firestore backend. It is safe for concurrent use.
 type Driver struct {
+	// The driver declares drivers.ActivityPoll: the gateway re-checks waiting receives at
+	// most the poll interval apart instead.
+	drivers.NoActivity
+
 	client     *fs.Client
 	prefix     string
 	shards     int
@@ -141,6 +145,8 @@ func Open(ctx context.Context, o Options) (*Driver, error) {
 	if d.poll == 0 {
 		d.poll = DefaultPollInterval
 	}
+	d.NoActivity = drivers.NoActivity{Name: "firestore",
+		Why: fmt.Sprintf("long polls re-check the queue every %v; there is no notification", d.poll)}
 	if d.contention == 0 {
 		d.contention = DefaultContentionMax
 	}

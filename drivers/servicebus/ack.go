@@ -9,31 +9,6 @@ import (
 	"github.com/anysqs/anysqs/drivers/sqsrule"
 )
 
-// handleState is what this instance knows of a receipt handle.
-type handleState int
-
-const (
-	handleForeign handleState = iota // not issued by this instance for this queue
-	handleHeld                       // in flight, lock held
-	handleExpired                    // visibility ended, message not received again
-	handleStale                      // issued here, superseded or settled
-)
-
-func (d *Driver) lookup(queue, handle string) (*held, handleState) {
-	if !d.ours(queue, handle) {
-		return nil, handleForeign
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if h, ok := d.held[handle]; ok && h.queue == queue {
-		return h, handleHeld
-	}
-	if _, ok := d.expired[handle]; ok {
-		return nil, handleExpired
-	}
-	return nil, handleStale
-}
-
 // checkQueue makes sure the queue exists unless every handle is a held lock, whose
 // settlement finds out by itself: most settlements then cost no admin call.
 func (d *Driver) checkQueue(ctx context.Context, queue string, n int, handle func(int) string) error {

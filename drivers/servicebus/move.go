@@ -2,10 +2,8 @@ package servicebus
 
 import (
 	"context"
-	"time"
 
 	"github.com/anysqs/anysqs/drivers"
-	"github.com/anysqs/anysqs/drivers/sqsrule"
 )
 
 // MoveMessages copies each available message of the source to its destination, then
@@ -61,59 +59,4 @@ func (d *Driver) MoveMessages(ctx context.Context, req drivers.MoveMessagesReque
 	}
 	res.More = rp.Active > 0 && moved == limit
 	return res, nil
-}
-
-// Sweep has nothing to do: the entities' time-to-live expires messages, and Service Bus
-// keeps the duplicate-detection history.
-func (d *Driver) Sweep(ctx context.Context, req drivers.SweepRequest) (drivers.SweepResult, error) {
-	d.mu.Lock()
-	cut := d.now().Add(-sqsrule.DedupWindow)
-	for k, v := range d.dedups {
-		if v.at.Before(cut) {
-			delete(d.dedups, k)
-		}
-	}
-	for k, at := range d.deleted {
-		if d.now().Sub(at) > drivers.QueueNameReuseDelay {
-			delete(d.deleted, k)
-		}
-	}
-	d.mu.Unlock()
-	return drivers.SweepResult{}, nil
-}
-
-// AwaitActivity and WatchActivity are not used: receives block in the broker, which
-// hands them messages sent through any gateway.
-func (d *Driver) AwaitActivity(context.Context, drivers.AwaitActivityRequest) (drivers.AwaitActivityResult, error) {
-	return drivers.AwaitActivityResult{}, unsupported("AwaitActivity: receives wait in the broker")
-}
-
-func (d *Driver) WatchActivity(context.Context, drivers.WatchActivityRequest) error {
-	return unsupported("WatchActivity: receives wait in the broker")
-}
-
-// The move task store is not offered: the gateway keeps tasks in memory.
-
-func (d *Driver) StartMoveTask(context.Context, drivers.MoveTask) error {
-	return unsupported("move tasks are kept by the gateway")
-}
-
-func (d *Driver) ReportMoveTask(context.Context, drivers.ReportMoveTaskRequest) (drivers.MoveTask, error) {
-	return drivers.MoveTask{}, unsupported("move tasks are kept by the gateway")
-}
-
-func (d *Driver) CancelMoveTask(context.Context, string) (drivers.MoveTask, error) {
-	return drivers.MoveTask{}, unsupported("move tasks are kept by the gateway")
-}
-
-func (d *Driver) ListMoveTasks(context.Context, string, int) ([]drivers.MoveTask, error) {
-	return nil, unsupported("move tasks are kept by the gateway")
-}
-
-func (d *Driver) AdoptMoveTasks(context.Context, string, time.Time, time.Time) ([]drivers.MoveTask, error) {
-	return nil, unsupported("move tasks are kept by the gateway")
-}
-
-func unsupported(what string) error {
-	return drivers.Errorf(drivers.KindUnsupported, "servicebus: %s", what)
 }

@@ -2,14 +2,11 @@ package servicebus
 
 import (
 	"context"
-	"crypto/hmac"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -169,7 +166,8 @@ func NewWithNamespace(ctx context.Context, ns Namespace, service string, o Optio
 	if _, err := rand.Read(key); err != nil {
 		return nil, err
 	}
-	d := &Driver{ns: ns, service: service, opts: o, key: key, instance: hex.EncodeToString(key[:8]),
+	d := &Driver{NoActivity: drivers.NoActivity{Name: "servicebus", Why: "receives wait in the broker"},
+		NoMoveTaskStore: drivers.NoMoveTaskStore{Name: "servicebus"}, ns: ns, service: service, opts: o, key: key, instance: hex.EncodeToString(key[:8]),
 		held: map[string]*held{}, expired: map[string]expiredHandle{}, latest: map[seqKey]string{},
 		receivers: map[string][]Receiver{}, dedups: map[dedupKey]dedupSeen{}, delayed: map[string][]time.Time{}, scopes: map[string]scopeSeen{}, deleted: map[string]time.Time{}, purged: map[string]time.Time{}}
 	if err := d.Ping(ctx); err != nil {
@@ -190,6 +188,11 @@ func endpointOf(cs string) string {
 
 // Driver is the Azure Service Bus backend. It is safe for concurrent use.
 type Driver struct {
+	// Receives block in the broker, which hands them messages sent through any gateway,
+	// so activity is not awaited; the gateway keeps move tasks in its own memory.
+	drivers.NoActivity
+	drivers.NoMoveTaskStore
+
 	ns       Namespace
 	service  string
 	opts     Options
@@ -305,40 +308,6 @@ func classify(err error, msg string) error {
 		}
 	}
 	return drivers.Wrap(drivers.KindUnavailable, err, msg)
-}
-
-// Receipt handles: "<instance>.<counter>.<mac>", the mac binding instance, queue and
-// counter under this instance's key. A handle is this instance's when the mac checks;
-// which message it names is in d.held (in flight) or d.expired (visibility ran out).
-
-func (d *Driver) mac(queue string, n uint64) string {
-	m := hmac.New(sha256.New, d.key)
-	m.Write([]byte(d.instance + "\x00" + queue + "\x00" + strconv.FormatUint(n, 10)))
-	return hex.EncodeToString(m.Sum(nil)[:12])
-}
-
-// newHandle issues a handle; call with d.mu held.
-func (d *Driver) newHandle(queue string) string {
-	d.counter++
-	return d.instance + "." + strconv.FormatUint(d.counter, 10) + "." + d.mac(queue, d.counter)
-}
-
-// ours reports whether h is a handle this instance issued for queue.
-func (d *Driver) ours(queue, h string) bool {
-	parts := strings.Split(h, ".")
-	if len(parts) != 3 || parts[0] != d.instance {
-		return false
-	}
-	n, err := strconv.ParseUint(parts[1], 10, 64)
-	if err != nil || strconv.FormatUint(n, 10) != parts[1] {
-		return false
-	}
-	return hmac.Equal([]byte(parts[2]), []byte(d.mac(queue, n)))
-}
-
-func invalidHandle(queue string) *drivers.Error {
-	return drivers.Errorf(drivers.KindInvalidReceiptHandle,
-		"servicebus: queue %s: the receipt handle was not issued by this gateway instance for this queue (a lock belongs to the instance that received the message; it does not survive a restart)", queue)
 }
 
 var _ drivers.Driver = (*Driver)(nil)

@@ -45,6 +45,11 @@ type Options struct {
 
 // Driver is the Cloud Spanner driver.
 type Driver struct {
+	// The driver declares drivers.ActivityPoll: Spanner has no cheap cross-client
+	// notification (change streams cost a partitioned stream read per gateway and have
+	// seconds of latency), so waiting receives re-check at most PollInterval apart.
+	drivers.NoActivity
+
 	client   *spanner.Client
 	db       string
 	emulator string // SPANNER_EMULATOR_HOST, empty against Cloud Spanner
@@ -71,7 +76,8 @@ func Open(ctx context.Context, o Options) (*Driver, error) {
 	if o.Project == "" || o.Instance == "" || o.Database == "" {
 		return nil, fmt.Errorf("spanner: project, instance and database are required")
 	}
-	d := &Driver{db: "projects/" + o.Project + "/instances/" + o.Instance + "/databases/" + o.Database,
+	d := &Driver{NoActivity: drivers.NoActivity{Name: "spanner", Why: "waiting receives poll; there is no activity notification"},
+		db:       "projects/" + o.Project + "/instances/" + o.Instance + "/databases/" + o.Database,
 		emulator: os.Getenv("SPANNER_EMULATOR_HOST"), poll: time.Second}
 	if o.PollInterval != "" {
 		p, err := time.ParseDuration(o.PollInterval)

@@ -36,6 +36,10 @@ type Options struct {
 
 // Driver is the SQLite backend. It is safe for concurrent use.
 type Driver struct {
+	// One process owns the database (drivers.ActivityLocal), so the gateway already sees
+	// every write: there is no other instance's activity to await or watch.
+	drivers.NoActivity
+
 	// wconn is the one writer connection. SQLite serialises writers anyway; queueing them
 	// on sem instead of in SQLite's busy handler keeps SQLITE_BUSY away from clients and
 	// lets each wait honour its context.
@@ -79,7 +83,8 @@ func Open(ctx context.Context, o Options) (*Driver, error) {
 	if busy <= 0 {
 		busy = 5000
 	}
-	d := &Driver{memory: o.DataDir == MemoryDataDir, sem: make(chan struct{}, 1), stmts: map[string]*sql.Stmt{}, queues: map[string]queueRow{}}
+	d := &Driver{NoActivity: drivers.NoActivity{Name: "sqlite", Why: "one gateway owns the database; there is no other instance's activity"},
+		memory: o.DataDir == MemoryDataDir, sem: make(chan struct{}, 1), stmts: map[string]*sql.Stmt{}, queues: map[string]queueRow{}}
 	dsn := "file::memory:?" + dsnParams(busy, false)
 	if !d.memory {
 		if err := os.MkdirAll(o.DataDir, 0o750); err != nil {

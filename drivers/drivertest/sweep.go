@@ -1,0 +1,133 @@
+package drivertest
+
+import (
+	"time"
+
+	"github.com/anysqs/anysqs/capabilities"
+	"github.com/anysqs/anysqs/drivers"
+)
+
+var purgeStatsSweepCases = []testCase{
+	{capability: string(capabilities.QueuePurge), name: "sixty-second-rule", run: func(e *env) {
+		e.needs(61 * time.Second)
+		q := e.standard("q")
+		e.send(q, 0, msg("a"), msg("b"))
+		e.receive(q, 0, 1, 30)
+		if err := e.d.PurgeQueue(e.ctx, drivers.PurgeQueueRequest{Name: q, Now: e.at(time.Second)}); err != nil {
+			e.t.Fatalf("PurgeQueue: %v", err)
+		}
+		e.expectStats(q, time.Second, drivers.QueueStats{})
+		e.send(q, 2*time.Second, msg("c"))
+		err := e.d.PurgeQueue(e.ctx, drivers.PurgeQueueRequest{Name: q, Now: e.at(60 * time.Second)})
+		expectKind(e.t, "second purge within 60 s", err, drivers.KindPurgeInProgress)
+		e.expectStats(q, 60*time.Second, drivers.QueueStats{Visible: 1})
+		if err := e.d.PurgeQueue(e.ctx, drivers.PurgeQueueRequest{Name: q, Now: e.at(61 * time.Second)}); err != nil {
+			e.t.Fatalf("purge after 60 s: %v", err)
+		}
+		e.expectStats(q, 61*time.Second, drivers.QueueStats{})
+	}},
+	{capability: string(capabilities.QueuePurge), name: "purge-forgets-deduplication", run: func(e *env) {
+		q := e.fifo("q")
+		e.send(q, 0, fifoMsg("g", "a"))
+		if err := e.d.PurgeQueue(e.ctx, drivers.PurgeQueueRequest{Name: q, Now: e.at(time.Second)}); err != nil {
+			e.t.Fatalf("PurgeQueue: %v", err)
+		}
+		// As in SQS, the deduplication id used before the purge is free again.
+		if r := e.send(q, 2*time.Second, fifoMsg("g", "a")); r[0].Duplicate {
+			e.t.Fatalf("send after the purge was taken for a duplicate of one before it")
+		}
+		e.expectBodies("receive after the purge", e.receive(q, 2*time.Second, 10, 30).Messages, "a")
+	}, degraded: func(e *env, _ capabilities.Declaration) {
+		// The backend keeps its deduplication history through a purge: the same id is
+		// still a duplicate, and nothing is delivered.
+		q := e.fifo("q")
+		e.send(q, 0, fifoMsg("g", "a"))
+		if err := e.d.PurgeQueue(e.ctx, drivers.PurgeQueueRequest{Name: q, Now: e.at(time.Second)}); err != nil {
+			e.t.Fatalf("PurgeQueue: %v", err)
+		}
+		e.send(q, 2*time.Second, fifoMsg("g", "a"))
+		e.expectBodies("receive after the purge", e.receive(q, 2*time.Second, 10, 1).Messages)
+	}},
+	{capability: string(capabilities.CountsApprox), name: "three-states", run: threeStates, degraded: asNative(threeStates)},
+	{capability: string(capabilities.RetentionPeriod), name: "expired-never-delivered-and-swept", run: func(e *env) {
+		e.needs(62 * time.Second)
+		attrs := StandardAttributes()
+		attrs.MessageRetentionPeriod = 60
+		q := e.queue("q", attrs)
+		e.send(q, 0, msg("old1"), msg("old2"), msg("old3"))
+		e.send(q, 30*time.Second, msg("young"))
+		e.expectBodies("after retention, before any sweep", e.receive(q, 61*time.Second, 10, 1).Messages, "young")
+		if e.limitValue(capabilities.RetentionPeriod, "sweep", "driver") == "ttl" {
+			// The backend's TTL deletes them; Sweep may find nothing. Counts leave them out
+			// once the TTL ran, which may take a while on the service's clock.
+			if _, err := e.d.Sweep(e.ctx, drivers.SweepRequest{Now: e.at(62 * time.Second), Limit: 100}); err != nil {
+				e.t.Fatalf("Sweep: %v", err)
+			}
+			e.expectBodies("with the TTL", e.receive(q, 62*time.Second, 10, 1).Messages, "young")
+			for end := time.Now().Add(serviceWaitBudget); e.stats(q, 62*time.Second) != (drivers.QueueStats{NotVisible: 1}) && time.Now().Before(end); {
+				time.Sleep(100 * time.Millisecond) // no event says that a backend's TTL ran
+			}
+			e.expectStats(q, 62*time.Second, drivers.QueueStats{NotVisible: 1})
+			return
+		}
+		// Sweep in bounded passes; storage may be shared, so only this queue is checked.
+		res, err := e.d.Sweep(e.ctx, drivers.SweepRequest{Now: e.at(62 * time.Second), Limit: 1})
+		if err != nil || res.Deleted != 1 || !res.More {
+			e.t.Fatalf("Sweep limit 1: %+v, %v; want 1 deleted and More", res, err)
+		}
+		for i := 0; res.More; i++ {
+			if i > 10000 {
+				e.t.Fatalf("Sweep keeps saying More")
+			}
+			if res, err = e.d.Sweep(e.ctx, drivers.SweepRequest{Now: e.at(62 * time.Second), Limit: 100}); err != nil {
+				e.t.Fatalf("Sweep: %v", err)
+			}
+		}
+		e.expectStats(q, 62*time.Second, drivers.QueueStats{Visible: 1})
+		e.expectBodies("after the sweep", e.receive(q, 62*time.Second, 10, 1).Messages, "young")
+	}},
+	{capability: string(capabilities.RetentionPeriod), name: "shortened-retention-applies-to-queued-messages", run: func(e *env) {
+		e.needs(61 * time.Second)
+		q := e.standard("q")
+		e.send(q, 0, msg("a"))
+		attrs := StandardAttributes()
+		attrs.MessageRetentionPeriod = 60
+		if err := e.d.SetQueueAttributes(e.ctx, drivers.SetQueueAttributesRequest{Name: q, Attributes: attrs, Now: e.at(time.Second)}); err != nil {
+			e.t.Fatalf("SetQueueAttributes: %v", err)
+		}
+		e.expectStats(q, 59*time.Second, drivers.QueueStats{Visible: 1})
+		e.expectBodies("after the shortened retention", e.receive(q, 61*time.Second, 10, 30).Messages)
+		e.expectStats(q, 61*time.Second, drivers.QueueStats{})
+	}},
+	{capability: string(capabilities.RetentionPeriod), name: "sweep-forgets-dedup-after-window", run: func(e *env) {
+		e.needs(6 * time.Minute)
+		q := e.fifo("q")
+		e.send(q, 0, fifoMsg("g", "x"))
+		for i := 0; ; i++ {
+			res, err := e.d.Sweep(e.ctx, drivers.SweepRequest{Now: e.at(6 * time.Minute), Limit: 100})
+			if err != nil {
+				e.t.Fatalf("Sweep: %v", err)
+			}
+			if !res.More || i > 10000 {
+				break
+			}
+		}
+		if r := e.send(q, 6*time.Minute, fifoMsg("g", "x"))[0]; r.Duplicate {
+			e.t.Fatalf("send after the window and a sweep was a duplicate")
+		}
+		e.expectStats(q, 6*time.Minute, drivers.QueueStats{Visible: 2})
+	}},
+}
+
+// threeStates counts visible, in-flight and delayed messages; expectStats holds the
+// counts to the declared accuracy.
+func threeStates(e *env) {
+	q := e.standard("q")
+	late := msg("late")
+	late.DelaySeconds = 35
+	e.send(q, 0, msg("a"), msg("b"), msg("c"), late)
+	e.receive(q, 0, 1, 30)
+	e.expectStats(q, time.Second, drivers.QueueStats{Visible: 2, NotVisible: 1, Delayed: 1})
+	e.expectStats(q, e.after(30*time.Second), drivers.QueueStats{Visible: 3, Delayed: 1})
+	e.expectStats(q, e.after(35*time.Second), drivers.QueueStats{Visible: 4})
+}
