@@ -35,11 +35,15 @@ func Open(ctx context.Context, dataDir string) (drivers.Driver, error) {
 		inner.Close()
 		return nil, err
 	}
-	return &driver{inner: inner, instance: hex.EncodeToString(b)}, nil
+	return &driver{NoActivity: drivers.NoActivity{Name: "brokerprofile", Why: "one process serves the storage"},
+		NoMoveTaskStore: drivers.NoMoveTaskStore{Name: "brokerprofile"}, inner: inner, instance: hex.EncodeToString(b)}, nil
 }
 
 // driver is the broker profile over a SQLite driver.
 type driver struct {
+	// One process serves the storage (ActivityLocal), and the gateway keeps move tasks.
+	drivers.NoActivity
+	drivers.NoMoveTaskStore
 	inner    *sqlite.Driver
 	instance string // prefix of every receipt handle this instance issues
 }
@@ -338,39 +342,4 @@ func (d *driver) moveOne(ctx context.Context, req drivers.MoveMessagesRequest, m
 func (d *driver) Sweep(ctx context.Context, req drivers.SweepRequest) (drivers.SweepResult, error) {
 	req.Now = d.now()
 	return d.inner.Sweep(ctx, req)
-}
-
-// AwaitActivity and WatchActivity: one process serves the storage (ActivityLocal).
-func (d *driver) AwaitActivity(context.Context, drivers.AwaitActivityRequest) (drivers.AwaitActivityResult, error) {
-	return drivers.AwaitActivityResult{}, unsupported("AwaitActivity: one process serves the storage")
-}
-
-func (d *driver) WatchActivity(context.Context, drivers.WatchActivityRequest) error {
-	return unsupported("WatchActivity: one process serves the storage")
-}
-
-// The move task store is not offered: the gateway keeps tasks in memory.
-
-func (d *driver) StartMoveTask(context.Context, drivers.MoveTask) error {
-	return unsupported("move tasks are kept by the gateway")
-}
-
-func (d *driver) ReportMoveTask(context.Context, drivers.ReportMoveTaskRequest) (drivers.MoveTask, error) {
-	return drivers.MoveTask{}, unsupported("move tasks are kept by the gateway")
-}
-
-func (d *driver) CancelMoveTask(context.Context, string) (drivers.MoveTask, error) {
-	return drivers.MoveTask{}, unsupported("move tasks are kept by the gateway")
-}
-
-func (d *driver) ListMoveTasks(context.Context, string, int) ([]drivers.MoveTask, error) {
-	return nil, unsupported("move tasks are kept by the gateway")
-}
-
-func (d *driver) AdoptMoveTasks(context.Context, string, time.Time, time.Time) ([]drivers.MoveTask, error) {
-	return nil, unsupported("move tasks are kept by the gateway")
-}
-
-func unsupported(what string) error {
-	return drivers.Errorf(drivers.KindUnsupported, "brokerprofile: %s", what)
 }
