@@ -305,9 +305,11 @@ var catalog = []Entry{
 	attr(AttrRedrivePolicy, "RedrivePolicy: JSON with deadLetterTargetArn and maxReceiveCount (1 to 1000).",
 		"the policy is returned as set and redrive follows it", ""),
 	attr(AttrRedriveAllow, "RedriveAllowPolicy: JSON with redrivePermission allowAll, denyAll or byQueue and up to 10 sourceQueueArns.",
-		"the policy is returned as set and enforced", ""),
+		"the policy is returned as set, and the gateway (not the driver) enforces it", ""),
 	attr(AttrPolicy, "Policy: an IAM resource policy document for the queue.",
-		"the document is returned as set, and the gateway enforces it for other accounts", "the document is stored and returned but not enforced"),
+		"the document is returned as set, and the gateway (not the driver, on every backend) enforces it for other "+
+			"accounts: account and AWS service principals, sqs actions, queue resources, IAM condition operators "+
+			"over the keys a request to the gateway has (docs/security.md)", "the document is stored and returned but not enforced"),
 	attr(AttrContentDedup, "ContentBasedDeduplication: true or false, FIFO queues only.",
 		"setting it on a standard queue fails with InvalidAttributeName", ""),
 	attr(AttrDedupScope, "DeduplicationScope: messageGroup or queue, FIFO queues only.",

@@ -76,7 +76,7 @@ func declarations() []capabilities.Declaration {
 		native(capabilities.AttrReceiveWait, ""),
 		native(capabilities.AttrRedrivePolicy, ""),
 		native(capabilities.AttrRedriveAllow, ""),
-		native(capabilities.AttrPolicy, "stored by the backend; the gateway enforces it for other accounts (account principals, sqs actions, queue resources; conditions are refused when set)"),
+		native(capabilities.AttrPolicy, "the document is stored with the queue"),
 		native(capabilities.AttrContentDedup, ""),
 		native(capabilities.AttrDedupScope, ""),
 		degraded(capabilities.AttrThroughputLimit, "stored and returned; throughput is PostgreSQL's own"),
