@@ -46,9 +46,6 @@ echo "== go test"
 # package's ok/FAIL line, failed tests in full, and "N passed, N failed, N skipped".
 go test -json -count=1 -timeout 12m -skip '^TestConformance$' ./... | go run ./internal/testsum
 
-echo "== the lite build make run uses (-tags anysqs_lite)"
-go test -count=1 -tags anysqs_lite -run 'TestLiteBuild|TestServeDataDirRelativeToConfig|TestServeAdminListener|TestMQPeek' ./cmd/anysqs/
-
 echo "== examples/counting-plugin: a third-party driver plugin, its own module"
 (cd examples/counting-plugin && go vet ./... && go test -count=1 ./...)
 
