@@ -9,10 +9,8 @@ import (
 
 	"github.com/anysqs/anysqs/drivers"
 	"github.com/anysqs/anysqs/drivers/cosmos"
+	"github.com/anysqs/anysqs/internal/servetest"
 )
-
-// cosmosEmulatorKey is the Cosmos DB emulator's published well-known key.
-const cosmosEmulatorKey = "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw=="
 
 // cosmosOptions are the emulator's (scripts/services/cosmos.sh): @vercel/cosmosdb-server,
 // which answers 500 for a missing item (hence query reads) and takes a batch's partition
@@ -20,7 +18,7 @@ const cosmosEmulatorKey = "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqo
 func cosmosOptions() cosmos.Options {
 	key := os.Getenv("ANYSQS_TEST_COSMOS_KEY")
 	if key == "" {
-		key = cosmosEmulatorKey
+		key = servetest.CosmosEmulatorKey
 	}
 	return cosmos.Options{Endpoint: os.Getenv("ANYSQS_TEST_COSMOS_ENDPOINT"), Key: key, Database: "anysqs-conformance",
 		CreateContainer: true, QueryReads: os.Getenv("ANYSQS_TEST_COSMOS_QUERY_READS") == "1",

@@ -11,10 +11,8 @@ import (
 	"time"
 
 	"github.com/anysqs/anysqs/drivers/cosmos"
+	"github.com/anysqs/anysqs/internal/servetest"
 )
-
-// cosmosEmulatorKey is the Cosmos DB emulator's published well-known key.
-const cosmosEmulatorKey = "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw=="
 
 // TestServeCosmosConfigFIFO runs `anysqs serve` with configs/cosmos.yaml as shipped, the
 // emulator's endpoint and options given by ANYSQS_BACKEND_OPTIONS and its key by
@@ -40,7 +38,7 @@ func TestServeCosmosConfigFIFO(t *testing.T) {
 	}
 	b := make([]byte, 5)
 	_, _ = rand.Read(b)
-	o := cosmos.Options{Endpoint: endpoint, Key: cosmosEmulatorKey, Database: "anysqs-serve", Container: "s" + hex.EncodeToString(b),
+	o := cosmos.Options{Endpoint: endpoint, Key: servetest.CosmosEmulatorKey, Database: "anysqs-serve", Container: "s" + hex.EncodeToString(b),
 		CreateContainer: true, InsecureSkipVerify: true, QueryReads: os.Getenv("ANYSQS_TEST_COSMOS_QUERY_READS") == "1",
 		BatchPartitionKeys: os.Getenv("ANYSQS_TEST_COSMOS_BATCH_PARTITION_KEYS") == "1"}
 	t.Cleanup(func() {
@@ -57,7 +55,7 @@ func TestServeCosmosConfigFIFO(t *testing.T) {
 	}
 	js, _ := json.Marshal(opts)
 	t.Setenv("ANYSQS_BACKEND_OPTIONS", string(js))
-	t.Setenv("ANYSQS_COSMOS_KEY", cosmosEmulatorKey)
+	t.Setenv("ANYSQS_COSMOS_KEY", servetest.CosmosEmulatorKey)
 	t.Setenv("ANYSQS_LISTEN", "127.0.0.1:0")
 	t.Setenv("ANYSQS_ADMIN_LISTEN", "127.0.0.1:0")
 	api, _ := serveT(t, t.TempDir(), string(raw))

@@ -38,14 +38,14 @@ func Unavailable(t testing.TB, format string, args ...any) {
 	t.Skip(msg)
 }
 
-// Root is the repository's top directory (the one holding go.mod).
-func Root() string {
+// root is the repository's top directory (the one holding go.mod).
+func root() string {
 	_, file, _, _ := runtime.Caller(0)
 	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
 }
 
 // Config returns the absolute path of the shipped configuration configs/<name>.yaml.
-func Config(name string) string { return filepath.Join(Root(), "configs", name+".yaml") }
+func Config(name string) string { return filepath.Join(root(), "configs", name+".yaml") }
 
 var (
 	buildDir string
@@ -63,7 +63,7 @@ var (
 		buildDir = dir
 		bin := filepath.Join(dir, "anysqs")
 		cmd := exec.Command("go", "build", "-o", bin, "./cmd/anysqs")
-		cmd.Dir = Root()
+		cmd.Dir = root()
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			return "", fmt.Errorf("go build ./cmd/anysqs: %v\n%s", err, out)
@@ -231,9 +231,6 @@ func (g *Gateway) Restart() {
 	}
 	g.start(strings.TrimPrefix(g.URL, "http://"), admin)
 }
-
-// Exited returns a channel closed when the process has exited.
-func (g *Gateway) Exited() <-chan struct{} { return g.done }
 
 // Logs returns the last lines the gateway logged.
 func (g *Gateway) Logs() string { return g.logs.String() }
