@@ -235,6 +235,9 @@ func (m *moveTasks) step(r *runningMove) {
 			m.s.waiters.notifyAll()
 		}
 	}()
+	// Count what moved before anything else: a step cut short by shutdown may have moved
+	// messages, and release reports the count the new owner adds to.
+	r.unreported += int64(res.Moved)
 	switch k := drivers.KindOf(err); {
 	case err != nil && m.s.ctx.Err() != nil:
 		return // shutting down: the lease lapses and another instance adopts the task
@@ -247,7 +250,6 @@ func (m *moveTasks) step(r *runningMove) {
 	case !res.More:
 		r.outcome = drivers.MoveTaskCompleted
 	}
-	r.unreported += int64(res.Moved)
 	if r.outcome != "" {
 		m.report(r) // the task ended: say so now
 		return
