@@ -277,6 +277,13 @@ var catalog = []Entry{
 			"group's visible message before the noisy group's backlog",
 		Degraded:   "MessageGroupId is accepted and returned on standard queues, but delivery ignores it: a flooding group delays the others",
 		RejectCode: SQSUnsupportedOperation},
+	{ID: InFlightLimit, Title: "In-flight message limit",
+		Reference: "A queue holds at most about 120,000 in-flight messages. At the limit a short-poll receive on a standard " +
+			"queue fails with OverLimit; a long poll, and any receive on a FIFO queue, returns no message and no error.",
+		Native: "the gateway counts the queue's in-flight messages at the backend (limits.max_in_flight, default 120000): " +
+			"receives return no more than the limit in all, then answer as SQS does until a message is deleted or released",
+		Degraded:   "the backend's count covers only the messages one gateway instance holds: each instance enforces the limit on its own",
+		RejectCode: SQSUnsupportedOperation},
 	{ID: LongPolling, Title: "Long polling",
 		Reference: "ReceiveMessage with WaitTimeSeconds up to 20 returns as soon as a message is available, else empty when the wait ends.",
 		Limits: []LimitKey{enumLimit("mode", "informational: how waiting receives learn of new messages", "native", "polled"),

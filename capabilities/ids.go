@@ -44,6 +44,7 @@ const (
 	RedeliveryOrder ID = "receive.redelivery-order" // standard queues: returned messages before newer ones
 	CountsApprox    ID = "counts.approximate"       // ApproximateNumberOfMessages*
 	FairQueues      ID = "receive.fair"             // standard queues: quiet message groups before a noisy one
+	InFlightLimit   ID = "receive.in-flight-limit"  // at most 120,000 in-flight messages per queue
 
 	AttrVisibilityTimeout ID = "attribute.VisibilityTimeout"
 	AttrDelaySeconds      ID = "attribute.DelaySeconds"

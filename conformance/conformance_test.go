@@ -27,6 +27,8 @@ type tc struct {
 	// unsupported, if set, asserts the explicit error and absence of side effects when one
 	// of caps is Unsupported; otherwise the capability's generic probe does.
 	unsupported func(h *H, id capabilities.ID)
+	// maxInFlight, if set, is the gateway's in-flight limit per queue for the case.
+	maxInFlight int64
 }
 
 // allCases gathers the cases of every area.
@@ -36,6 +38,7 @@ func allCases() []tc {
 		queueCases(), attributeCases(), messageCases(), batchCases(), visibilityCases(),
 		delayCases(), redriveCases(), retentionCases(), longPollCases(), fifoCases(),
 		purgeTagCases(), concurrencyCases(), restartCases(), receiptCases(), fairCases(), peekCases(),
+		inFlightCases(),
 	} {
 		all = append(all, area...)
 	}
@@ -122,7 +125,7 @@ func TestConformanceQuery(t *testing.T) {
 // runCase starts a harness and dispatches on the declared levels of the case's capabilities.
 func runCase(t *testing.T, b backend, c tc, rec *runRecord, p wireProtocol) {
 	release := takeCPUSlot(t)
-	h := newHarnessWith(t, b, harnessOptions{protocol: p})
+	h := newHarnessWith(t, b, harnessOptions{protocol: p, maxInFlight: c.maxInFlight})
 	if h.realClock {
 		release() // its time goes to waiting, not to the CPU
 	}

@@ -99,6 +99,8 @@ type H struct {
 	seq      atomic.Int64
 	headers  headerRecorder
 	policy   capabilities.Config
+	// maxInFlight is the gateway's in-flight limit per queue; 0: its default.
+	maxInFlight int64
 	// realClock: the driver declares ClockService, so the gateway runs on clock.Real and
 	// Advance sleeps; waited is the real time slept so far, against realClockBudget.
 	realClock bool
@@ -116,8 +118,9 @@ const (
 // harnessOptions vary the gateway and client of a harness; the zero value is the suite's
 // default: JSON protocol, default capability policy.
 type harnessOptions struct {
-	protocol wireProtocol
-	policy   capabilities.Config
+	protocol    wireProtocol
+	policy      capabilities.Config
+	maxInFlight int64 // the gateway's in-flight limit per queue; 0: its default
 }
 
 // newHarness starts a gateway for backend b on fresh storage, with a JSON-protocol client.
@@ -132,18 +135,21 @@ func newHarnessWith(t *testing.T, b backend, o harnessOptions) *H {
 		ctx, cancel = context.WithDeadline(context.Background(), b.deadline)
 	}
 	t.Cleanup(cancel)
-	h := &H{T: t, Ctx: ctx, backend: b.name, st: st, policy: o.policy, protocol: o.protocol,
+	h := &H{T: t, Ctx: ctx, backend: b.name, st: st, policy: o.policy, protocol: o.protocol, maxInFlight: o.maxInFlight,
 		Clock:   clock.NewFake(time.Now()),
 		Account: testAccount,
 		prefix:  "c" + randomHex(4) + "-",
 	}
 	if st.endpoint != "" {
+		if o.maxInFlight != 0 {
+			t.Skip("the case sets the gateway's in-flight limit, and an endpoint's is its own")
+		}
 		h.URL, h.Desc, h.realClock, h.Account = st.endpoint, endpointDescription(), true, endpointAccount()
 		h.SQS = h.newClient(o.protocol)
 		return h
 	}
 	if st.served != "" {
-		h.startServed(o.policy)
+		h.startServed(o.policy, o.maxInFlight)
 		h.SQS = h.newClient(o.protocol)
 		return h
 	}
@@ -187,6 +193,7 @@ func (h *H) start() {
 		Logger:        slog.New(slog.NewTextHandler(io.Discard, nil)),
 		SweepInterval: time.Minute,
 		Policy:        h.policy,
+		MaxInFlight:   h.maxInFlight,
 		// Every case runs authenticated: each SDK's requests pass SigV4 verification.
 		Credentials: map[string]string{testAccessKey: testSecretKey},
 	})

@@ -49,7 +49,7 @@ func servedRows() []backend {
 
 // startServed serves the case's backend from its shipped configuration, with the
 // suite's credentials and account, and reads what it declares.
-func (h *H) startServed(policy capabilities.Config) {
+func (h *H) startServed(policy capabilities.Config, maxInFlight int64) {
 	h.T.Helper()
 	if policy.Mode != "" || len(policy.Overrides) > 0 || len(policy.Require) > 0 {
 		h.T.Fatalf("a served row runs the shipped configuration's policy, not %+v", policy)
@@ -57,6 +57,9 @@ func (h *H) startServed(policy capabilities.Config) {
 	env := append(servetest.BackendEnv(h.T, h.st.served),
 		"ANYSQS_ACCOUNT_ID="+testAccount, "ANYSQS_REGION="+testRegion,
 		"ANYSQS_AUTH_CREDENTIALS="+testAccessKey+":"+testSecretKey)
+	if maxInFlight != 0 {
+		env = append(env, "ANYSQS_LIMITS_MAX_IN_FLIGHT="+strconv.FormatInt(maxInFlight, 10))
+	}
 	h.served = servetest.Start(h.T, servetest.Config(servetest.Backends[h.st.served]), env...)
 	h.URL = h.served.URL
 	h.Desc = servedDescription(h.T, h.served)

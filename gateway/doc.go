@@ -43,6 +43,11 @@
 // degraded, under the degrade policy, is clamped to the limit, with the header. Limits
 // the gateway cannot check are marked informational in the catalog.
 //
+// A queue holds at most Config.MaxInFlight in-flight messages (SQS's 120,000): the gateway
+// counts them at the backend (QueueStats) when a receive may come near the limit, and at
+// it answers as SQS does, OverLimit for a short poll on a standard queue and no message
+// otherwise (inflight.go).
+//
 // # Long polling
 //
 // ReceiveMessage with a wait (WaitTimeSeconds, or the queue's

@@ -93,14 +93,28 @@ func (s *Server) longPoll(ctx context.Context, req drivers.ReceiveMessagesReques
 		if s.desc.BlockingReceive && !deadline.IsZero() {
 			req.WaitTime = deadline.Sub(req.Now)
 		}
-		res, err := s.driver.ReceiveMessages(ctx, req)
+		r := req
+		var err error
+		r.MaxMessages, err = s.inflight.room(ctx, req.Name, req.MaxMessages, req.Now, func(ctx context.Context) (drivers.QueueStats, error) {
+			return s.driver.QueueStats(ctx, drivers.QueueStatsRequest{Name: req.Name, Now: req.Now})
+		})
+		if err == errAtInFlightLimit {
+			return drivers.ReceiveMessagesResult{}, err
+		} else if err != nil {
+			return drivers.ReceiveMessagesResult{}, driverError(err, req.Name)
+		}
+		res, err := s.driver.ReceiveMessages(ctx, r)
 		if err != nil {
 			return res, driverError(err, req.Name)
 		}
+		s.inflight.received(req.Name, len(res.Messages))
 		return res, nil
 	}
 	if wait <= 0 {
 		res, err := receive()
+		if err == errAtInFlightLimit {
+			return nil, s.atInFlightLimit(req.Name)
+		}
 		return res.Messages, err
 	}
 	ch := s.waiters.add(req.Name)
@@ -116,6 +130,12 @@ func (s *Server) longPoll(ctx context.Context, req drivers.ReceiveMessagesReques
 		default:
 		}
 		res, err := receive()
+		full := err == errAtInFlightLimit
+		if full {
+			// A long poll at the limit waits, as on an empty queue; a delete through
+			// this gateway wakes it, a recount finds other instances' deletes.
+			err, res.NextVisibleAt = nil, s.clock.Now().Add(inFlightRecountNear)
+		}
 		if err != nil || len(res.Messages) > 0 {
 			return res.Messages, err
 		}

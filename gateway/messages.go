@@ -219,10 +219,11 @@ func (s *Server) wakeAfter(queue string, delays map[int32]bool) {
 	}
 }
 
-// deleted wakes long polls on a FIFO queue, where deleting a message may release the next
-// one of its group; on a standard queue a delete makes nothing receivable.
-func (s *Server) deleted(queue string) {
-	if strings.HasSuffix(queue, ".fifo") {
+// deleted records n messages of queue deleted, and wakes its long polls where that may
+// make a message receivable: on a FIFO queue, the next of a deleted message's group; on
+// any queue at the in-flight limit, whatever waits.
+func (s *Server) deleted(queue string, n int) {
+	if s.inflight.released(queue, n) || strings.HasSuffix(queue, ".fifo") {
 		s.waiters.notify(queue)
 	}
 }
@@ -488,7 +489,7 @@ func (s *Server) deleteMessage(ctx context.Context, c *call) (any, error) {
 	if err := c.singleResult(res, err, name, in.ReceiptHandle, opDelete); err != nil {
 		return nil, err
 	}
-	s.deleted(name)
+	s.deleted(name, 1)
 	return emptyOutput{}, nil
 }
 
@@ -564,10 +565,11 @@ func (s *Server) deleteMessageBatch(ctx context.Context, c *call) (any, error) {
 	}
 	if len(entries) > 0 {
 		res, err := s.driver.DeleteMessages(ctx, drivers.DeleteMessagesRequest{Name: name, Now: s.clock.Now(), Entries: entries})
+		ok := len(out.Successful)
 		if err := c.addBatchResult(res, err, sent, name, opDelete, &out.Successful, &out.Failed); err != nil {
 			return nil, err
 		}
-		s.deleted(name)
+		s.deleted(name, len(out.Successful)-ok)
 	}
 	return out, nil
 }

@@ -339,6 +339,7 @@ func (s *Server) deleteQueue(ctx context.Context, c *call) (any, error) {
 	}
 	err = s.driver.DeleteQueue(ctx, drivers.DeleteQueueRequest{Name: name, Now: s.clock.Now()})
 	s.queues.invalidate(name)
+	s.inflight.forget(name)
 	if err != nil {
 		return nil, driverError(err, name)
 	}
@@ -432,6 +433,7 @@ func (s *Server) purgeQueue(ctx context.Context, c *call) (any, error) {
 	if err := s.driver.PurgeQueue(ctx, drivers.PurgeQueueRequest{Name: name, Now: s.clock.Now()}); err != nil {
 		return nil, driverError(err, name)
 	}
+	s.inflight.forget(name)
 	return emptyOutput{}, nil
 }
 

@@ -61,6 +61,9 @@ type Config struct {
 	// ClientLimits bound each access key's request rate and concurrent long polls; the
 	// zero value sets no limit.
 	ClientLimits ClientLimits
+	// MaxInFlight is the most in-flight messages a queue may hold (inflight.go); 0 means
+	// SQS's DefaultMaxInFlight, a negative value no limit.
+	MaxInFlight int64
 }
 
 // Server is the SQS gateway: an http.Handler speaking both SQS wire protocols.
@@ -80,9 +83,10 @@ type Server struct {
 	cancel context.CancelFunc
 	bg     sync.WaitGroup
 
-	metrics *metrics       // nil: none
-	auth    *verifier      // nil: requests are not authenticated
-	clients *clientLimiter // nil: no per-key limits
+	metrics  *metrics       // nil: none
+	auth     *verifier      // nil: requests are not authenticated
+	clients  *clientLimiter // nil: no per-key limits
+	inflight *inFlight
 
 	// instance names this gateway among those sharing a backend (move task leases).
 	instance string
@@ -288,6 +292,13 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.actions = s.actionTable()
 	s.auth = newVerifier(cfg.Credentials)
 	s.clients = newClientLimiter(cfg.ClientLimits, s.clock.Now)
+	if cfg.MaxInFlight == 0 {
+		cfg.MaxInFlight = DefaultMaxInFlight
+	}
+	if d, ok := desc.Declaration(capabilities.InFlightLimit); ok && d.Level == capabilities.Unsupported {
+		cfg.MaxInFlight = -1 // the backend cannot count in-flight messages
+	}
+	s.inflight = newInFlight(cfg.MaxInFlight)
 	if cfg.Metrics != nil {
 		m, err := newMetrics(cfg.Metrics, s)
 		if err != nil {

@@ -147,6 +147,7 @@ SIGINT or SIGTERM drain in-flight requests and stop.`)
 		Accounts:    cfg.Auth.Accounts(),
 		ClientLimits: gateway.ClientLimits{RequestsPerSecond: cfg.Limits.RequestsPerSecond,
 			Burst: cfg.Limits.Burst, MaxLongPolls: cfg.Limits.MaxLongPolls},
+		MaxInFlight: cfg.Limits.MaxInFlight,
 	})
 	if err != nil {
 		return err

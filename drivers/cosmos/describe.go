@@ -60,6 +60,7 @@ func declarations(pollMS int64) []capabilities.Declaration {
 		native(capabilities.QueueBrowse, "peek queries the queue's partition in item id order; nothing is written"),
 		degraded(capabilities.FairQueues, "MessageGroupId is kept and returned on standard queues, but a receive ignores it: one group's flood delays the other groups' messages"),
 		native(capabilities.LongPolling, "Cosmos has no notification: a waiting receive re-checks at most poll_interval apart", "mode", "polled", "max_overrun_ms", strconv.FormatInt(pollMS, 10)),
+		native(capabilities.InFlightLimit, "counted by the gateway from a count query in the queue's partition, shared by every gateway"),
 		native(capabilities.CountsApprox, "three count queries in the queue's partition, not one snapshot", "accuracy", "approximate"),
 		native(capabilities.AttrVisibilityTimeout, ""),
 		native(capabilities.AttrDelaySeconds, ""),

@@ -69,6 +69,7 @@ func declarations(pollMS int64) []capabilities.Declaration {
 		degraded(capabilities.FairQueues, "MessageGroupId is kept and returned on standard queues, but a receive ignores it: one group's flood delays the other groups' messages"),
 		native(capabilities.LongPolling, fmt.Sprintf("the gateway re-checks a waiting receive at least every %d ms; a message sent through another gateway is picked up at most that late", pollMS),
 			"mode", "polled", "max_overrun_ms", strconv.FormatInt(pollMS, 10)),
+		native(capabilities.InFlightLimit, "counted by the gateway from the queue's exact in-flight count (an aggregation query), shared by every gateway"),
 		native(capabilities.CountsApprox, "three aggregation (COUNT) queries over the queue's index", "accuracy", "exact"),
 		native(capabilities.AttrVisibilityTimeout, ""),
 		native(capabilities.AttrDelaySeconds, ""),

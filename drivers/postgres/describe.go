@@ -68,6 +68,7 @@ func declarations() []capabilities.Declaration {
 		native(capabilities.QueueBrowse, "peek reads the stored rows in send order, outside any claim; nothing is written"),
 		degraded(capabilities.FairQueues, "MessageGroupId is kept and returned on standard queues, but a receive ignores it: one group's flood delays the other groups' messages"),
 		native(capabilities.LongPolling, "sends on any gateway wake waiting receives on every gateway through LISTEN/NOTIFY", "mode", "native"),
+		native(capabilities.InFlightLimit, "counted by the gateway from the queue's exact in-flight count, shared by every gateway"),
 		native(capabilities.CountsApprox, "counted in one statement", "accuracy", "exact"),
 		native(capabilities.AttrVisibilityTimeout, ""),
 		native(capabilities.AttrDelaySeconds, ""),

@@ -89,6 +89,8 @@ func declarations(o Options) []capabilities.Declaration {
 		degraded(capabilities.LongPolling,
 			"receives wait in the broker, which hands them messages sent through any gateway; on a real namespace a receive of no wait listens for 1 s, and a FIFO receive on an empty queue may overrun its wait by one session-accept window",
 			"mode", "native", "max_overrun_ms", "60000"),
+		degraded(capabilities.InFlightLimit,
+			"Service Bus counts locked messages as active, so the gateway counts only the messages it holds: each gateway instance enforces the limit on its own"),
 		degraded(capabilities.CountsApprox,
 			"the entity's runtime counts (Manage rights), which may lag; Service Bus counts locked messages as active, so messages other gateway instances hold count as visible",
 			"accuracy", "approximate"),

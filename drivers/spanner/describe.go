@@ -68,6 +68,7 @@ func declarations(pollMS int64) []capabilities.Declaration {
 		native(capabilities.QueueBrowse, "peek reads a snapshot in primary-key order (partition, sequence); nothing is written"),
 		degraded(capabilities.FairQueues, "MessageGroupId is kept and returned on standard queues, but a receive ignores it: one group's flood delays the other groups' messages"),
 		degraded(capabilities.LongPolling, "waiting receives re-check at most poll_interval apart: a message sent through another gateway is picked up up to that late", "mode", "polled", "max_overrun_ms", strconv.FormatInt(pollMS, 10)),
+		native(capabilities.InFlightLimit, "counted by the gateway from the queue's exact in-flight count, shared by every gateway"),
 		native(capabilities.CountsApprox, "counted in one strong read", "accuracy", "exact"),
 		native(capabilities.AttrVisibilityTimeout, ""),
 		native(capabilities.AttrDelaySeconds, ""),

@@ -70,6 +70,7 @@ func declarations(memory bool) []capabilities.Declaration {
 		native(capabilities.FairQueues, "a receive counts each group's in-flight messages; a group holding 30 or more and over 10% of them is noisy, and the receive hands out the other groups' visible messages first"),
 		native(capabilities.LongPolling, "single process: the gateway wakes waiters on its own writes and at NextVisibleAt",
 			"mode", "native"),
+		native(capabilities.InFlightLimit, "counted by the gateway from the queue's exact in-flight count"),
 		native(capabilities.CountsApprox, "counts are exact", "accuracy", "exact"),
 		native(capabilities.AttrVisibilityTimeout, ""),
 		native(capabilities.AttrDelaySeconds, ""),

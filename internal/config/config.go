@@ -79,6 +79,9 @@ type Limits struct {
 	Burst             int     `yaml:"burst"`
 	// MaxLongPolls is how many receives of one key may wait at once; one more is OverLimit.
 	MaxLongPolls int `yaml:"max_long_polls"`
+	// MaxInFlight is, per queue and not per key, the most in-flight messages the queue
+	// may hold, SQS's quota (0: 120000); at it receives answer as SQS's do.
+	MaxInFlight int64 `yaml:"max_in_flight"`
 }
 
 // DefaultMaxLongPolls bounds one key's waiting receives unless the configuration says
@@ -302,6 +305,9 @@ func merge(dst *Config, src Config) {
 	if src.Limits.MaxLongPolls != 0 {
 		dst.Limits.MaxLongPolls = src.Limits.MaxLongPolls
 	}
+	if src.Limits.MaxInFlight != 0 {
+		dst.Limits.MaxInFlight = src.Limits.MaxInFlight
+	}
 }
 
 // envVar is one environment override: the variable and how it changes the configuration.
@@ -332,6 +338,14 @@ var envVars = []envVar{
 	{"ANYSQS_LOG_LEVEL", setString(func(c *Config) *string { return &c.LogLevel })},
 	{"ANYSQS_LOG_FORMAT", setString(func(c *Config) *string { return &c.LogFormat })},
 	{"ANYSQS_POLICY_MODE", setString(func(c *Config) *string { return &c.Policy.Mode })},
+	{"ANYSQS_LIMITS_MAX_IN_FLIGHT", func(cfg *Config, v string) error {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return fmt.Errorf("ANYSQS_LIMITS_MAX_IN_FLIGHT: %q is not a whole number", v)
+		}
+		cfg.Limits.MaxInFlight = n
+		return nil
+	}},
 	// KEY_ID:SECRET[:ACCOUNT_ID] separated by commas; they replace the file's list.
 	{"ANYSQS_AUTH_CREDENTIALS", func(cfg *Config, v string) error {
 		cfg.Auth.Credentials = nil
@@ -451,6 +465,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("limits.burst: %d must not be negative", c.Limits.Burst)
 	case c.Limits.MaxLongPolls < 0:
 		return fmt.Errorf("limits.max_long_polls: %d must not be negative", c.Limits.MaxLongPolls)
+	case c.Limits.MaxInFlight < 0:
+		return fmt.Errorf("limits.max_in_flight: %d must not be negative", c.Limits.MaxInFlight)
 	}
 	seen := map[string]bool{}
 	for i, cr := range c.Auth.Credentials {

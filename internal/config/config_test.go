@@ -3,6 +3,7 @@ package config
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -97,6 +98,7 @@ func TestInvalidValues(t *testing.T) {
 		"listen: ':9324'\n",
 		"listen: 10.0.0.5:9324\n",
 		"limits:\n  max_long_polls: -5\n",
+		"limits:\n  max_in_flight: -1\n",
 		"limits:\n  max_long_pols: 5\n",
 	} {
 		if _, err := Load(write(t, body), nil); err == nil {
@@ -165,14 +167,15 @@ func TestEveryStringOverride(t *testing.T) {
 		value string
 		got   func(Config) string
 	}{
-		"ANYSQS_LISTEN":       {"127.0.0.1:7001", func(c Config) string { return c.Listen }},
-		"ANYSQS_ADMIN_LISTEN": {"127.0.0.1:7002", func(c Config) string { return c.AdminListen }},
-		"ANYSQS_PUBLIC_URL":   {"https://sqs.example.com", func(c Config) string { return c.PublicURL }},
-		"ANYSQS_ACCOUNT_ID":   {"123456789012", func(c Config) string { return c.AccountID }},
-		"ANYSQS_REGION":       {"eu-west-3", func(c Config) string { return c.Region }},
-		"ANYSQS_LOG_LEVEL":    {"warn", func(c Config) string { return c.LogLevel }},
-		"ANYSQS_POLICY_MODE":  {"strict", func(c Config) string { return c.Policy.Mode }},
-		"ANYSQS_BACKEND":      {"postgres", func(c Config) string { return c.Backend.Name }},
+		"ANYSQS_LISTEN":               {"127.0.0.1:7001", func(c Config) string { return c.Listen }},
+		"ANYSQS_ADMIN_LISTEN":         {"127.0.0.1:7002", func(c Config) string { return c.AdminListen }},
+		"ANYSQS_PUBLIC_URL":           {"https://sqs.example.com", func(c Config) string { return c.PublicURL }},
+		"ANYSQS_ACCOUNT_ID":           {"123456789012", func(c Config) string { return c.AccountID }},
+		"ANYSQS_REGION":               {"eu-west-3", func(c Config) string { return c.Region }},
+		"ANYSQS_LOG_LEVEL":            {"warn", func(c Config) string { return c.LogLevel }},
+		"ANYSQS_POLICY_MODE":          {"strict", func(c Config) string { return c.Policy.Mode }},
+		"ANYSQS_BACKEND":              {"postgres", func(c Config) string { return c.Backend.Name }},
+		"ANYSQS_LIMITS_MAX_IN_FLIGHT": {"25", func(c Config) string { return strconv.FormatInt(c.Limits.MaxInFlight, 10) }},
 	} {
 		c, err := Load("", env(map[string]string{name: tc.value}))
 		if err != nil {
@@ -260,11 +263,11 @@ func TestLogFormat(t *testing.T) {
 
 // TestLimits: per-key limits come from the file; unset ones keep their defaults.
 func TestLimits(t *testing.T) {
-	cfg, err := Load(write(t, "limits:\n  requests_per_second: 50\n  burst: 100\n"), nil)
+	cfg, err := Load(write(t, "limits:\n  requests_per_second: 50\n  burst: 100\n  max_in_flight: 7\n"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := (Limits{RequestsPerSecond: 50, Burst: 100, MaxLongPolls: DefaultMaxLongPolls}); cfg.Limits != want {
+	if want := (Limits{RequestsPerSecond: 50, Burst: 100, MaxLongPolls: DefaultMaxLongPolls, MaxInFlight: 7}); cfg.Limits != want {
 		t.Fatalf("limits %+v, want %+v", cfg.Limits, want)
 	}
 }
