@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -27,11 +28,14 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// crashHelper sends messages one call at a time and prints each acknowledged message
-// id until it is killed.
+// crashHelper sends messages from several goroutines at once, in batches, so that the
+// writes share group commits (each in its savepoint), and prints each acknowledged
+// message id until it is killed.
 func crashHelper(dir string) {
 	ctx := context.Background()
+	var out sync.Mutex
 	fail := func(err error) {
+		out.Lock()
 		fmt.Println("error", err)
 		os.Exit(1)
 	}
@@ -43,18 +47,37 @@ func crashHelper(dir string) {
 	if _, err := d.CreateQueue(ctx, drivers.CreateQueueRequest{Queue: drivers.Queue{Name: "q", Attributes: drivertest.StandardAttributes()}}); err != nil {
 		fail(err)
 	}
-	for i := 0; ; i++ {
-		id := fmt.Sprint("m", i)
-		if _, err := d.SendMessages(ctx, drivers.SendMessagesRequest{Name: "q", Now: now,
-			Entries: []drivers.SendEntry{{EntryID: "e", MessageID: id, Body: id}}}); err != nil {
-			fail(err)
-		}
-		fmt.Println("acked", id)
+	for w := range crashWriters {
+		go func() {
+			for i := 0; ; i++ {
+				entries := make([]drivers.SendEntry, 10)
+				for j := range entries {
+					id := fmt.Sprintf("w%d-%d-%d", w, i, j)
+					entries[j] = drivers.SendEntry{EntryID: fmt.Sprint(j), MessageID: id, Body: id}
+				}
+				if _, err := d.SendMessages(ctx, drivers.SendMessagesRequest{Name: "q", Now: now, Entries: entries}); err != nil {
+					fail(err)
+				}
+				out.Lock()
+				for _, e := range entries {
+					fmt.Println("acked", e.MessageID)
+				}
+				out.Unlock()
+			}
+		}()
 	}
+	select {}
 }
 
+// crashWriters is how many goroutines of crashHelper send at once.
+const crashWriters = 8
+
+// crashAcks is how many acknowledged sends the test waits for before the kill.
+const crashAcks = 2000
+
 // TestKilledProcessKeepsAcknowledgedWrites kills (SIGKILL, no Close) a process that is
-// writing, then checks that every send it acknowledged is in the database.
+// writing from several goroutines, then checks that every send it acknowledged is in the
+// database.
 func TestKilledProcessKeepsAcknowledgedWrites(t *testing.T) {
 	dir := t.TempDir()
 	cmd := exec.Command(os.Args[0])
@@ -75,7 +98,7 @@ func TestKilledProcessKeepsAcknowledgedWrites(t *testing.T) {
 		}
 		if id, ok := strings.CutPrefix(line, "acked "); ok {
 			acked[id] = true
-			if len(acked) == 50 {
+			if len(acked) >= crashAcks {
 				break
 			}
 		}
@@ -84,7 +107,7 @@ func TestKilledProcessKeepsAcknowledgedWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = cmd.Wait()
-	if len(acked) < 50 {
+	if len(acked) < crashAcks {
 		t.Fatalf("helper acknowledged only %d sends before exiting", len(acked))
 	}
 

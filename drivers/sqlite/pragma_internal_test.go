@@ -20,9 +20,12 @@ func TestWriterIsDurable(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer d.Close()
-	var sync, busy int
+	var sync, busy, temp int
 	if err := d.wconn.QueryRowContext(context.Background(), `PRAGMA synchronous`).Scan(&sync); err != nil || sync != 2 {
 		t.Fatalf("synchronous %d, %v; want 2 (FULL)", sync, err)
+	}
+	if err := d.wconn.QueryRowContext(context.Background(), `PRAGMA temp_store`).Scan(&temp); err != nil || temp != 2 {
+		t.Fatalf("temp_store %d, %v; want 2 (MEMORY): the savepoints' statement journal on file costs a write(2) per page", temp, err)
 	}
 	if err := d.wconn.QueryRowContext(context.Background(), `PRAGMA busy_timeout`).Scan(&busy); err != nil || busy != 5000 {
 		t.Fatalf("busy_timeout %d, %v; want 5000", busy, err)
