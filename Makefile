@@ -73,8 +73,8 @@ fuzz: ## fuzz each protocol decoder, the JSON package against encoding/json and 
 bench-postgres: ## gateway vs driver vs plain SQL on the local PostgreSQL, one run (docs/performance.md)
 	eval "$$(scripts/test-env.sh)"; scripts/bench-postgres.sh $(BENCH_ARGS)
 
-bench-peers: ## anysqs on each local backend against goaws, local-aws-sqs, fauxqs, moto and a net/http floor, loopback only, one run (docs/performance.md)
-	scripts/bench-peers.sh $(BENCH_ARGS)
+bench-peers: ## anysqs on each local backend (Spanner and Firestore emulators too) against goaws, local-aws-sqs, fauxqs, moto and a net/http floor, loopback only, one run (docs/performance.md)
+	eval "$$(scripts/test-env.sh)"; scripts/bench-peers.sh $(BENCH_ARGS)
 
 bench-plugin: ## the driver plugin boundary's cost: driver and gateway in process vs as a plugin, one run (docs/performance.md)
 	eval "$$(scripts/test-env.sh)"; scripts/bench-plugin.sh $(BENCH_ARGS)

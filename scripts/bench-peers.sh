@@ -17,6 +17,8 @@
 #   fauxqs, local-aws-sqs   from npm (pinned versions), started by a launcher that binds
 #            127.0.0.1 (fauxqs binds 0.0.0.0 by itself)
 #   moto     where a python3 with moto's server is installed
+#   anysqs on the Spanner and Firestore emulators, when SPANNER_EMULATOR_HOST and
+#            FIRESTORE_EMULATOR_HOST are set (make bench-peers sets them): the gateway's CPU
 #   floor    anysqs-load --mode floor: net/http and JSON answering without storing
 #            anything, the least CPU per call an SQS server on Go can cost here
 # A peer whose install fails is left out with a note. Every server is checked to listen
@@ -195,6 +197,24 @@ if [ -n "$dsn" ]; then
   options:
     dsn: \"$dsn\"
     vacuum_on_sweep: $vacuum"
+fi
+
+# anysqs on the Google emulators (started by scripts/test-env.sh): the emulator's CPU says
+# nothing of the cloud, the gateway's own CPU per call does.
+if [ -n "${SPANNER_EMULATOR_HOST:-}" ]; then
+	port=$(free_port)
+	start anysqs-spanner "$port" env ANYSQS_LISTEN="127.0.0.1:$port" ANYSQS_LOG_LEVEL=warn \
+		ANYSQS_BACKEND_OPTIONS="{database: bench$(date +%s)}" "$work/anysqs" serve --config configs/spanner.yaml
+else
+	note "SPANNER_EMULATOR_HOST is not set; anysqs on Spanner left out (make bench-peers starts the emulator)"
+fi
+if [ -n "${FIRESTORE_EMULATOR_HOST:-}" ]; then
+	port=$(free_port)
+	start anysqs-firestore "$port" env ANYSQS_LISTEN="127.0.0.1:$port" ANYSQS_LOG_LEVEL=warn \
+		ANYSQS_BACKEND_OPTIONS="{project: anysqs-bench-$(date +%s), emulator_host: $FIRESTORE_EMULATOR_HOST}" \
+		"$work/anysqs" serve --config configs/firestore.yaml
+else
+	note "FIRESTORE_EMULATOR_HOST is not set; anysqs on Firestore left out (make bench-peers starts the emulator)"
 fi
 
 # The floor: net/http and JSON with nothing stored, what any SQS server on Go pays per call.
