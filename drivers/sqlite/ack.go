@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/anysqs/anysqs/drivers"
@@ -36,29 +37,39 @@ func (d *Driver) lookupHandle(ctx context.Context, tx conn, q queueRow, h string
 }
 
 // DeleteMessages deletes by receipt handle; see drivers.Driver for stale-handle rules.
+// In a batch, the current handles of messages in flight, the common case, are deleted by
+// one statement; the other entries are looked up one by one and judged by sqsrule.Delete.
 func (d *Driver) DeleteMessages(ctx context.Context, req drivers.DeleteMessagesRequest) (drivers.BatchResult, error) {
 	var res drivers.BatchResult
 	now := toNanos(req.Now)
 	err := d.write(ctx, func(tx conn) error {
-		res.Entries = make([]drivers.EntryResult, 0, len(req.Entries))
+		res.Entries = make([]drivers.EntryResult, len(req.Entries))
 		q, err := tx.queueRow(req.Name)
 		if err != nil {
 			return err
 		}
-		for _, e := range req.Entries {
-			out := drivers.EntryResult{EntryID: e.EntryID}
+		done := make([]bool, len(req.Entries))
+		if len(req.Entries) > 1 { // for one entry, the lookup and delete below cost less
+			if done, err = d.deleteInFlight(ctx, tx, q, req.Entries, now); err != nil {
+				return err
+			}
+		}
+		for i, e := range req.Entries {
+			res.Entries[i].EntryID = e.EntryID
+			if done[i] {
+				continue
+			}
 			r, state, _, err := d.lookupHandle(ctx, tx, q, e.ReceiptHandle, now)
 			if err != nil {
 				return err
 			}
 			remove, rerr := sqsrule.Delete(state, q.fifo)
-			out.Err = rerr
+			res.Entries[i].Err = rerr
 			if remove {
 				if _, err := tx.ExecContext(ctx, `DELETE FROM messages WHERE id = ?`, r.rowID); err != nil {
 					return err
 				}
 			}
-			res.Entries = append(res.Entries, out)
 		}
 		return nil
 	})
@@ -66,6 +77,73 @@ func (d *Driver) DeleteMessages(ctx context.Context, req drivers.DeleteMessagesR
 		return drivers.BatchResult{}, err
 	}
 	return res, nil
+}
+
+// deleteInFlight deletes, in one statement, the messages whose entry holds their current
+// handle while they are in flight (the state in which sqsrule.Delete removes a message
+// on any queue), and reports which entries it deleted. A message named by several
+// entries counts for the first.
+func (d *Driver) deleteInFlight(ctx context.Context, tx conn, q queueRow, entries []drivers.DeleteEntry, now int64) ([]bool, error) {
+	done := make([]bool, len(entries))
+	first := make(map[int64]int, len(entries)) // row id → the first entry naming it
+	var ids, tokens []any
+	for i, e := range entries {
+		r, ok := d.decodeHandle(e.ReceiptHandle)
+		if !ok || r.queueID != q.id {
+			continue
+		}
+		if _, seen := first[r.rowID]; seen {
+			continue
+		}
+		first[r.rowID] = i
+		ids = append(ids, r.rowID)
+		tokens = append(tokens, r.rowID, r.token)
+	}
+	if len(ids) == 0 {
+		return done, nil
+	}
+	n := len(ids)
+	query := deleteInFlightQueries[n-1]
+	if query == "" { // more entries than SQS allows in a batch
+		query = deleteInFlightQuery(n)
+	}
+	args := append(append(append(make([]any, 0, 2+3*n), q.id, now), ids...), tokens...)
+	rows, err := tx.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		done[first[id]] = true
+	}
+	return done, rows.Err()
+}
+
+// deleteInFlightQueries holds deleteInFlightQuery(n) for batches of 1 to 10.
+var deleteInFlightQueries = func() (qs [10]string) {
+	for n := range qs {
+		qs[n] = deleteInFlightQuery(n + 1)
+	}
+	return qs
+}()
+
+// deleteInFlightQuery deletes, among n row ids, those of the queue that are in flight
+// and hold the token paired with their id. Arguments: queue id, now, the n ids, then n
+// (id, token) pairs.
+func deleteInFlightQuery(n int) string {
+	var b strings.Builder
+	// The unary + keeps the planner on the row ids: left to itself it may scan the
+	// queue's in-flight index instead.
+	b.WriteString(`DELETE FROM messages WHERE +queue_id = ? AND +visible_at > ? AND id IN (?`)
+	b.WriteString(strings.Repeat(", ?", n-1))
+	b.WriteString(`) AND token = CASE id`)
+	b.WriteString(strings.Repeat(" WHEN ? THEN ?", n))
+	b.WriteString(` END RETURNING id`)
+	return b.String()
 }
 
 // ChangeVisibility moves visibility deadlines; see drivers.Driver for which handles apply.

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -71,5 +72,39 @@ func TestMigrateFromVersion1(t *testing.T) {
 	}
 	if len(res.Messages) != 2 || res.Messages[0].Body != "old" || res.Messages[1].Body != "new" || res.Messages[1].SequenceNumber != sqsrule.SequenceNumber(2) {
 		t.Fatalf("after migration: %+v, want old then new (sequence 2)", res.Messages)
+	}
+}
+
+// TestDeleteInFlightUsesRowIDs: the batched delete must find its rows by id, not scan the
+// queue's in-flight index, whatever the planner's statistics say.
+func TestDeleteInFlightUsesRowIDs(t *testing.T) {
+	d, err := Open(context.Background(), Options{DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	args := []any{1, 0}
+	for i := range 10 {
+		args = append(args, i)
+	}
+	for i := range 10 {
+		args = append(args, i, "t")
+	}
+	rows, err := d.wconn.QueryContext(context.Background(), "EXPLAIN QUERY PLAN "+deleteInFlightQueries[9], args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var plan []string
+	for rows.Next() {
+		var id, parent, unused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, detail)
+	}
+	if len(plan) != 1 || !strings.Contains(plan[0], "INTEGER PRIMARY KEY") {
+		t.Fatalf("plan of the batched delete: %q, want one search by INTEGER PRIMARY KEY", plan)
 	}
 }

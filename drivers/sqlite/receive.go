@@ -150,6 +150,7 @@ func (d *Driver) claimMessages(ctx context.Context, tx conn, q queueRow, req dri
 			return nil, err
 		}
 		redriven := 0
+		var claimed []msgRow
 		for _, m := range rows {
 			if dlq != nil && m.receiveCount >= maxCount {
 				if err := moveMessage(ctx, tx, q, *dlq, m, now, true); err != nil {
@@ -167,16 +168,18 @@ func (d *Driver) claimMessages(ctx context.Context, tx conn, q queueRow, req dri
 				m.firstReceivedAt = now
 			}
 			m.visibleAt, m.token = deadline, sql.NullString{String: tok, Valid: true}
-			if _, err := tx.ExecContext(ctx, `UPDATE messages SET token = ?, visible_at = ?, receive_count = ?,
-				first_received_at = ?, received_at = ? WHERE id = ?`, tok, deadline, m.receiveCount, m.firstReceivedAt, now, m.id); err != nil {
-				return nil, err
-			}
+			claimed = append(claimed, m)
+		}
+		if err := claimRows(ctx, tx, claimed, deadline, now); err != nil {
+			return nil, err
+		}
+		for _, m := range claimed {
 			msg, err := d.toMessage(q, m)
 			if err != nil {
 				return nil, err
 			}
 			out = append(out, msg)
-			claims = append(claims, claim{Row: m.id, Token: tok})
+			claims = append(claims, claim{Row: m.id, Token: m.token.String})
 		}
 		if redriven == 0 {
 			break
@@ -318,4 +321,64 @@ func (d *Driver) replayAttempt(ctx context.Context, tx conn, q queueRow, attempt
 		out = append(out, msg)
 	}
 	return out, true, nil
+}
+
+// claimRows stores the claims of ms (their new tokens, receive counts and first receive
+// times, visible again at deadline) in one statement.
+func claimRows(ctx context.Context, tx conn, ms []msgRow, deadline, now int64) error {
+	if len(ms) == 0 {
+		return nil
+	}
+	n := len(ms)
+	if n == 1 { // the CASE form costs more than it saves for one row
+		m := ms[0]
+		_, err := tx.ExecContext(ctx, `UPDATE messages SET token = ?, visible_at = ?, receive_count = ?,
+			first_received_at = ?, received_at = ? WHERE id = ?`, m.token.String, deadline, m.receiveCount, m.firstReceivedAt, now, m.id)
+		return err
+	}
+	query := ""
+	if n <= len(claimQueries) {
+		query = claimQueries[n-1]
+	} else {
+		query = claimQuery(n)
+	}
+	args := make([]any, 0, 3+6*n)
+	args = append(args, deadline, now)
+	for _, m := range ms {
+		args = append(args, m.id, m.token.String)
+	}
+	for _, m := range ms {
+		args = append(args, m.id, m.receiveCount)
+	}
+	for _, m := range ms {
+		args = append(args, m.id, m.firstReceivedAt)
+	}
+	for _, m := range ms {
+		args = append(args, m.id)
+	}
+	res, err := tx.ExecContext(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	if got, err := res.RowsAffected(); err != nil || got != int64(n) {
+		return drivers.Errorf(drivers.KindInternal, "sqlite: claimed %d of %d messages (%v)", got, n, err)
+	}
+	return nil
+}
+
+// claimQueries holds claimQuery(n) for receives of 1 to 10 messages.
+var claimQueries = func() (qs [sqsrule.MaxReceiveMessages]string) {
+	for n := range qs {
+		qs[n] = claimQuery(n + 1)
+	}
+	return qs
+}()
+
+// claimQuery updates n messages by id. Arguments: the visibility deadline, now, then n
+// (id, token), n (id, receive count) and n (id, first receive) pairs, then the n ids.
+func claimQuery(n int) string {
+	pairs := strings.Repeat(" WHEN ? THEN ?", n)
+	return `UPDATE messages SET visible_at = ?, received_at = ?, token = CASE id` + pairs +
+		` END, receive_count = CASE id` + pairs + ` END, first_received_at = CASE id` + pairs +
+		` END WHERE id IN (?` + strings.Repeat(", ?", n-1) + `)`
 }
