@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/anysqs/anysqs/drivers"
@@ -42,6 +43,10 @@ func (d *Driver) SendMessages(ctx context.Context, req drivers.SendMessagesReque
 		res.Entries = make([]drivers.SendEntryResult, 0, len(req.Entries))
 		q, err := tx.queueRow(req.Name)
 		if err != nil {
+			return err
+		}
+		if !q.fifo && len(req.Entries) > 1 {
+			res.Entries, err = sendStandardBatch(ctx, tx, q, now, req.Entries)
 			return err
 		}
 		for _, e := range req.Entries {
@@ -106,4 +111,58 @@ func (d *Driver) sendOne(ctx context.Context, tx conn, q queueRow, now int64, e 
 			VALUES (?, ?, ?, ?, ?, ?)`, q.id, scope, e.MessageDeduplicationID, e.MessageID, seq, now+int64(sqsrule.DedupWindow))
 	}
 	return r, err
+}
+
+// sendStandardBatch stores a standard queue's entries with one multi-row INSERT; an entry
+// whose attributes cannot be encoded fails alone.
+func sendStandardBatch(ctx context.Context, tx conn, q queueRow, now int64, entries []drivers.SendEntry) ([]drivers.SendEntryResult, error) {
+	out := make([]drivers.SendEntryResult, len(entries))
+	args := make([]any, 0, insertCols*len(entries))
+	rows := 0
+	for i, e := range entries {
+		out[i] = drivers.SendEntryResult{EntryID: e.EntryID, MessageID: e.MessageID}
+		attrs, err := encodeAttrs(e.Attributes)
+		if err != nil {
+			out[i].Err = drivers.Errorf(drivers.KindInvalidArgument, "message attributes: %v", err)
+			continue
+		}
+		sys, err := encodeAttrs(e.SystemAttributes)
+		if err != nil {
+			out[i].Err = drivers.Errorf(drivers.KindInvalidArgument, "message system attributes: %v", err)
+			continue
+		}
+		visibleAt := now + int64(e.DelaySeconds)*int64(time.Second)
+		args = append(args, q.id, e.MessageID, e.Body, attrs, sys, e.SenderID, now, now, visibleAt,
+			e.MessageGroupID, e.MessageDeduplicationID, 0)
+		rows++
+	}
+	if rows == 0 {
+		return out, nil
+	}
+	query := ""
+	if rows <= len(insertQueries) {
+		query = insertQueries[rows-1]
+	} else {
+		query = insertQuery(rows)
+	}
+	_, err := tx.ExecContext(ctx, query, args...)
+	return out, err
+}
+
+// insertCols is the number of columns insertQuery sets per message.
+const insertCols = 12
+
+// insertQueries holds insertQuery(n) for batches of 1 to 10.
+var insertQueries = func() (qs [10]string) {
+	for n := range qs {
+		qs[n] = insertQuery(n + 1)
+	}
+	return qs
+}()
+
+// insertQuery inserts n messages.
+func insertQuery(n int) string {
+	row := "(?" + strings.Repeat(", ?", insertCols-1) + ")"
+	return `INSERT INTO messages(queue_id, message_id, body, attrs, sys_attrs, sender_id,
+		sent_at, enqueued_at, visible_at, group_id, dedup_id, seq) VALUES ` + row + strings.Repeat(", "+row, n-1)
 }
