@@ -103,6 +103,7 @@ var mayDupLine = regexp.MustCompile(`at most (\d+) messages may be duplicated.*`
 // time, and checks that every message is at the destination exactly once, or more
 // often only as many times as the final report allows.
 func TestKillAndResume(t *testing.T) {
+	t.Parallel()
 	n := 3000
 	if v, _ := strconv.Atoi(os.Getenv("ANYSQS_MIGRATE_KILL_MESSAGES")); v > 0 {
 		n = v
