@@ -41,6 +41,7 @@ type ledger struct {
 	sentN      atomic.Int64 // distinct messages offered in send calls, acknowledged or not
 	ackedN     atomic.Int64
 	failedN    atomic.Int64  // messages of send calls that failed, each attempt counted
+	received   int           // acknowledged messages delivered at least once
 	changed    chan struct{} // closed and replaced whenever a delivery or ack is recorded
 }
 
@@ -56,6 +57,9 @@ func (l *ledger) signal() {
 func (l *ledger) ack(id, body, queueURL string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if _, ok := l.acked[id]; !ok && len(l.deliveries[id]) > 0 {
+		l.received++
+	}
 	l.acked[id] = body
 	l.ackedBy[id] = queueURL
 	l.ackedN.Add(1)
@@ -73,8 +77,29 @@ func (l *ledger) fail(format string, args ...any) {
 func (l *ledger) record(id string, d *delivery) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if _, ok := l.acked[id]; ok && len(l.deliveries[id]) == 0 {
+		l.received++
+	}
 	l.deliveries[id] = append(l.deliveries[id], d)
 	l.signal()
+}
+
+// waitBacklog blocks while max or more acknowledged messages wait to be delivered, or
+// until ctx ends.
+func (l *ledger) waitBacklog(ctx context.Context, max int) {
+	for {
+		l.mu.Lock()
+		backlog, ch := len(l.acked)-l.received, l.changed
+		l.mu.Unlock()
+		if backlog < max {
+			return
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return
+		}
+	}
 }
 
 // missing returns acknowledged messages never delivered, sorted.
