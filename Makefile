@@ -9,7 +9,7 @@ LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 ENDPOINT ?= http://127.0.0.1:9324
 IMAGE   ?= localhost/anysqs:latest
 
-.PHONY: help run build image image-test generate test lint conformance report bench fuzz load bench-postgres bench-plugin bench-peers system soak browser-check
+.PHONY: help run build image image-test generate test lint conformance report bench fuzz load bench-postgres bench-plugin bench-peers system soak soak-migrate browser-check
 
 help: ## this list
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -84,3 +84,6 @@ system: ## system tests: two gateways and kill -9 on every shared backend, Postg
 
 soak: ## the system tests with ten times the load (ANYSQS_SOAK=2)
 	eval "$$(scripts/test-env.sh)"; ANYSQS_SOAK=2 $(GO) test -count=1 -timeout 30m -v ./conformance/system/
+
+soak-migrate: ## anysqs migrate --mode move of 100,000 messages, SQLite to PostgreSQL, killed with SIGKILL at 7 steps and 8 random points (docs/migration.md)
+	eval "$$(scripts/test-env.sh)"; ANYSQS_MIGRATE_KILL_MESSAGES=100000 ANYSQS_MIGRATE_KILLS=8 $(GO) test -count=1 -timeout 30m -run '^TestKillAndResume$$' -v ./internal/migrate/

@@ -44,11 +44,11 @@ func startCrashLoad(clients []*sqs.Client, std, fifo []string, consumers int) *l
 		r.senders.Add(2)
 		go func() {
 			defer r.senders.Done()
-			r.l.sendStandard(ctx, clients[i%len(clients)], std[i%len(clients)], fmt.Sprintf("s%d", i), 1_000_000, false)
+			r.l.sendStandard(ctx, fixed(clients[i%len(clients)], std[i%len(clients)]), fmt.Sprintf("s%d", i), 1_000_000, false)
 		}()
 		go func() {
 			defer r.senders.Done()
-			r.l.sendFIFO(ctx, clients[i%len(clients)], fifo[i%len(clients)], fmt.Sprintf("g%d", i), 1_000_000, false)
+			r.l.sendFIFO(ctx, fixed(clients[i%len(clients)], fifo[i%len(clients)]), fmt.Sprintf("g%d", i), 1_000_000, false)
 		}()
 	}
 	cctx, ccancel := context.WithCancel(context.Background())

@@ -1,14 +1,18 @@
 // Package system holds black-box system tests of anysqs: real gateway processes (the
 // anysqs binary, from internal/servetest) on real storage, driven by aws-sdk-go-v2. They
 // show what the drivers' in-process tests cannot: several gateways sharing one database,
-// a gateway killed with SIGKILL under load, and a PostgreSQL restart under load.
+// a gateway killed with SIGKILL under load, a PostgreSQL restart under load, and a
+// switch of backends under load.
 //
 // TestKillGatewayUnderLoad runs on every backend with shared storage, one subtest each
 // (postgres, spanner, firestore, cosmos): each gateway is served from the shipped
 // configs/<backend>.yaml, pointed at this machine's test service by servetest.BackendEnv
-// on storage of its own. The other tests run on PostgreSQL, each on its own database,
-// anysqs_sys_<random>, dropped afterwards; the restart test never touches that server: it
-// initdb's a throwaway cluster from the installed PostgreSQL binaries on a free port.
+// on storage of its own. TestSwitchoverUnderLoad serves gateways the same way: it moves
+// producers and consumers from a PostgreSQL gateway to a Spanner and to a SQLite one as
+// docs/migration.md says, anysqs migrate moving the rest. The other tests run on
+// PostgreSQL, each on its own database, anysqs_sys_<random>, dropped afterwards; the
+// restart test never touches that server: it initdb's a throwaway cluster from the
+// installed PostgreSQL binaries on a free port.
 //
 // The services are those scripts/test-env.sh starts and exports (ANYSQS_TEST_POSTGRES_DSN,
 // SPANNER_EMULATOR_HOST, FIRESTORE_EMULATOR_HOST, ANYSQS_TEST_COSMOS_*); a test whose

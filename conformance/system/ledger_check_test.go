@@ -16,8 +16,8 @@ func TestLedgerDetectsFaults(t *testing.T) {
 	}
 
 	l := newLedger()
-	l.ack("m1", "x")
-	l.ack("m2", "y")
+	l.ack("m1", "x", "")
+	l.ack("m2", "y", "")
 	l.record("m1", held(1, 1, 0, 10, "x"))
 	l.record("m1", held(2, 2, 5, 20, "x")) // claimed while consumer 1 still held it
 	if d := l.doubleDeliveries(time.Minute); len(d) != 1 {

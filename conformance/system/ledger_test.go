@@ -27,22 +27,26 @@ type delivery struct {
 	call               int64 // receive call number, shared by a batch
 	index              int   // position within that receive's batch
 	body               string
+	queue              string // the queue URL it was received from
 }
 
 // ledger records what senders were told was stored and what consumers received.
 type ledger struct {
 	mu         sync.Mutex
 	acked      map[string]string // MessageId -> body, for every send that returned success
+	ackedBy    map[string]string // MessageId -> the queue URL that acknowledged it
 	deliveries map[string][]*delivery
 	errs       []string
 	calls      atomic.Int64
 	sentN      atomic.Int64 // distinct messages offered in send calls, acknowledged or not
 	ackedN     atomic.Int64
+	failedN    atomic.Int64  // messages of send calls that failed, each attempt counted
+	received   int           // acknowledged messages delivered at least once
 	changed    chan struct{} // closed and replaced whenever a delivery or ack is recorded
 }
 
 func newLedger() *ledger {
-	return &ledger{acked: map[string]string{}, deliveries: map[string][]*delivery{}, changed: make(chan struct{})}
+	return &ledger{acked: map[string]string{}, ackedBy: map[string]string{}, deliveries: map[string][]*delivery{}, changed: make(chan struct{})}
 }
 
 func (l *ledger) signal() {
@@ -50,10 +54,14 @@ func (l *ledger) signal() {
 	l.changed = make(chan struct{})
 }
 
-func (l *ledger) ack(id, body string) {
+func (l *ledger) ack(id, body, queueURL string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if _, ok := l.acked[id]; !ok && len(l.deliveries[id]) > 0 {
+		l.received++
+	}
 	l.acked[id] = body
+	l.ackedBy[id] = queueURL
 	l.ackedN.Add(1)
 	l.signal()
 }
@@ -69,8 +77,29 @@ func (l *ledger) fail(format string, args ...any) {
 func (l *ledger) record(id string, d *delivery) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if _, ok := l.acked[id]; ok && len(l.deliveries[id]) == 0 {
+		l.received++
+	}
 	l.deliveries[id] = append(l.deliveries[id], d)
 	l.signal()
+}
+
+// waitBacklog blocks while max or more acknowledged messages wait to be delivered, or
+// until ctx ends.
+func (l *ledger) waitBacklog(ctx context.Context, max int) {
+	for {
+		l.mu.Lock()
+		backlog, ch := len(l.acked)-l.received, l.changed
+		l.mu.Unlock()
+		if backlog < max {
+			return
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return
+		}
+	}
 }
 
 // missing returns acknowledged messages never delivered, sorted.
@@ -256,7 +285,9 @@ func (l *ledger) consume(ctx context.Context, id int, c *sqs.Client, queueURL st
 	for ctx.Err() == nil {
 		call := l.calls.Add(1)
 		start := time.Now()
-		out, err := c.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
+		// Not ctx either: a receive cancelled after the gateway claimed its messages would
+		// leave them in flight for vt, as a consumer that crashed.
+		out, err := c.ReceiveMessage(context.WithoutCancel(ctx), &sqs.ReceiveMessageInput{
 			QueueUrl: aws.String(queueURL), MaxNumberOfMessages: 10, WaitTimeSeconds: 1, VisibilityTimeout: vt,
 		})
 		end := time.Now()
@@ -273,7 +304,7 @@ func (l *ledger) consume(ctx context.Context, id int, c *sqs.Client, queueURL st
 		ds := make([]*delivery, len(out.Messages))
 		entries := make([]types.DeleteMessageBatchRequestEntry, len(out.Messages))
 		for i, m := range out.Messages {
-			ds[i] = &delivery{consumer: id, recvStart: start, recvEnd: end, call: call, index: i, body: aws.ToString(m.Body)}
+			ds[i] = &delivery{consumer: id, recvStart: start, recvEnd: end, call: call, index: i, body: aws.ToString(m.Body), queue: queueURL}
 			entries[i] = types.DeleteMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), ReceiptHandle: m.ReceiptHandle}
 		}
 		delStart := time.Now()
@@ -305,10 +336,19 @@ func (l *ledger) consume(ctx context.Context, id int, c *sqs.Client, queueURL st
 	}
 }
 
+// target gives a sender the client and queue URL of its next batch.
+type target func() (*sqs.Client, string)
+
+// fixed is the target of a sender that always sends through c to queueURL.
+func fixed(c *sqs.Client, queueURL string) target {
+	return func() (*sqs.Client, string) { return c, queueURL }
+}
+
 // sendStandard sends batches of 10 numbered messages to a standard queue until n were
 // acknowledged or ctx ends; failed sends are recorded when strict, else ignored.
-func (l *ledger) sendStandard(ctx context.Context, c *sqs.Client, queueURL, prefix string, n int, strict bool) {
+func (l *ledger) sendStandard(ctx context.Context, to target, prefix string, n int, strict bool) {
 	for k := 0; k < n && ctx.Err() == nil; k += 10 {
+		c, queueURL := to()
 		entries := make([]types.SendMessageBatchRequestEntry, 0, 10)
 		bodies := map[string]string{}
 		for i := k; i < k+10 && i < n; i++ {
@@ -320,6 +360,9 @@ func (l *ledger) sendStandard(ctx context.Context, c *sqs.Client, queueURL, pref
 		l.sentN.Add(int64(len(entries)))
 		out, err := c.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(queueURL), Entries: entries})
 		if err != nil {
+			if ctx.Err() == nil {
+				l.failedN.Add(int64(len(entries)))
+			}
 			if strict && ctx.Err() == nil {
 				l.fail("send %s: %v", prefix, err)
 			}
@@ -327,7 +370,7 @@ func (l *ledger) sendStandard(ctx context.Context, c *sqs.Client, queueURL, pref
 			continue
 		}
 		for _, s := range out.Successful {
-			l.ack(aws.ToString(s.MessageId), bodies[aws.ToString(s.Id)])
+			l.ack(aws.ToString(s.MessageId), bodies[aws.ToString(s.Id)], queueURL)
 		}
 		if strict && len(out.Failed) > 0 {
 			l.fail("send %s: %d entries failed: %s", prefix, len(out.Failed), aws.ToString(out.Failed[0].Message))
@@ -339,9 +382,10 @@ func (l *ledger) sendStandard(ctx context.Context, c *sqs.Client, queueURL, pref
 // after the previous one was acknowledged. A failed batch is retried with the same
 // deduplication ids until it succeeds (strict fails instead) or ctx ends, so the
 // group's sequence has no holes.
-func (l *ledger) sendFIFO(ctx context.Context, c *sqs.Client, queueURL, group string, n int, strict bool) {
+func (l *ledger) sendFIFO(ctx context.Context, to target, group string, n int, strict bool) {
 	offered := 0 // messages of the group counted in sentN: a retried batch counts once
 	for k := 0; k < n && ctx.Err() == nil; {
+		c, queueURL := to()
 		var entries []types.SendMessageBatchRequestEntry
 		bodies := map[string]string{}
 		for i := k; i < k+10 && i < n; i++ {
@@ -360,6 +404,9 @@ func (l *ledger) sendFIFO(ctx context.Context, c *sqs.Client, queueURL, group st
 			err = errors.New(aws.ToString(out.Failed[0].Code) + ": " + aws.ToString(out.Failed[0].Message))
 		}
 		if err != nil {
+			if ctx.Err() == nil {
+				l.failedN.Add(int64(len(entries)))
+			}
 			if strict && ctx.Err() == nil {
 				l.fail("send group %s: %v", group, err)
 				return
@@ -368,7 +415,7 @@ func (l *ledger) sendFIFO(ctx context.Context, c *sqs.Client, queueURL, group st
 			continue
 		}
 		for _, s := range out.Successful {
-			l.ack(aws.ToString(s.MessageId), bodies[aws.ToString(s.Id)])
+			l.ack(aws.ToString(s.MessageId), bodies[aws.ToString(s.Id)], queueURL)
 		}
 		k += len(entries)
 	}

@@ -54,7 +54,7 @@ func TestTwoGatewaysOneDatabase(t *testing.T) {
 		perProducer := scale(400)
 		runLoad(t, l, 32, clients, urls, func(ctx context.Context, p int) {
 			if p < producers {
-				l.sendStandard(ctx, clients[p%2], urls[p%2], fmt.Sprintf("p%d", p), perProducer, true)
+				l.sendStandard(ctx, fixed(clients[p%2], urls[p%2]), fmt.Sprintf("p%d", p), perProducer, true)
 			}
 		}, producers)
 		if got, want := int(l.ackedN.Load()), producers*perProducer; got != want {
@@ -68,7 +68,7 @@ func TestTwoGatewaysOneDatabase(t *testing.T) {
 		const groups = 64
 		perGroup := scale(40)
 		runLoad(t, l, 32, clients, urls, func(ctx context.Context, p int) {
-			l.sendFIFO(ctx, clients[p%2], urls[p%2], fmt.Sprintf("g%02d", p), perGroup, true)
+			l.sendFIFO(ctx, fixed(clients[p%2], urls[p%2]), fmt.Sprintf("g%02d", p), perGroup, true)
 		}, groups)
 		if got, want := int(l.ackedN.Load()), groups*perGroup; got != want {
 			t.Errorf("acknowledged %d sends, want %d", got, want)

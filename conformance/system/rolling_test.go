@@ -84,8 +84,11 @@ func TestRollingRestartUnderLoad(t *testing.T) {
 	var senders, consumers sync.WaitGroup
 	for i := 0; i < 2; i++ {
 		senders.Add(2)
-		go func() { defer senders.Done(); l.sendStandard(ctx, c, std, fmt.Sprintf("r%d", i), 1_000_000, true) }()
-		go func() { defer senders.Done(); l.sendFIFO(ctx, c, fifo, fmt.Sprintf("rg%d", i), 1_000_000, true) }()
+		go func() {
+			defer senders.Done()
+			l.sendStandard(ctx, fixed(c, std), fmt.Sprintf("r%d", i), 1_000_000, true)
+		}()
+		go func() { defer senders.Done(); l.sendFIFO(ctx, fixed(c, fifo), fmt.Sprintf("rg%d", i), 1_000_000, true) }()
 	}
 	cctx, stopConsume := context.WithCancel(context.Background())
 	for i := 0; i < 2; i++ {

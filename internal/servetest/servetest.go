@@ -225,6 +225,13 @@ func (g *Gateway) Restart() {
 	if err := g.Stop(); err != nil {
 		g.t.Errorf("anysqs serve stopped with %v:\n%s", err, g.logs)
 	}
+	g.Relaunch()
+}
+
+// Relaunch starts a gateway that was stopped or killed again, with the same
+// configuration and environment, on the same addresses.
+func (g *Gateway) Relaunch() {
+	g.t.Helper()
 	admin := "127.0.0.1:0"
 	if g.AdminURL != "" {
 		admin = strings.TrimPrefix(g.AdminURL, "http://")
