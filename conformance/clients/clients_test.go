@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -89,7 +88,7 @@ type process struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	lines  chan string // stdout
-	stderr *tail
+	stderr *servetest.Tail
 	done   chan struct{} // closed once the process has exited and its output is read
 	err    error         // the exit status, valid after done
 	seen   []event       // the events read so far
@@ -99,7 +98,7 @@ type process struct {
 // killed when the test ends, and its stderr shown if the test failed.
 func start(t *testing.T, name string, cmd *exec.Cmd) *process {
 	t.Helper()
-	p := &process{t: t, name: name, cmd: cmd, lines: make(chan string, 4096), stderr: &tail{}, done: make(chan struct{})}
+	p := &process{t: t, name: name, cmd: cmd, lines: make(chan string, 4096), stderr: &servetest.Tail{}, done: make(chan struct{})}
 	var err error
 	if p.stdin, err = cmd.StdinPipe(); err != nil {
 		t.Fatal(err)
@@ -131,7 +130,7 @@ func start(t *testing.T, name string, cmd *exec.Cmd) *process {
 		sc := bufio.NewScanner(stderr)
 		sc.Buffer(make([]byte, 64<<10), 1<<20)
 		for sc.Scan() {
-			p.stderr.add(sc.Text())
+			p.stderr.Add(sc.Text())
 		}
 		_, _ = io.Copy(io.Discard, stderr)
 	}()
@@ -289,25 +288,4 @@ func wantEmpty(t *testing.T, c *sqs.Client, queueURL string) {
 	if got := queueCounts(t, c, queueURL); got != (counts{}) {
 		t.Errorf("queue %s holds %+v after the clients finished, want nothing", queueURL, got)
 	}
-}
-
-// tail keeps the last lines of a process's stderr for failure messages.
-type tail struct {
-	mu    sync.Mutex
-	lines []string
-}
-
-func (b *tail) add(s string) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.lines = append(b.lines, s)
-	if len(b.lines) > 80 {
-		b.lines = b.lines[len(b.lines)-80:]
-	}
-}
-
-func (b *tail) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return strings.Join(b.lines, "\n")
 }

@@ -17,7 +17,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -121,7 +120,7 @@ type gateway struct {
 	cmd  *exec.Cmd
 	URL  string
 	done chan struct{} // closed when the process has exited
-	logs *tailBuffer
+	logs *servetest.Tail
 }
 
 var listeningRE = regexp.MustCompile(`anysqs listening.* addr=(\S+)`)
@@ -145,14 +144,14 @@ func startGateway(t *testing.T, dsn string) *gateway {
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start gateway: %v", err)
 	}
-	g := &gateway{t: t, cmd: cmd, done: make(chan struct{}), logs: &tailBuffer{}}
+	g := &gateway{t: t, cmd: cmd, done: make(chan struct{}), logs: &servetest.Tail{}}
 	addr := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(stderr)
 		sent := false
 		for sc.Scan() {
 			line := sc.Text()
-			g.logs.add(line)
+			g.logs.Add(line)
 			if m := listeningRE.FindStringSubmatch(line); m != nil && !sent {
 				addr <- m[1]
 				sent = true
@@ -183,27 +182,6 @@ func startGateway(t *testing.T, dsn string) *gateway {
 func (g *gateway) kill() {
 	_ = g.cmd.Process.Signal(syscall.SIGKILL)
 	<-g.done
-}
-
-// tailBuffer keeps the last lines of a process's log for failure messages.
-type tailBuffer struct {
-	mu    sync.Mutex
-	lines []string
-}
-
-func (b *tailBuffer) add(s string) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.lines = append(b.lines, s)
-	if len(b.lines) > 60 {
-		b.lines = b.lines[len(b.lines)-60:]
-	}
-}
-
-func (b *tailBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return strings.Join(b.lines, "\n")
 }
 
 // httpClient is shared by all SDK clients so that many concurrent consumers reuse

@@ -124,7 +124,7 @@ type Gateway struct {
 	cmd    *exec.Cmd
 	done   chan struct{} // closed when the process has exited
 	err    error         // its exit status, once done is closed
-	logs   *tail
+	logs   *Tail
 }
 
 var (
@@ -166,7 +166,7 @@ func (g *Gateway) start(listen, admin string) {
 	if err := cmd.Start(); err != nil {
 		g.t.Fatalf("start anysqs serve: %v", err)
 	}
-	g.cmd, g.done, g.logs = cmd, make(chan struct{}), &tail{}
+	g.cmd, g.done, g.logs = cmd, make(chan struct{}), &Tail{}
 	addrs := make(chan [2]string, 1)
 	go func() {
 		sc := bufio.NewScanner(stderr)
@@ -175,7 +175,7 @@ func (g *Gateway) start(listen, admin string) {
 		sent := false
 		for sc.Scan() {
 			line := sc.Text()
-			g.logs.add(line)
+			g.logs.Add(line)
 			if m := adminRE.FindStringSubmatch(line); m != nil {
 				adm = m[1]
 			}
@@ -242,13 +242,15 @@ func (g *Gateway) Relaunch() {
 // Logs returns the last lines the gateway logged.
 func (g *Gateway) Logs() string { return g.logs.String() }
 
-// tail keeps the last lines of a process's log for failure messages.
-type tail struct {
+// Tail keeps the last 80 lines of a process's log, for failure messages; the zero value
+// is ready to use, and its methods may be called from several goroutines.
+type Tail struct {
 	mu    sync.Mutex
 	lines []string
 }
 
-func (b *tail) add(s string) {
+// Add appends one line, dropping the oldest beyond 80.
+func (b *Tail) Add(s string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.lines = append(b.lines, s)
@@ -257,7 +259,8 @@ func (b *tail) add(s string) {
 	}
 }
 
-func (b *tail) String() string {
+// String returns the lines kept, joined by newlines.
+func (b *Tail) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return strings.Join(b.lines, "\n")
