@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"os"
+	"sync"
 	"testing"
 
 	database "cloud.google.com/go/spanner/admin/database/apiv1"
@@ -86,4 +87,25 @@ func TestDriverContract(t *testing.T) {
 			return remember(open(t, o), o)
 		},
 	})
+}
+
+// TestConcurrentOpensCreateSchema: gateways started together on a new database (the
+// replicas of one deployment) all open it, although only one schema change runs at a
+// time and the others are refused while it does.
+func TestConcurrentOpensCreateSchema(t *testing.T) {
+	o := newDatabase(t)
+	ds := make([]*spanner.Driver, 8)
+	errs := make([]error, len(ds))
+	var wg sync.WaitGroup
+	for i := range ds {
+		wg.Go(func() { ds[i], errs[i] = spanner.Open(context.Background(), o) })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("open %d of %d at once: %v", i, len(ds), err)
+			continue
+		}
+		ds[i].Close()
+	}
 }

@@ -53,5 +53,7 @@
 //	    serialize_read_write: auto   # auto (only against an emulator), always, never
 //
 // SPANNER_EMULATOR_HOST, when set, points the client at an emulator; the driver then
-// creates a missing instance and database. The schema is created everywhere, idempotently.
+// creates a missing instance and database. The schema is created everywhere, idempotently;
+// gateways opening a new database together take turns, since Spanner runs one schema change
+// at a time, and one waits up to 5 minutes for the others' changes.
 package spanner

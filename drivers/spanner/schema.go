@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	database "cloud.google.com/go/spanner/admin/database/apiv1"
 	"cloud.google.com/go/spanner/admin/database/apiv1/databasepb"
@@ -161,13 +162,58 @@ func (d *Driver) ensureDatabase(ctx context.Context, o Options, opts []option.Cl
 	if err != nil {
 		return mapErr(ctx, err, "read schema of "+d.db)
 	}
+	// Spanner runs one schema change at a time and refuses the others, so gateways that
+	// start together on a new database (a deployment's replicas) take turns: each creates
+	// what is still missing, and one refused waits for the running change and looks again.
+	wait := schemaRetryFirst
+	deadline := time.Now().Add(schemaWaitMax)
+	for {
+		missing := missingObjects(got.Statements)
+		if len(missing) == 0 {
+			return nil
+		}
+		op, err := dc.UpdateDatabaseDdl(ctx, &databasepb.UpdateDatabaseDdlRequest{Database: d.db, Statements: missing})
+		if err == nil {
+			err = op.Wait(ctx)
+		}
+		if err == nil {
+			return nil
+		}
+		switch status.Code(err) {
+		case codes.AlreadyExists, codes.FailedPrecondition, codes.Aborted:
+		default:
+			return mapErr(ctx, err, fmt.Sprintf("create schema in %s", d.db))
+		}
+		if time.Now().After(deadline) {
+			return mapErr(ctx, err, fmt.Sprintf("create schema in %s (%d of %d objects missing after %v of concurrent schema changes)",
+				d.db, len(missing), len(schema), schemaWaitMax))
+		}
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+			return mapErr(ctx, ctx.Err(), fmt.Sprintf("create schema in %s", d.db))
+		}
+		wait = min(2*wait, schemaRetryMax)
+		if got, err = dc.GetDatabaseDdl(ctx, &databasepb.GetDatabaseDdlRequest{Database: d.db}); err != nil {
+			return mapErr(ctx, err, "read schema of "+d.db)
+		}
+	}
+}
+
+// How long a gateway waits for other gateways' schema changes, and how often it looks.
+const (
+	schemaWaitMax    = 5 * time.Minute
+	schemaRetryFirst = 50 * time.Millisecond
+	schemaRetryMax   = 2 * time.Second
+)
+
+// missingObjects returns the DDL of the schema's tables and indexes that statements (a
+// database's DDL) lacks.
+func missingObjects(statements []string) []string {
 	have := map[string]bool{}
-	for _, s := range got.Statements {
+	for _, s := range statements {
 		f := strings.Fields(s)
-		switch {
-		case len(f) >= 3 && f[0] == "CREATE" && f[1] == "TABLE":
-			have[f[2]] = true
-		case len(f) >= 3 && f[0] == "CREATE" && f[1] == "INDEX":
+		if len(f) >= 3 && f[0] == "CREATE" && (f[1] == "TABLE" || f[1] == "INDEX") {
 			have[f[2]] = true
 		}
 	}
@@ -177,26 +223,5 @@ func (d *Driver) ensureDatabase(ctx context.Context, o Options, opts []option.Cl
 			missing = append(missing, s.ddl)
 		}
 	}
-	if len(missing) == 0 {
-		return nil
-	}
-	op, err := dc.UpdateDatabaseDdl(ctx, &databasepb.UpdateDatabaseDdlRequest{Database: d.db, Statements: missing})
-	if err == nil {
-		err = op.Wait(ctx)
-	}
-	if err != nil && status.Code(err) != codes.AlreadyExists && status.Code(err) != codes.FailedPrecondition {
-		return mapErr(ctx, err, fmt.Sprintf("create schema in %s", d.db))
-	}
-	// A concurrent gateway may have created some of them first (AlreadyExists, or a
-	// conflicting schema change): check that all are there now.
-	if err != nil {
-		got, err2 := dc.GetDatabaseDdl(ctx, &databasepb.GetDatabaseDdlRequest{Database: d.db})
-		if err2 != nil {
-			return mapErr(ctx, err2, "read schema of "+d.db)
-		}
-		if n := len(got.Statements); n < len(schema) {
-			return mapErr(ctx, err, fmt.Sprintf("create schema in %s (%d of %d objects)", d.db, n, len(schema)))
-		}
-	}
-	return nil
+	return missing
 }
