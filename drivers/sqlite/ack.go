@@ -103,12 +103,8 @@ func (d *Driver) deleteInFlight(ctx context.Context, tx conn, q queueRow, entrie
 		return done, nil
 	}
 	n := len(ids)
-	query := deleteInFlightQueries[n-1]
-	if query == "" { // more entries than SQS allows in a batch
-		query = deleteInFlightQuery(n)
-	}
 	args := append(append(append(make([]any, 0, 2+3*n), q.id, now), ids...), tokens...)
-	rows, err := tx.QueryContext(ctx, query, args...)
+	rows, err := tx.QueryContext(ctx, deleteInFlightSQL.text(n), args...)
 	if err != nil {
 		return nil, err
 	}
@@ -123,13 +119,7 @@ func (d *Driver) deleteInFlight(ctx context.Context, tx conn, q queueRow, entrie
 	return done, rows.Err()
 }
 
-// deleteInFlightQueries holds deleteInFlightQuery(n) for batches of 1 to 10.
-var deleteInFlightQueries = func() (qs [10]string) {
-	for n := range qs {
-		qs[n] = deleteInFlightQuery(n + 1)
-	}
-	return qs
-}()
+var deleteInFlightSQL = newByArity(deleteInFlightQuery)
 
 // deleteInFlightQuery deletes, among n row ids, those of the queue that are in flight
 // and hold the token paired with their id. Arguments: queue id, now, the n ids, then n

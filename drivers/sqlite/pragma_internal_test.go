@@ -90,7 +90,7 @@ func TestDeleteInFlightUsesRowIDs(t *testing.T) {
 	for i := range 10 {
 		args = append(args, i, "t")
 	}
-	rows, err := d.wconn.QueryContext(context.Background(), "EXPLAIN QUERY PLAN "+deleteInFlightQueries[9], args...)
+	rows, err := d.wconn.QueryContext(context.Background(), "EXPLAIN QUERY PLAN "+deleteInFlightSQL.text(10), args...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -336,12 +336,6 @@ func claimRows(ctx context.Context, tx conn, ms []msgRow, deadline, now int64) e
 			first_received_at = ?, received_at = ? WHERE id = ?`, m.token.String, deadline, m.receiveCount, m.firstReceivedAt, now, m.id)
 		return err
 	}
-	query := ""
-	if n <= len(claimQueries) {
-		query = claimQueries[n-1]
-	} else {
-		query = claimQuery(n)
-	}
 	args := make([]any, 0, 3+6*n)
 	args = append(args, deadline, now)
 	for _, m := range ms {
@@ -356,7 +350,7 @@ func claimRows(ctx context.Context, tx conn, ms []msgRow, deadline, now int64) e
 	for _, m := range ms {
 		args = append(args, m.id)
 	}
-	res, err := tx.ExecContext(ctx, query, args...)
+	res, err := tx.ExecContext(ctx, claimSQL.text(n), args...)
 	if err != nil {
 		return err
 	}
@@ -366,13 +360,7 @@ func claimRows(ctx context.Context, tx conn, ms []msgRow, deadline, now int64) e
 	return nil
 }
 
-// claimQueries holds claimQuery(n) for receives of 1 to 10 messages.
-var claimQueries = func() (qs [sqsrule.MaxReceiveMessages]string) {
-	for n := range qs {
-		qs[n] = claimQuery(n + 1)
-	}
-	return qs
-}()
+var claimSQL = newByArity(claimQuery)
 
 // claimQuery updates n messages by id. Arguments: the visibility deadline, now, then n
 // (id, token), n (id, receive count) and n (id, first receive) pairs, then the n ids.

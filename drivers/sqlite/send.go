@@ -139,26 +139,14 @@ func sendStandardBatch(ctx context.Context, tx conn, q queueRow, now int64, entr
 	if rows == 0 {
 		return out, nil
 	}
-	query := ""
-	if rows <= len(insertQueries) {
-		query = insertQueries[rows-1]
-	} else {
-		query = insertQuery(rows)
-	}
-	_, err := tx.ExecContext(ctx, query, args...)
+	_, err := tx.ExecContext(ctx, insertSQL.text(rows), args...)
 	return out, err
 }
 
 // insertCols is the number of columns insertQuery sets per message.
 const insertCols = 12
 
-// insertQueries holds insertQuery(n) for batches of 1 to 10.
-var insertQueries = func() (qs [10]string) {
-	for n := range qs {
-		qs[n] = insertQuery(n + 1)
-	}
-	return qs
-}()
+var insertSQL = newByArity(insertQuery)
 
 // insertQuery inserts n messages.
 func insertQuery(n int) string {
