@@ -62,14 +62,8 @@ func (f *inFlight) room(ctx context.Context, queue string, want int, now time.Ti
 	}
 	f.mu.Lock()
 	c := f.queues[queue]
-	recount := c == nil
-	if c != nil {
-		est, age := c.counted+c.delta, now.Sub(c.at)
-		recount = est+int64(want) > f.max || age < 0 ||
-			(2*est >= f.max && age >= inFlightRecountNear) || age >= inFlightRecountFar
-	}
-	f.mu.Unlock()
-	if recount {
+	if c == nil || f.recount(c, want, now) {
+		f.mu.Unlock()
 		st, err := stats(ctx)
 		if err != nil {
 			return 0, err
@@ -80,10 +74,8 @@ func (f *inFlight) room(ctx context.Context, queue string, want int, now time.Ti
 		}
 		c = &inFlightCount{counted: st.NotVisible, at: now}
 		f.queues[queue] = c
-		f.mu.Unlock()
 	}
-	f.mu.Lock()
-	left := f.max - max(c.counted+c.delta, 0)
+	left := f.max - max(c.estimate(), 0)
 	f.mu.Unlock()
 	if left <= 0 {
 		return 0, errAtInFlightLimit
@@ -91,11 +83,29 @@ func (f *inFlight) room(ctx context.Context, queue string, want int, now time.Ti
 	return int(min(int64(want), left)), nil
 }
 
+// recount says whether c is too old, or too near the limit, for a receive of want at now.
+func (f *inFlight) recount(c *inFlightCount, want int, now time.Time) bool {
+	est, age := c.estimate(), now.Sub(c.at)
+	return est+int64(want) > f.max || age < 0 ||
+		(2*est >= f.max && age >= inFlightRecountNear) || age >= inFlightRecountFar
+}
+
+func (c *inFlightCount) estimate() int64 { return c.counted + c.delta }
+
 // maxInFlightQueues bounds the queues whose estimate one gateway keeps.
 const maxInFlightQueues = 100000
 
 // received records n messages received from queue through this instance.
-func (f *inFlight) received(queue string, n int) { f.add(queue, int64(n)) }
+func (f *inFlight) received(queue string, n int) {
+	if f.max <= 0 || n == 0 {
+		return
+	}
+	f.mu.Lock()
+	if c := f.queues[queue]; c != nil {
+		c.delta += int64(n)
+	}
+	f.mu.Unlock()
+}
 
 // released records n in-flight messages of queue deleted through this instance, and
 // reports whether the queue's estimate was at the limit (waiting receives may go on).
@@ -109,20 +119,9 @@ func (f *inFlight) released(queue string, n int) (wasFull bool) {
 	if c == nil {
 		return false
 	}
-	wasFull = c.counted+c.delta >= f.max
+	wasFull = c.estimate() >= f.max
 	c.delta -= int64(n)
 	return wasFull
-}
-
-func (f *inFlight) add(queue string, n int64) {
-	if f.max <= 0 || n == 0 {
-		return
-	}
-	f.mu.Lock()
-	if c := f.queues[queue]; c != nil {
-		c.delta += n
-	}
-	f.mu.Unlock()
 }
 
 // forget drops queue's estimate (the queue was deleted or purged).
