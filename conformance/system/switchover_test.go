@@ -65,29 +65,13 @@ var switchCases = []switchCase{
 	{to: "sqlite", before: 300, backlog: 400, after: 200},
 }
 
-// side is a backend's shipped configuration and the environment pointing it at its
-// test storage.
-type side struct {
-	config string
-	env    []string
-}
-
-func newSide(t *testing.T, backend string) side {
-	return side{config: servetest.Config(servetest.Backends[backend]), env: servetest.BackendEnv(t, backend)}
-}
-
 // migrate runs `anysqs migrate --from from --to to args...`, each side's environment
 // prefixed as migrate reads it, and returns its report and its log; it fails t if
 // migrate fails.
-func migrate(t *testing.T, from, to side, args ...string) (report, log string) {
+func migrate(t *testing.T, from, to servetest.Side, args ...string) (report, log string) {
 	t.Helper()
-	cmd := exec.Command(servetest.Binary(t), append([]string{"migrate", "--from", from.config, "--to", to.config}, args...)...)
-	cmd.Env = os.Environ()
-	for prefix, env := range map[string][]string{"ANYSQS_FROM_": from.env, "ANYSQS_TO_": to.env} {
-		for _, kv := range env {
-			cmd.Env = append(cmd.Env, prefix+strings.TrimPrefix(kv, "ANYSQS_"))
-		}
-	}
+	cmd := exec.Command(servetest.Binary(t), append([]string{"migrate", "--from", from.Config, "--to", to.Config}, args...)...)
+	cmd.Env = append(os.Environ(), servetest.MigrateEnv(from, to)...)
 	var stdout, stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
@@ -169,8 +153,8 @@ var (
 func switchover(t *testing.T, sc switchCase) {
 	ctx := context.Background()
 	to := sc.to
-	from, dst := newSide(t, "postgres"), newSide(t, to)
-	oldG := servetest.Start(t, from.config, from.env...)
+	from, dst := servetest.NewSide(t, "postgres"), servetest.NewSide(t, to)
+	oldG := servetest.Start(t, from.Config, from.Env...)
 	oc := clientFor(oldG.URL, 0)
 	old := &route{c: oc, std: queueOn(t, "sw-orders", nil, oc)[0], fifo: queueOn(t, "sw-jobs.fifo", map[string]string{"FifoQueue": "true"}, oc)[0]}
 	std, fifo := newLedger(), newLedger()
@@ -208,7 +192,7 @@ func switchover(t *testing.T, sc switchCase) {
 
 	// 1. The queues at the destination, then its gateway.
 	_, _ = migrate(t, from, dst, "--queues-only")
-	newG := servetest.Start(t, dst.config, dst.env...)
+	newG := servetest.Start(t, dst.Config, dst.Env...)
 	nc := clientFor(newG.URL, 0)
 	next := &route{c: nc, std: strings.Replace(old.std, oldG.URL, newG.URL, 1), fifo: strings.Replace(old.fifo, oldG.URL, newG.URL, 1)}
 	for _, u := range []string{next.std, next.fifo} {

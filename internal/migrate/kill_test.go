@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/anysqs/anysqs/drivers"
+	"github.com/anysqs/anysqs/internal/migrate"
 	"github.com/anysqs/anysqs/internal/servetest"
 )
 
@@ -102,8 +103,8 @@ func TestKillAndResume(t *testing.T) {
 	t.Logf("random kill points: ANYSQS_MIGRATE_KILL_SEED=%d", seed)
 	rng := rand.New(rand.NewPCG(seed, seed))
 
-	src, dst := newKillSide(t, "sqlite"), newKillSide(t, "postgres")
-	srcDrv := src.open(t, "sqlite")
+	src, dst := servetest.NewSide(t, "sqlite"), servetest.NewSide(t, "postgres")
+	srcDrv := openSide(t, src)
 	seeding := time.Now()
 	bodies, fifo := seedBulk(t, srcDrv, n)
 	srcDrv.Close() // one process at a time on a SQLite data directory
@@ -152,10 +153,10 @@ func TestKillAndResume(t *testing.T) {
 	mayDup, _ := strconv.Atoi(m[1])
 
 	ctx := context.Background()
-	dstDrv := dst.open(t, "postgres")
+	dstDrv := openSide(t, dst)
 	seen := map[string]int{}
 	for _, q := range []string{"bulk-a", "bulk-b", "ordered.fifo"} {
-		err := browseAll(ctx, dstDrv, q, func(b drivers.BrowsedMessage) {
+		err := migrate.BrowseAll(ctx, dstDrv, q, func(b drivers.BrowsedMessage) {
 			seen[b.MessageID]++
 			if bodies[b.MessageID] != b.Body {
 				t.Errorf("%s: message %s has body %q, want %q", q, b.MessageID, b.Body, bodies[b.MessageID])
@@ -179,7 +180,7 @@ func TestKillAndResume(t *testing.T) {
 	if missing > 0 || repeats > mayDup || len(seen) != len(bodies) {
 		t.Errorf("%d missing, %d repeated (%d allowed), %d ids at the destination for %d sent", missing, repeats, mayDup, len(seen), len(bodies))
 	}
-	srcDrv = src.open(t, "sqlite")
+	srcDrv = openSide(t, src)
 	for _, q := range []string{"bulk-a", "bulk-b", "ordered.fifo"} {
 		if left := countStates(t, srcDrv, q); len(left) > 0 {
 			t.Errorf("source %s still has %v", q, left)
@@ -198,7 +199,7 @@ func TestKillAndResume(t *testing.T) {
 type killRun struct {
 	t        *testing.T
 	bin      string
-	src, dst killSide
+	src, dst servetest.Side
 	state    string
 }
 
@@ -218,10 +219,9 @@ func (k *killRun) run(killAt, stopWhen string, kp *killPoint) (stdout string, ki
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute) // a hang guard
 	defer cancel()
-	cmd := exec.CommandContext(ctx, k.bin, "migrate", "--from", k.src.config, "--to", k.dst.config, "--mode", "move",
+	cmd := exec.CommandContext(ctx, k.bin, "migrate", "--from", k.src.Config, "--to", k.dst.Config, "--mode", "move",
 		"--state", k.state, "--visibility-timeout", "1s", "--verify")
-	cmd.Env = append(append(append(os.Environ(), k.src.prefixed("ANYSQS_FROM_")...), k.dst.prefixed("ANYSQS_TO_")...),
-		"ANYSQS_MIGRATE_KILL_AT="+killAt)
+	cmd.Env = append(append(os.Environ(), servetest.MigrateEnv(k.src, k.dst)...), "ANYSQS_MIGRATE_KILL_AT="+killAt)
 	var out bytes.Buffer
 	cmd.Stdout = &out
 	stderr, err := cmd.StderrPipe()

@@ -285,7 +285,7 @@ func checkMessages(t *testing.T, sc scenario, dst drivers.Driver) {
 	t.Helper()
 	seen := map[string]int{}
 	for name := range sc.queues {
-		err := browseAll(context.Background(), dst, name, func(b drivers.BrowsedMessage) {
+		err := migrate.BrowseAll(context.Background(), dst, name, func(b drivers.BrowsedMessage) {
 			seen[b.MessageID]++
 			want, ok := sc.sent[b.MessageID]
 			switch {
@@ -329,19 +329,10 @@ func sameAttrs(a, b map[string]drivers.MessageAttribute) bool {
 func countStates(t *testing.T, d drivers.Driver, queue string) map[drivers.MessageState]int {
 	t.Helper()
 	out := map[drivers.MessageState]int{}
-	after := ""
-	for {
-		res, err := d.BrowseMessages(context.Background(), drivers.BrowseMessagesRequest{Name: queue, Now: time.Now(), After: after, Limit: 100})
-		if err != nil {
-			t.Fatalf("browse %s: %v", queue, err)
-		}
-		for _, m := range res.Messages {
-			out[m.State]++
-		}
-		if after = res.NextAfter; after == "" {
-			return out
-		}
+	if err := migrate.BrowseAll(context.Background(), d, queue, func(m drivers.BrowsedMessage) { out[m.State]++ }); err != nil {
+		t.Fatalf("browse %s: %v", queue, err)
 	}
+	return out
 }
 
 // pairBackends are the backends TestMigrate migrates between: every ordered pair of
@@ -636,7 +627,7 @@ func TestCopyWaitsForInFlight(t *testing.T) {
 		t.Fatal("the copy did not wait for in-flight messages")
 	}
 	ids := map[string]bool{}
-	if err := browseAll(context.Background(), dst.Driver, orders, func(b drivers.BrowsedMessage) { ids[b.MessageID] = true }); err != nil {
+	if err := migrate.BrowseAll(context.Background(), dst.Driver, orders, func(b drivers.BrowsedMessage) { ids[b.MessageID] = true }); err != nil {
 		t.Fatal(err)
 	}
 	if len(ids) != 19 || ids[deleted.MessageID] || !ids[sc.inFlight[1].MessageID] {

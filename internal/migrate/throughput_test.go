@@ -26,8 +26,8 @@ func TestThroughput(t *testing.T) {
 	if n <= 0 {
 		t.Skip("ANYSQS_MIGRATE_THROUGHPUT is not set (e.g. 20000)")
 	}
-	src := newKillSide(t, "sqlite")
-	d := src.open(t, "sqlite")
+	src := servetest.NewSide(t, "sqlite")
+	d := openSide(t, src)
 	now := time.Now()
 	if _, err := d.CreateQueue(context.Background(), drivers.CreateQueueRequest{Queue: drivers.Queue{Name: "bulk", Attributes: standardAttrs(), CreatedAt: now, LastModified: now}}); err != nil {
 		t.Fatal(err)
@@ -46,10 +46,10 @@ func TestThroughput(t *testing.T) {
 	d.Close()
 	bin := servetest.Binary(t)
 	for _, mode := range []string{"copy", "move"} {
-		dst := newKillSide(t, "postgres")
-		cmd := exec.Command(bin, "migrate", "--from", src.config, "--to", dst.config, "--mode", mode,
+		dst := servetest.NewSide(t, "postgres")
+		cmd := exec.Command(bin, "migrate", "--from", src.Config, "--to", dst.Config, "--mode", mode,
 			"--state", filepath.Join(t.TempDir(), "state.json"))
-		cmd.Env = append(append(os.Environ(), src.prefixed("ANYSQS_FROM_")...), dst.prefixed("ANYSQS_TO_")...)
+		cmd.Env = append(os.Environ(), servetest.MigrateEnv(src, dst)...)
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			t.Fatalf("migrate --mode %s: %v\n%s", mode, err, out)

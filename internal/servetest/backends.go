@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -96,6 +97,35 @@ func BackendEnv(t testing.TB, backend string) []string {
 		t.Fatal(err)
 	}
 	return append(env, "ANYSQS_BACKEND_OPTIONS="+string(b))
+}
+
+// Side is one backend of a migration as users run it: its shipped configuration and
+// the environment that points it at fresh test storage (BackendEnv).
+type Side struct {
+	Backend string
+	Config  string
+	Env     []string
+}
+
+// NewSide returns backend's Side on fresh storage.
+func NewSide(t testing.TB, backend string) Side {
+	t.Helper()
+	return Side{Backend: backend, Config: Config(Backends[backend]), Env: BackendEnv(t, backend)}
+}
+
+// MigrateEnv returns from's and to's environments as `anysqs migrate` reads them:
+// each ANYSQS_X as ANYSQS_FROM_X and ANYSQS_TO_X.
+func MigrateEnv(from, to Side) []string {
+	var out []string
+	for _, side := range []struct {
+		prefix string
+		env    []string
+	}{{"ANYSQS_FROM_", from.Env}, {"ANYSQS_TO_", to.Env}} {
+		for _, kv := range side.env {
+			out = append(out, side.prefix+strings.TrimPrefix(kv, "ANYSQS_"))
+		}
+	}
+	return out
 }
 
 // StartBackend starts a gateway from backend's shipped configuration on fresh storage.
