@@ -200,6 +200,16 @@ type Driver interface {
 	// declaration's move limit says at-least-once, never loses a message and may deliver
 	// one to the destination more than once, every copy with the same MessageID: such a
 	// driver may keep the original MessageID, which makes a retried move recognisable.
+	// A message that cannot be moved (its DeadLetterSource queue is gone) stays where it
+	// is and does not end the scan: More says whether movable messages remain.
+	//
+	// req.Task, set for drivers that keep move tasks (Description.MoveTaskStore), makes
+	// the call one step of that task. In the move's own transaction the driver checks that
+	// the task is RUNNING and owned by req.Task.Owner, adds the number moved to its count
+	// and renews its lease until req.Task.LeaseUntil. When the check fails nothing moves
+	// and the call fails with KindFailedPrecondition. So the count equals what left the
+	// source whatever happens to the caller after the commit, and a runner whose task was
+	// adopted by another instance moves nothing more.
 	MoveMessages(ctx context.Context, req MoveMessagesRequest) (MoveMessagesResult, error)
 
 	// Sweep deletes, in bounded batches, messages older than their queue's
@@ -250,10 +260,11 @@ type MoveTaskStore interface {
 	// MoveTasksKept finished tasks of its source. It fails with KindFailedPrecondition
 	// when a task is already active (running or cancelling) on t.Source.
 	StartMoveTask(ctx context.Context, t MoveTask) error
-	// ReportMoveTask records a step of a task: it adds req.Moved to the task's count
-	// and, if the task is still running under req.Owner's lease, sets its status and
-	// failure reason and renews the lease until req.LeaseUntil; a report by the owner of
-	// a cancelling task makes it CANCELLED, whatever req.Status. It returns the task as
+	// ReportMoveTask records a runner's view of its task: if the task is still running
+	// under req.Owner's lease, it sets its status and failure reason and renews the lease
+	// until req.LeaseUntil; a report by the owner of a cancelling task makes it CANCELLED,
+	// whatever req.Status. It never changes the count (MoveMessages does, with the move),
+	// so a report repeated after a lost reply changes nothing more. It returns the task as
 	// stored afterwards (a cancelled task, or one another owner adopted, comes back with
 	// that status or owner, and its runner stops). KindNotFound: no such handle.
 	ReportMoveTask(ctx context.Context, req ReportMoveTaskRequest) (MoveTask, error)
@@ -297,11 +308,10 @@ type MoveTask struct {
 	LeaseUntil  time.Time
 }
 
-// ReportMoveTaskRequest is one step of a running task; see MoveTaskStore.ReportMoveTask.
+// ReportMoveTaskRequest is a runner's report on its task; see MoveTaskStore.ReportMoveTask.
 type ReportMoveTaskRequest struct {
 	Handle     string
 	Owner      string
-	Moved      int64
 	Status     string
 	Failure    string
 	LeaseUntil time.Time
@@ -758,6 +768,16 @@ type MoveMessagesRequest struct {
 	Destination string // empty: each message's DeadLetterSource
 	Now         time.Time
 	Limit       int
+	// Task, when set, is the move task this call is a step of; see Driver.MoveMessages.
+	Task *MoveTaskStep
+}
+
+// MoveTaskStep names the move task a MoveMessages call belongs to: its handle, the
+// instance running it, and the lease that instance takes with the step.
+type MoveTaskStep struct {
+	Handle     string
+	Owner      string
+	LeaseUntil time.Time
 }
 
 // MoveMessagesResult says how many moved and whether visible messages remain in Source.

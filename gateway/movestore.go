@@ -50,7 +50,6 @@ func (m *memMoveTasks) ReportMoveTask(_ context.Context, req drivers.ReportMoveT
 	if t == nil {
 		return drivers.MoveTask{}, drivers.Errorf(drivers.KindNotFound, "no move task %s", req.Handle)
 	}
-	t.Moved += req.Moved
 	if t.Owner != req.Owner {
 		return *t, nil
 	}
@@ -61,6 +60,15 @@ func (m *memMoveTasks) ReportMoveTask(_ context.Context, req drivers.ReportMoveT
 		t.Status = drivers.MoveTaskCancelled
 	}
 	return *t, nil
+}
+
+// addMoved counts n more messages moved by a task's step.
+func (m *memMoveTasks) addMoved(handle string, n int64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if t := m.byHandle[handle]; t != nil {
+		t.Moved += n
+	}
 }
 
 func (m *memMoveTasks) CancelMoveTask(_ context.Context, handle string) (drivers.MoveTask, error) {

@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"encoding/json"
 	"sync"
 	"time"
@@ -24,17 +25,28 @@ const (
 	defaultMoveRate  = 500 // messages per second when the client names none; also the maximum
 	maxMoveTasksList = 10
 
-	// moveLease is how long a step's report keeps a task with its runner; moveAdoptEvery
-	// is how often an instance looks for tasks whose runner stopped renewing theirs.
+	// moveLease is how long a step keeps a task with its runner; moveAdoptEvery is how
+	// often an instance looks for tasks whose runner stopped renewing theirs.
 	moveLease      = 30 * time.Second
 	moveAdoptEvery = 10 * time.Second
+	// moveStopGrace is how long Close lets a step under way finish (real time): a move
+	// the backend has committed is then reported too, rather than cut off. A backend that
+	// does not answer by then has its step cancelled, and the lease lapses.
+	moveStopGrace = 10 * time.Second
 )
 
 // moveTasks runs this instance's share of the move tasks.
 type moveTasks struct {
 	s      *Server
 	store  drivers.MoveTaskStore
-	shared bool // store is the driver's, shared with other instances
+	shared bool          // store is the driver's, shared with other instances
+	mem    *memMoveTasks // the store when it is not shared
+
+	// stepCtx is the steps' context: Close does not cancel it with the server's, so a
+	// step under way finishes; stopSteps cancels it once the steps had moveStopGrace.
+	stepCtx   context.Context
+	stopSteps context.CancelFunc
+	grace     *time.Timer
 
 	mu      sync.Mutex
 	closed  bool
@@ -42,27 +54,28 @@ type moveTasks struct {
 	adopt   clock.Timer
 }
 
-// runningMove is a task this instance runs. A step whose report failed leaves its moved
-// count and outcome here for the next step to report.
+// runningMove is a task this instance runs. A step whose report failed leaves its
+// outcome here for the next step to report. Counts are not kept here: a shared store
+// counts each step's moves in the move's own transaction (drivers.MoveTaskStep), and
+// the memory store as the step returns.
 type runningMove struct {
 	task  drivers.MoveTask
 	timer clock.Timer
 	// stepMu is held by a step from its report to its scheduling the next, so a cancel
 	// through this instance can wait for a step under way and then report at once.
-	stepMu     sync.Mutex
-	unreported int64
-	outcome    string // a final status not yet reported
-	failure    string
+	stepMu  sync.Mutex
+	outcome string // a final status not yet reported
+	failure string
 }
 
-// report is what r's runner tells the store now: the moves not yet counted, the outcome
-// (RUNNING until one is known), and a lease until leaseUntil.
+// report is what r's runner tells the store now: the outcome (RUNNING until one is
+// known) and a lease until leaseUntil.
 func (r *runningMove) report(owner string, leaseUntil time.Time) drivers.ReportMoveTaskRequest {
 	status := r.outcome
 	if status == "" {
 		status = drivers.MoveTaskRunning
 	}
-	return drivers.ReportMoveTaskRequest{Handle: r.task.Handle, Owner: owner, Moved: r.unreported,
+	return drivers.ReportMoveTaskRequest{Handle: r.task.Handle, Owner: owner,
 		Status: status, Failure: r.failure, LeaseUntil: leaseUntil}
 }
 
@@ -76,9 +89,11 @@ func (m *moveTasks) nextStepLocked(r *runningMove) {
 
 func newMoveTasks(s *Server) *moveTasks {
 	m := &moveTasks{s: s, running: map[string]*runningMove{}}
+	m.stepCtx, m.stopSteps = context.WithCancel(context.WithoutCancel(s.ctx))
 	m.shared = s.desc.MoveTaskStore
 	if !m.shared {
-		m.store = newMemMoveTasks()
+		m.mem = newMemMoveTasks()
+		m.store = m.mem
 	} else {
 		m.store = s.driver
 		// Under the lock: on a real clock the first look may run, and schedule the next,
@@ -223,9 +238,14 @@ func (m *moveTasks) step(r *runningMove) {
 	if t.Rate != nil {
 		limit = int(*t.Rate)
 	}
-	res, err := m.s.driver.MoveMessages(m.s.ctx, drivers.MoveMessagesRequest{
-		Source: t.Source, Destination: t.Destination, Now: m.s.clock.Now(), Limit: limit,
-	})
+	req := drivers.MoveMessagesRequest{Source: t.Source, Destination: t.Destination, Now: m.s.clock.Now(), Limit: limit}
+	if m.shared {
+		req.Task = &drivers.MoveTaskStep{Handle: t.Handle, Owner: m.s.instance, LeaseUntil: req.Now.Add(moveLease)}
+	}
+	res, err := m.s.driver.MoveMessages(m.stepCtx, req)
+	if m.mem != nil {
+		m.mem.addMoved(t.Handle, int64(res.Moved))
+	}
 	// Wake long polls as the step ends: after the final report when the task ended, so
 	// a consumer woken by its last move finds it finished.
 	defer func() {
@@ -235,15 +255,19 @@ func (m *moveTasks) step(r *runningMove) {
 			m.s.waiters.notifyAll()
 		}
 	}()
-	// Count what moved before anything else: a step cut short by shutdown may have moved
-	// messages, and release reports the count the new owner adds to.
-	r.unreported += int64(res.Moved)
 	switch k := drivers.KindOf(err); {
-	case err != nil && m.s.ctx.Err() != nil:
-		return // shutting down: the lease lapses and another instance adopts the task
-	case k == drivers.KindUnavailable || k == drivers.KindThrottled || k == drivers.KindAborted:
-		// The backend is down, busy or contended: try again next second rather than
-		// fail the task.
+	case err != nil && m.stepCtx.Err() != nil:
+		return // stopped by Close after its grace: the lease lapses and another instance adopts the task
+	case k == drivers.KindFailedPrecondition && m.shared:
+		// The task was cancelled or adopted since the report above, and nothing moved: the
+		// report tells which, and ends the task here (a cancel by making it CANCELLED).
+		if !m.report(r) {
+			return
+		}
+	case k == drivers.KindUnavailable || k == drivers.KindThrottled || k == drivers.KindAborted ||
+		errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+		// The backend is down, busy or contended, or a call timed out: try again next
+		// second rather than fail the task. What a failed call committed is counted.
 		m.s.log.Warn("move task: moving messages failed; retrying", "queue", t.Source, "err", err)
 	case err != nil:
 		r.outcome, r.failure = drivers.MoveTaskFailed, driverError(err, t.Source).Message
@@ -266,7 +290,7 @@ func (m *moveTasks) step(r *runningMove) {
 // adopted by another instance or forgotten (r leaves running then), nor when the store
 // is unreachable (the next step reports again, and moves nothing before it has).
 func (m *moveTasks) report(r *runningMove) bool {
-	got, err := m.store.ReportMoveTask(m.s.ctx, r.report(m.s.instance, m.s.clock.Now().Add(moveLease)))
+	got, err := m.store.ReportMoveTask(m.stepCtx, r.report(m.s.instance, m.s.clock.Now().Add(moveLease)))
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.running[r.task.Handle] != r {
@@ -276,7 +300,7 @@ func (m *moveTasks) report(r *runningMove) bool {
 	case err != nil && drivers.KindOf(err) != drivers.KindNotFound:
 		// Unless the lease lapses and another instance adopts the task, which the next
 		// report then shows, it stays ours.
-		if m.s.ctx.Err() == nil {
+		if m.stepCtx.Err() == nil {
 			m.s.log.Warn("move task: recording progress failed; retrying", "queue", r.task.Source, "err", err)
 		}
 		m.nextStepLocked(r)
@@ -285,7 +309,6 @@ func (m *moveTasks) report(r *runningMove) bool {
 		delete(m.running, r.task.Handle)
 		return false
 	}
-	r.unreported = 0
 	return true
 }
 
@@ -317,8 +340,9 @@ func (m *moveTasks) adoptLapsed() {
 	}
 }
 
-// stopAll stops this instance's tasks; once the steps in progress have ended (the
-// caller waits for them), release hands their leases on to other instances.
+// stopAll stops this instance's tasks: no step starts from now on, and the steps in
+// progress have moveStopGrace to finish. Once they have ended (the caller waits for
+// them), release hands their leases on to other instances.
 func (m *moveTasks) stopAll() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -329,12 +353,17 @@ func (m *moveTasks) stopAll() {
 	for _, r := range m.running {
 		r.timer.Stop()
 	}
+	m.grace = time.AfterFunc(moveStopGrace, m.stopSteps)
 }
 
 // release ends the leases of the tasks this instance ran, so that another instance
 // adopts them at its next look rather than when the leases lapse. Best effort: a lease
 // not released lapses anyway.
 func (m *moveTasks) release() {
+	if m.grace != nil {
+		m.grace.Stop()
+	}
+	m.stopSteps()
 	if !m.shared {
 		return
 	}

@@ -91,12 +91,15 @@ var moveTaskCases = []testCase{
 			got[0].Status != drivers.MoveTaskRunning || got[0].Owner != "gw-a" {
 			e.t.Fatalf("ListMoveTasks = %+v, want the first task as started", got)
 		}
-		// Once it finishes, a new task may start; the list shows the latest first.
-		e.report(drivers.ReportMoveTaskRequest{Handle: first.Handle, Owner: "gw-a", Moved: 5,
+		// Once it finishes, a new task may start; the list shows the latest first, with
+		// the count its steps made.
+		e.send(q, 0, msg("a"), msg("b"))
+		e.taskStep(first, "gw-a", time.Minute, 2, 2)
+		e.report(drivers.ReportMoveTaskRequest{Handle: first.Handle, Owner: "gw-a",
 			Status: drivers.MoveTaskCompleted, LeaseUntil: e.stamp(time.Minute)})
 		second := e.task(q, "gw-b", time.Minute)
 		e.startTask(second)
-		if got := e.listTasks(q, 10); len(got) != 2 || got[0].Handle != second.Handle || got[1].Moved != 5 ||
+		if got := e.listTasks(q, 10); len(got) != 2 || got[0].Handle != second.Handle || got[1].Moved != 2 ||
 			got[1].Status != drivers.MoveTaskCompleted {
 			e.t.Fatalf("ListMoveTasks = %+v, want the second task, then the completed first", got)
 		}
@@ -109,19 +112,30 @@ var moveTaskCases = []testCase{
 			return
 		}
 		s := e.store()
-		q := e.standard("dlq")
+		q, dst := e.standard("dlq"), e.standard("dst")
+		e.send(q, 0, msg("a"), msg("b"), msg("c"), msg("d"), msg("e"), msg("f"))
 		t := e.task(q, "gw-a", 30*time.Second)
+		t.Destination = dst
 		e.startTask(t)
-		got := e.report(drivers.ReportMoveTaskRequest{Handle: t.Handle, Owner: "gw-a", Moved: 2,
-			Status: drivers.MoveTaskRunning, LeaseUntil: e.stamp(40 * time.Second)})
+		// A step by the owner moves, counts and renews the lease in one transaction.
+		e.taskStep(t, "gw-a", 40*time.Second, 2, 2)
+		got := e.listTasks(q, 1)[0]
 		if got.Moved != 2 || !got.LeaseUntil.Equal(e.stamp(40*time.Second)) || got.Owner != "gw-a" {
-			e.t.Fatalf("after a step: %+v", got)
+			e.t.Fatalf("after a step: %+v, want 2 moved, owner gw-a, lease renewed", got)
 		}
-		// Another instance's report counts its moves but neither renews nor finishes a
-		// task it does not hold.
-		got = e.report(drivers.ReportMoveTaskRequest{Handle: t.Handle, Owner: "gw-b", Moved: 1,
+		// A report never counts: repeated, as after a lost reply, it changes nothing more.
+		for i := 0; i < 2; i++ {
+			got = e.report(drivers.ReportMoveTaskRequest{Handle: t.Handle, Owner: "gw-a",
+				Status: drivers.MoveTaskRunning, LeaseUntil: e.stamp(40 * time.Second)})
+			if got.Moved != 2 || got.Status != drivers.MoveTaskRunning {
+				e.t.Fatalf("report %d: %+v, want 2 moved, RUNNING", i+1, got)
+			}
+		}
+		// Another instance neither moves for, renews nor finishes a task it does not hold.
+		e.taskStepRefused(t, "gw-b", q, 4)
+		got = e.report(drivers.ReportMoveTaskRequest{Handle: t.Handle, Owner: "gw-b",
 			Status: drivers.MoveTaskCompleted, LeaseUntil: e.stamp(time.Hour)})
-		if got.Moved != 3 || got.Status != drivers.MoveTaskRunning || !got.LeaseUntil.Equal(e.stamp(40*time.Second)) {
+		if got.Moved != 2 || got.Status != drivers.MoveTaskRunning || !got.LeaseUntil.Equal(e.stamp(40*time.Second)) {
 			e.t.Fatalf("after a report by a non-owner: %+v", got)
 		}
 		// Adoption takes only lapsed leases, and each once.
@@ -134,40 +148,45 @@ var moveTaskCases = []testCase{
 			e.t.Fatalf("AdoptMoveTasks after the lease lapsed: %+v, %v", adopted, err)
 		}
 		for _, a := range adopted {
-			if a.Handle == t.Handle && (a.Owner != "gw-b" || a.Moved != 3 || a.Source != q) {
-				e.t.Fatalf("adopted task %+v, want owner gw-b, 3 moved, source %s", a, q)
+			if a.Handle == t.Handle && (a.Owner != "gw-b" || a.Moved != 2 || a.Source != q) {
+				e.t.Fatalf("adopted task %+v, want owner gw-b, 2 moved, source %s", a, q)
 			}
 		}
 		if again, err := s.AdoptMoveTasks(e.ctx, "gw-c", e.stamp(42*time.Second), e.stamp(time.Hour)); err != nil || containsTask(again, t.Handle) {
 			e.t.Fatalf("adopted twice: %+v, %v", again, err)
 		}
-		// The previous owner's next report shows it lost the task.
-		if got := e.report(drivers.ReportMoveTaskRequest{Handle: t.Handle, Owner: "gw-a", Moved: 1,
-			Status: drivers.MoveTaskRunning, LeaseUntil: e.stamp(time.Hour)}); got.Owner != "gw-b" || got.Moved != 4 {
+		// The previous owner, stalled until now, moves nothing more; its report shows it
+		// lost the task. The new owner's steps count on from the stored count.
+		e.taskStepRefused(t, "gw-a", q, 4)
+		if got := e.report(drivers.ReportMoveTaskRequest{Handle: t.Handle, Owner: "gw-a",
+			Status: drivers.MoveTaskRunning, LeaseUntil: e.stamp(time.Hour)}); got.Owner != "gw-b" || got.Moved != 2 {
 			e.t.Fatalf("the old owner's report: %+v", got)
 		}
+		e.taskStep(t, "gw-b", 2*time.Minute, 1, 1)
 		// Cancel: once; the task is CANCELLING, still the source's active task, until its
-		// owner's next report, which counts its moves and makes it CANCELLED.
+		// owner's next report makes it CANCELLED. A cancelling task moves nothing more.
 		c, err := s.CancelMoveTask(e.ctx, t.Handle)
-		if err != nil || c.Status != drivers.MoveTaskCancelling || c.Moved != 4 {
+		if err != nil || c.Status != drivers.MoveTaskCancelling || c.Moved != 3 {
 			e.t.Fatalf("CancelMoveTask = %+v, %v", c, err)
 		}
 		_, err = s.CancelMoveTask(e.ctx, t.Handle)
 		expectKind(e.t, "cancelling a cancelling task", err, drivers.KindNotFound)
 		err = s.StartMoveTask(e.ctx, e.task(q, "gw-c", time.Minute))
 		expectKind(e.t, "starting a task while one is cancelling", err, drivers.KindFailedPrecondition)
-		if got := e.report(drivers.ReportMoveTaskRequest{Handle: t.Handle, Owner: "gw-a", Moved: 1,
-			Status: drivers.MoveTaskRunning, LeaseUntil: e.stamp(time.Hour)}); got.Status != drivers.MoveTaskCancelling || got.Moved != 5 {
-			e.t.Fatalf("a non-owner's report on a cancelling task: %+v, want CANCELLING, 5 moved", got)
+		e.taskStepRefused(t, "gw-b", q, 3)
+		if got := e.report(drivers.ReportMoveTaskRequest{Handle: t.Handle, Owner: "gw-a",
+			Status: drivers.MoveTaskRunning, LeaseUntil: e.stamp(time.Hour)}); got.Status != drivers.MoveTaskCancelling || got.Moved != 3 {
+			e.t.Fatalf("a non-owner's report on a cancelling task: %+v, want CANCELLING, 3 moved", got)
 		}
-		if got := e.report(drivers.ReportMoveTaskRequest{Handle: t.Handle, Owner: "gw-b", Moved: 1,
-			Status: drivers.MoveTaskRunning, LeaseUntil: e.stamp(time.Hour)}); got.Status != drivers.MoveTaskCancelled || got.Moved != 6 {
-			e.t.Fatalf("the owner's report after the cancel: %+v, want CANCELLED with its moves counted", got)
+		if got := e.report(drivers.ReportMoveTaskRequest{Handle: t.Handle, Owner: "gw-b",
+			Status: drivers.MoveTaskRunning, LeaseUntil: e.stamp(time.Hour)}); got.Status != drivers.MoveTaskCancelled || got.Moved != 3 {
+			e.t.Fatalf("the owner's report after the cancel: %+v, want CANCELLED, 3 moved", got)
 		}
-		if got := e.report(drivers.ReportMoveTaskRequest{Handle: t.Handle, Owner: "gw-b", Moved: 1,
-			Status: drivers.MoveTaskCompleted, LeaseUntil: e.stamp(time.Hour)}); got.Status != drivers.MoveTaskCancelled || got.Moved != 7 {
-			e.t.Fatalf("a report after the task finished: %+v, want CANCELLED with its moves counted", got)
+		if got := e.report(drivers.ReportMoveTaskRequest{Handle: t.Handle, Owner: "gw-b",
+			Status: drivers.MoveTaskCompleted, LeaseUntil: e.stamp(time.Hour)}); got.Status != drivers.MoveTaskCancelled || got.Moved != 3 {
+			e.t.Fatalf("a report after the task finished: %+v, want CANCELLED, 3 moved", got)
 		}
+		e.taskStepRefused(t, "gw-b", q, 3)
 		// A cancelling task whose owner stopped before reporting is finished by the next
 		// adoption pass once its lease lapsed, and not handed to anyone.
 		t2 := e.task(q, "gw-a", time.Minute)
@@ -228,6 +247,27 @@ var moveTaskCases = []testCase{
 			e.t.Fatalf("after a restart: %+v, want the running task", got)
 		}
 	}},
+}
+
+// taskStep moves up to limit messages as a step of t run by owner, who takes the lease
+// until lease after the base time, and expects want to move.
+func (e *env) taskStep(t drivers.MoveTask, owner string, lease time.Duration, limit, want int) {
+	e.t.Helper()
+	res, err := e.d.MoveMessages(e.ctx, drivers.MoveMessagesRequest{Source: t.Source, Destination: t.Destination,
+		Now: e.at(0), Limit: limit, Task: &drivers.MoveTaskStep{Handle: t.Handle, Owner: owner, LeaseUntil: e.stamp(lease)}})
+	if err != nil || res.Moved != want {
+		e.t.Fatalf("MoveMessages as a step of %s by %s: %+v, %v; want %d moved", t.Handle, owner, res, err, want)
+	}
+}
+
+// taskStepRefused expects a step of t by owner to fail with KindFailedPrecondition and
+// to leave source's visible messages at visible.
+func (e *env) taskStepRefused(t drivers.MoveTask, owner, source string, visible int64) {
+	e.t.Helper()
+	_, err := e.d.MoveMessages(e.ctx, drivers.MoveMessagesRequest{Source: t.Source, Destination: t.Destination,
+		Now: e.at(0), Limit: 10, Task: &drivers.MoveTaskStep{Handle: t.Handle, Owner: owner, LeaseUntil: e.stamp(time.Hour)}})
+	expectKind(e.t, "a step by "+owner+" of a task it does not run", err, drivers.KindFailedPrecondition)
+	e.expectStats(source, 0, drivers.QueueStats{Visible: visible})
 }
 
 func containsTask(ts []drivers.MoveTask, handle string) bool {

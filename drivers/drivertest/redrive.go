@@ -25,6 +25,7 @@ var redriveCases = []testCase{
 	{capability: string(capabilities.RedriveDLQ), name: "dlq-retention-clock", run: dlqRetentionClock, degraded: asNative(dlqRetentionClock)},
 	{capability: string(capabilities.RedriveMoveTasks), name: "move-back-to-source", run: moveBackToSource, degraded: asNative(moveBackToSource)},
 	{capability: string(capabilities.RedriveMoveTasks), name: "move-to-destination-visible-only", run: moveToDestination, degraded: asNative(moveToDestination)},
+	{capability: string(capabilities.RedriveMoveTasks), name: "move-back-past-unmovable", run: moveBackPastUnmovable, degraded: asNative(moveBackPastUnmovable)},
 }
 
 // atLeastOnce says whether the declaration of id promises only an at-least-once move:
@@ -146,6 +147,66 @@ func moveBackToSource(e *env) {
 		}
 	}
 	e.expectBodies("the DLQ after the move", e.receive(dlq, now, 10, 10).Messages)
+}
+
+// moveBackPastUnmovable: messages whose source queue is gone cannot move back; they stay
+// in the dead-letter queue and must not hide the movable ones behind them, however many
+// of them come first.
+func moveBackPastUnmovable(e *env) {
+	atLeastOnce := e.atLeastOnce(capabilities.RedriveMoveTasks)
+	const unmovable = 25 // more than one step's window: a step of 2 scans past them
+	gone, dlq := e.withDLQ(false, 1)
+	attrs := StandardAttributes()
+	attrs.RedrivePolicy = &drivers.RedrivePolicy{DeadLetterQueue: dlq, MaxReceiveCount: 1}
+	kept := e.queue("src", attrs)
+	deadLetter := func(q string, bodies ...string) {
+		var entries []drivers.SendEntry
+		for _, b := range bodies {
+			entries = append(entries, msg(b))
+		}
+		for i := 0; i < len(entries); i += 10 {
+			e.send(q, 0, entries[i:min(i+10, len(entries))]...)
+		}
+		for got, tries := 0, 0; got < len(entries); tries++ {
+			if tries == len(entries) {
+				e.t.Fatalf("%s: %d of %d messages received", q, got, len(entries))
+			}
+			got += len(e.receive(q, 0, 10, 10).Messages)
+		}
+		// Each message has had its one receive: the next receive of each dead-letters it.
+		for i := 0; i < len(entries) && e.stats(q, e.after(10*time.Second)) != (drivers.QueueStats{}); i++ {
+			if got := e.receive(q, e.after(10*time.Second), 10, 10).Messages; len(got) != 0 {
+				e.t.Fatalf("%s: a message delivered after its last receive", q)
+			}
+		}
+	}
+	var old []string
+	for i := 0; i < unmovable; i++ {
+		old = append(old, "gone-"+string(rune('a'+i)))
+	}
+	deadLetter(gone, old...)
+	deadLetter(kept, "x", "y", "z")
+	now := e.after(10*time.Second) + time.Second
+	e.expectStats(dlq, now, drivers.QueueStats{Visible: unmovable + 3})
+	if err := e.d.DeleteQueue(e.ctx, drivers.DeleteQueueRequest{Name: gone}); err != nil {
+		e.t.Fatalf("DeleteQueue %s: %v", gone, err)
+	}
+	moved := 0
+	for i := 0; i < 5; i++ {
+		res, err := e.d.MoveMessages(e.ctx, drivers.MoveMessagesRequest{Source: dlq, Now: e.at(now), Limit: 2})
+		if err != nil {
+			e.t.Fatalf("MoveMessages: %v", err)
+		}
+		moved += res.Moved
+		if !res.More {
+			break
+		}
+	}
+	if moved != 3 {
+		e.t.Fatalf("MoveMessages moved %d of the 3 messages whose source exists, behind %d whose source is gone", moved, unmovable)
+	}
+	e.expectCopies("the source after the move", e.copiesByBody("the source after the move", e.drain(kept, now)), atLeastOnce, "x", "y", "z")
+	e.expectStats(dlq, now, drivers.QueueStats{Visible: unmovable})
 }
 
 func moveToDestination(e *env) {

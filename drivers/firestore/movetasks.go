@@ -129,7 +129,6 @@ func (d *Driver) updateTask(ctx context.Context, handle, notFound string, f func
 // ReportMoveTask records a step of a running task; see drivers.MoveTaskStore.
 func (d *Driver) ReportMoveTask(ctx context.Context, req drivers.ReportMoveTaskRequest) (drivers.MoveTask, error) {
 	return d.updateTask(ctx, req.Handle, "no move task "+req.Handle, func(tx *fs.Transaction, t *taskDoc) (bool, error) {
-		t.Moved += req.Moved
 		if t.Owner == req.Owner {
 			switch t.Status {
 			case drivers.MoveTaskRunning:

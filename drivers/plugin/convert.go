@@ -265,3 +265,17 @@ func toMoveTasks(ts []drivers.MoveTask) *pb.MoveTasks {
 }
 
 func fromMoveTasks(ts *pb.MoveTasks) []drivers.MoveTask { return mapSlice(ts.GetTasks(), fromMoveTask) }
+
+func toMoveTaskStep(t *drivers.MoveTaskStep) *pb.MoveTaskStep {
+	if t == nil {
+		return nil
+	}
+	return &pb.MoveTaskStep{Handle: t.Handle, Owner: t.Owner, LeaseUntil: toTime(t.LeaseUntil)}
+}
+
+func fromMoveTaskStep(t *pb.MoveTaskStep) *drivers.MoveTaskStep {
+	if t == nil {
+		return nil
+	}
+	return &drivers.MoveTaskStep{Handle: t.GetHandle(), Owner: t.GetOwner(), LeaseUntil: fromTime(t.GetLeaseUntil())}
+}

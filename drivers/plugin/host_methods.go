@@ -178,7 +178,7 @@ func (h *Host) ChangeVisibility(ctx context.Context, req drivers.ChangeVisibilit
 func (h *Host) MoveMessages(ctx context.Context, req drivers.MoveMessagesRequest) (drivers.MoveMessagesResult, error) {
 	r, err := invoke(h, ctx, func(rpc pb.DriverClient) (*pb.MoveMessagesResult, error) {
 		return rpc.MoveMessages(ctx, &pb.MoveMessagesRequest{Source: req.Source, Destination: req.Destination,
-			Now: toTime(req.Now), Limit: int64(req.Limit)})
+			Now: toTime(req.Now), Limit: int64(req.Limit), Task: toMoveTaskStep(req.Task)})
 	})
 	if err != nil {
 		return drivers.MoveMessagesResult{}, err
@@ -220,7 +220,7 @@ func (h *Host) StartMoveTask(ctx context.Context, t drivers.MoveTask) error {
 
 func (h *Host) ReportMoveTask(ctx context.Context, req drivers.ReportMoveTaskRequest) (drivers.MoveTask, error) {
 	r, err := invoke(h, ctx, func(rpc pb.DriverClient) (*pb.MoveTask, error) {
-		return rpc.ReportMoveTask(ctx, &pb.ReportMoveTaskRequest{Handle: req.Handle, Owner: req.Owner, Moved: req.Moved,
+		return rpc.ReportMoveTask(ctx, &pb.ReportMoveTaskRequest{Handle: req.Handle, Owner: req.Owner,
 			Status: req.Status, Failure: req.Failure, LeaseUntil: toTime(req.LeaseUntil)})
 	})
 	if err != nil {

@@ -24,7 +24,7 @@ var Handshake = goplugin.HandshakeConfig{
 // ProtocolVersion is the version of the driver plugin protocol (driver.proto) this
 // package speaks. A host offers every version it speaks and a plugin answers with the
 // highest both speak; with none in common the host refuses the plugin, naming both.
-const ProtocolVersion = 1
+const ProtocolVersion = 2
 
 // pluginName is the one plugin a driver plugin serves.
 const pluginName = "driver"

@@ -206,7 +206,7 @@ func (s *server) ChangeVisibility(ctx context.Context, req *pb.ChangeVisibilityR
 func (s *server) MoveMessages(ctx context.Context, req *pb.MoveMessagesRequest) (*pb.MoveMessagesResult, error) {
 	return call(s, func(d drivers.Driver) (*pb.MoveMessagesResult, error) {
 		r, err := d.MoveMessages(ctx, drivers.MoveMessagesRequest{Source: req.GetSource(), Destination: req.GetDestination(),
-			Now: fromTime(req.GetNow()), Limit: int(req.GetLimit())})
+			Now: fromTime(req.GetNow()), Limit: int(req.GetLimit()), Task: fromMoveTaskStep(req.GetTask())})
 		return &pb.MoveMessagesResult{Moved: int64(r.Moved), More: r.More}, err
 	})
 }
@@ -238,7 +238,7 @@ func (s *server) StartMoveTask(ctx context.Context, req *pb.MoveTask) (*pb.Empty
 func (s *server) ReportMoveTask(ctx context.Context, req *pb.ReportMoveTaskRequest) (*pb.MoveTask, error) {
 	return call(s, func(d drivers.Driver) (*pb.MoveTask, error) {
 		t, err := d.ReportMoveTask(ctx, drivers.ReportMoveTaskRequest{Handle: req.GetHandle(), Owner: req.GetOwner(),
-			Moved: req.GetMoved(), Status: req.GetStatus(), Failure: req.GetFailure(), LeaseUntil: fromTime(req.GetLeaseUntil())})
+			Status: req.GetStatus(), Failure: req.GetFailure(), LeaseUntil: fromTime(req.GetLeaseUntil())})
 		return toMoveTask(t), err
 	})
 }

@@ -71,18 +71,18 @@ func (d *Driver) StartMoveTask(ctx context.Context, t drivers.MoveTask) error {
 func (d *Driver) ReportMoveTask(ctx context.Context, req drivers.ReportMoveTaskRequest) (drivers.MoveTask, error) {
 	tasks, err := d.queryMoveTasks(ctx, "report move task", `
 WITH m AS (
-	UPDATE move_tasks SET moved = moved + $3,
+	UPDATE move_tasks SET
 		status = CASE WHEN owner <> $2 THEN status
-			WHEN status = 'RUNNING' THEN $4
+			WHEN status = 'RUNNING' THEN $3
 			WHEN status = 'CANCELLING' THEN 'CANCELLED'
 			ELSE status END,
-		failure = CASE WHEN status = 'RUNNING' AND owner = $2 THEN $5 ELSE failure END,
-		lease_until = CASE WHEN status = 'RUNNING' AND owner = $2 THEN $6 ELSE lease_until END
+		failure = CASE WHEN status = 'RUNNING' AND owner = $2 THEN $4 ELSE failure END,
+		lease_until = CASE WHEN status = 'RUNNING' AND owner = $2 THEN $5 ELSE lease_until END
 	WHERE handle = $1
 	RETURNING *
 )
 SELECT `+moveTaskCols+` FROM m JOIN queues q ON q.id = m.queue_id`,
-		req.Handle, req.Owner, req.Moved, req.Status, req.Failure, req.LeaseUntil)
+		req.Handle, req.Owner, req.Status, req.Failure, req.LeaseUntil)
 	if err == nil && len(tasks) == 0 {
 		err = drivers.Errorf(drivers.KindNotFound, "no move task %s", req.Handle)
 	}

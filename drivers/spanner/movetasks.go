@@ -110,7 +110,6 @@ func (d *Driver) ReportMoveTask(ctx context.Context, req drivers.ReportMoveTaskR
 		if !ok {
 			return drivers.Errorf(drivers.KindNotFound, "no move task %s", req.Handle)
 		}
-		t.Moved += req.Moved
 		if t.Owner == req.Owner {
 			switch t.Status {
 			case drivers.MoveTaskRunning:

@@ -94,15 +94,15 @@ func (d *Driver) oneTask(ctx context.Context, notFound string, query string, arg
 // ReportMoveTask records a step of a running task; see drivers.MoveTaskStore. Every SET
 // reads the row as it was, so the status tests apply to the old status.
 func (d *Driver) ReportMoveTask(ctx context.Context, req drivers.ReportMoveTaskRequest) (drivers.MoveTask, error) {
-	return d.oneTask(ctx, "no move task "+req.Handle, `UPDATE move_tasks SET moved = moved + ?3,
+	return d.oneTask(ctx, "no move task "+req.Handle, `UPDATE move_tasks SET
 		status = CASE WHEN owner <> ?2 THEN status
-			WHEN status = 'RUNNING' THEN ?4
+			WHEN status = 'RUNNING' THEN ?3
 			WHEN status = 'CANCELLING' THEN 'CANCELLED'
 			ELSE status END,
-		failure = CASE WHEN status = 'RUNNING' AND owner = ?2 THEN ?5 ELSE failure END,
-		lease_until = CASE WHEN status = 'RUNNING' AND owner = ?2 THEN ?6 ELSE lease_until END
+		failure = CASE WHEN status = 'RUNNING' AND owner = ?2 THEN ?4 ELSE failure END,
+		lease_until = CASE WHEN status = 'RUNNING' AND owner = ?2 THEN ?5 ELSE lease_until END
 		WHERE handle = ?1 RETURNING `+moveTaskReturning,
-		req.Handle, req.Owner, req.Moved, req.Status, req.Failure, toNanos(req.LeaseUntil))
+		req.Handle, req.Owner, req.Status, req.Failure, toNanos(req.LeaseUntil))
 }
 
 // CancelMoveTask marks a running task cancelling; see drivers.MoveTaskStore.

@@ -2872,6 +2872,7 @@ type MoveMessagesRequest struct {
 	Destination   string                 `protobuf:"bytes,2,opt,name=destination,proto3" json:"destination,omitempty"`
 	Now           *Time                  `protobuf:"bytes,3,opt,name=now,proto3" json:"now,omitempty"`
 	Limit         int64                  `protobuf:"varint,4,opt,name=limit,proto3" json:"limit,omitempty"`
+	Task          *MoveTaskStep          `protobuf:"bytes,5,opt,name=task,proto3" json:"task,omitempty"` // unset: a move outside any task
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2934,6 +2935,73 @@ func (x *MoveMessagesRequest) GetLimit() int64 {
 	return 0
 }
 
+func (x *MoveMessagesRequest) GetTask() *MoveTaskStep {
+	if x != nil {
+		return x.Task
+	}
+	return nil
+}
+
+type MoveTaskStep struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Handle        string                 `protobuf:"bytes,1,opt,name=handle,proto3" json:"handle,omitempty"`
+	Owner         string                 `protobuf:"bytes,2,opt,name=owner,proto3" json:"owner,omitempty"`
+	LeaseUntil    *Time                  `protobuf:"bytes,3,opt,name=lease_until,json=leaseUntil,proto3" json:"lease_until,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MoveTaskStep) Reset() {
+	*x = MoveTaskStep{}
+	mi := &file_driver_proto_msgTypes[44]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MoveTaskStep) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MoveTaskStep) ProtoMessage() {}
+
+func (x *MoveTaskStep) ProtoReflect() protoreflect.Message {
+	mi := &file_driver_proto_msgTypes[44]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MoveTaskStep.ProtoReflect.Descriptor instead.
+func (*MoveTaskStep) Descriptor() ([]byte, []int) {
+	return file_driver_proto_rawDescGZIP(), []int{44}
+}
+
+func (x *MoveTaskStep) GetHandle() string {
+	if x != nil {
+		return x.Handle
+	}
+	return ""
+}
+
+func (x *MoveTaskStep) GetOwner() string {
+	if x != nil {
+		return x.Owner
+	}
+	return ""
+}
+
+func (x *MoveTaskStep) GetLeaseUntil() *Time {
+	if x != nil {
+		return x.LeaseUntil
+	}
+	return nil
+}
+
 type MoveMessagesResult struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Moved         int64                  `protobuf:"varint,1,opt,name=moved,proto3" json:"moved,omitempty"`
@@ -2944,7 +3012,7 @@ type MoveMessagesResult struct {
 
 func (x *MoveMessagesResult) Reset() {
 	*x = MoveMessagesResult{}
-	mi := &file_driver_proto_msgTypes[44]
+	mi := &file_driver_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2956,7 +3024,7 @@ func (x *MoveMessagesResult) String() string {
 func (*MoveMessagesResult) ProtoMessage() {}
 
 func (x *MoveMessagesResult) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[44]
+	mi := &file_driver_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2969,7 +3037,7 @@ func (x *MoveMessagesResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MoveMessagesResult.ProtoReflect.Descriptor instead.
 func (*MoveMessagesResult) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{44}
+	return file_driver_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *MoveMessagesResult) GetMoved() int64 {
@@ -2996,7 +3064,7 @@ type SweepRequest struct {
 
 func (x *SweepRequest) Reset() {
 	*x = SweepRequest{}
-	mi := &file_driver_proto_msgTypes[45]
+	mi := &file_driver_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3008,7 +3076,7 @@ func (x *SweepRequest) String() string {
 func (*SweepRequest) ProtoMessage() {}
 
 func (x *SweepRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[45]
+	mi := &file_driver_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3021,7 +3089,7 @@ func (x *SweepRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SweepRequest.ProtoReflect.Descriptor instead.
 func (*SweepRequest) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{45}
+	return file_driver_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *SweepRequest) GetNow() *Time {
@@ -3048,7 +3116,7 @@ type SweepResult struct {
 
 func (x *SweepResult) Reset() {
 	*x = SweepResult{}
-	mi := &file_driver_proto_msgTypes[46]
+	mi := &file_driver_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3060,7 +3128,7 @@ func (x *SweepResult) String() string {
 func (*SweepResult) ProtoMessage() {}
 
 func (x *SweepResult) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[46]
+	mi := &file_driver_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3073,7 +3141,7 @@ func (x *SweepResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SweepResult.ProtoReflect.Descriptor instead.
 func (*SweepResult) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{46}
+	return file_driver_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *SweepResult) GetDeleted() int64 {
@@ -3099,7 +3167,7 @@ type AwaitActivityRequest struct {
 
 func (x *AwaitActivityRequest) Reset() {
 	*x = AwaitActivityRequest{}
-	mi := &file_driver_proto_msgTypes[47]
+	mi := &file_driver_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3111,7 +3179,7 @@ func (x *AwaitActivityRequest) String() string {
 func (*AwaitActivityRequest) ProtoMessage() {}
 
 func (x *AwaitActivityRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[47]
+	mi := &file_driver_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3124,7 +3192,7 @@ func (x *AwaitActivityRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AwaitActivityRequest.ProtoReflect.Descriptor instead.
 func (*AwaitActivityRequest) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{47}
+	return file_driver_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *AwaitActivityRequest) GetTimeoutNs() int64 {
@@ -3143,7 +3211,7 @@ type AwaitActivityResult struct {
 
 func (x *AwaitActivityResult) Reset() {
 	*x = AwaitActivityResult{}
-	mi := &file_driver_proto_msgTypes[48]
+	mi := &file_driver_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3155,7 +3223,7 @@ func (x *AwaitActivityResult) String() string {
 func (*AwaitActivityResult) ProtoMessage() {}
 
 func (x *AwaitActivityResult) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[48]
+	mi := &file_driver_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3168,7 +3236,7 @@ func (x *AwaitActivityResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AwaitActivityResult.ProtoReflect.Descriptor instead.
 func (*AwaitActivityResult) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{48}
+	return file_driver_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *AwaitActivityResult) GetQueues() []string {
@@ -3188,7 +3256,7 @@ type WatchActivityRequest struct {
 
 func (x *WatchActivityRequest) Reset() {
 	*x = WatchActivityRequest{}
-	mi := &file_driver_proto_msgTypes[49]
+	mi := &file_driver_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3200,7 +3268,7 @@ func (x *WatchActivityRequest) String() string {
 func (*WatchActivityRequest) ProtoMessage() {}
 
 func (x *WatchActivityRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[49]
+	mi := &file_driver_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3213,7 +3281,7 @@ func (x *WatchActivityRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchActivityRequest.ProtoReflect.Descriptor instead.
 func (*WatchActivityRequest) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{49}
+	return file_driver_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *WatchActivityRequest) GetName() string {
@@ -3249,7 +3317,7 @@ type MoveTask struct {
 
 func (x *MoveTask) Reset() {
 	*x = MoveTask{}
-	mi := &file_driver_proto_msgTypes[50]
+	mi := &file_driver_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3261,7 +3329,7 @@ func (x *MoveTask) String() string {
 func (*MoveTask) ProtoMessage() {}
 
 func (x *MoveTask) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[50]
+	mi := &file_driver_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3274,7 +3342,7 @@ func (x *MoveTask) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MoveTask.ProtoReflect.Descriptor instead.
 func (*MoveTask) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{50}
+	return file_driver_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *MoveTask) GetHandle() string {
@@ -3358,7 +3426,6 @@ type ReportMoveTaskRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Handle        string                 `protobuf:"bytes,1,opt,name=handle,proto3" json:"handle,omitempty"`
 	Owner         string                 `protobuf:"bytes,2,opt,name=owner,proto3" json:"owner,omitempty"`
-	Moved         int64                  `protobuf:"varint,3,opt,name=moved,proto3" json:"moved,omitempty"`
 	Status        string                 `protobuf:"bytes,4,opt,name=status,proto3" json:"status,omitempty"`
 	Failure       string                 `protobuf:"bytes,5,opt,name=failure,proto3" json:"failure,omitempty"`
 	LeaseUntil    *Time                  `protobuf:"bytes,6,opt,name=lease_until,json=leaseUntil,proto3" json:"lease_until,omitempty"`
@@ -3368,7 +3435,7 @@ type ReportMoveTaskRequest struct {
 
 func (x *ReportMoveTaskRequest) Reset() {
 	*x = ReportMoveTaskRequest{}
-	mi := &file_driver_proto_msgTypes[51]
+	mi := &file_driver_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3380,7 +3447,7 @@ func (x *ReportMoveTaskRequest) String() string {
 func (*ReportMoveTaskRequest) ProtoMessage() {}
 
 func (x *ReportMoveTaskRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[51]
+	mi := &file_driver_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3393,7 +3460,7 @@ func (x *ReportMoveTaskRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportMoveTaskRequest.ProtoReflect.Descriptor instead.
 func (*ReportMoveTaskRequest) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{51}
+	return file_driver_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *ReportMoveTaskRequest) GetHandle() string {
@@ -3408,13 +3475,6 @@ func (x *ReportMoveTaskRequest) GetOwner() string {
 		return x.Owner
 	}
 	return ""
-}
-
-func (x *ReportMoveTaskRequest) GetMoved() int64 {
-	if x != nil {
-		return x.Moved
-	}
-	return 0
 }
 
 func (x *ReportMoveTaskRequest) GetStatus() string {
@@ -3447,7 +3507,7 @@ type CancelMoveTaskRequest struct {
 
 func (x *CancelMoveTaskRequest) Reset() {
 	*x = CancelMoveTaskRequest{}
-	mi := &file_driver_proto_msgTypes[52]
+	mi := &file_driver_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3459,7 +3519,7 @@ func (x *CancelMoveTaskRequest) String() string {
 func (*CancelMoveTaskRequest) ProtoMessage() {}
 
 func (x *CancelMoveTaskRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[52]
+	mi := &file_driver_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3472,7 +3532,7 @@ func (x *CancelMoveTaskRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelMoveTaskRequest.ProtoReflect.Descriptor instead.
 func (*CancelMoveTaskRequest) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{52}
+	return file_driver_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *CancelMoveTaskRequest) GetHandle() string {
@@ -3492,7 +3552,7 @@ type ListMoveTasksRequest struct {
 
 func (x *ListMoveTasksRequest) Reset() {
 	*x = ListMoveTasksRequest{}
-	mi := &file_driver_proto_msgTypes[53]
+	mi := &file_driver_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3504,7 +3564,7 @@ func (x *ListMoveTasksRequest) String() string {
 func (*ListMoveTasksRequest) ProtoMessage() {}
 
 func (x *ListMoveTasksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[53]
+	mi := &file_driver_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3517,7 +3577,7 @@ func (x *ListMoveTasksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMoveTasksRequest.ProtoReflect.Descriptor instead.
 func (*ListMoveTasksRequest) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{53}
+	return file_driver_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *ListMoveTasksRequest) GetSource() string {
@@ -3543,7 +3603,7 @@ type MoveTasks struct {
 
 func (x *MoveTasks) Reset() {
 	*x = MoveTasks{}
-	mi := &file_driver_proto_msgTypes[54]
+	mi := &file_driver_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3555,7 +3615,7 @@ func (x *MoveTasks) String() string {
 func (*MoveTasks) ProtoMessage() {}
 
 func (x *MoveTasks) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[54]
+	mi := &file_driver_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3568,7 +3628,7 @@ func (x *MoveTasks) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MoveTasks.ProtoReflect.Descriptor instead.
 func (*MoveTasks) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{54}
+	return file_driver_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *MoveTasks) GetTasks() []*MoveTask {
@@ -3589,7 +3649,7 @@ type AdoptMoveTasksRequest struct {
 
 func (x *AdoptMoveTasksRequest) Reset() {
 	*x = AdoptMoveTasksRequest{}
-	mi := &file_driver_proto_msgTypes[55]
+	mi := &file_driver_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3601,7 +3661,7 @@ func (x *AdoptMoveTasksRequest) String() string {
 func (*AdoptMoveTasksRequest) ProtoMessage() {}
 
 func (x *AdoptMoveTasksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[55]
+	mi := &file_driver_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3614,7 +3674,7 @@ func (x *AdoptMoveTasksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AdoptMoveTasksRequest.ProtoReflect.Descriptor instead.
 func (*AdoptMoveTasksRequest) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{55}
+	return file_driver_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *AdoptMoveTasksRequest) GetOwner() string {
@@ -3876,12 +3936,18 @@ const file_driver_proto_rawDesc = "" +
 	"\bentry_id\x18\x01 \x01(\tR\aentryId\x12)\n" +
 	"\x03err\x18\x02 \x01(\v2\x17.anysqs.plugin.v1.ErrorR\x03err\"F\n" +
 	"\vBatchResult\x127\n" +
-	"\aentries\x18\x01 \x03(\v2\x1d.anysqs.plugin.v1.EntryResultR\aentries\"\x8f\x01\n" +
+	"\aentries\x18\x01 \x03(\v2\x1d.anysqs.plugin.v1.EntryResultR\aentries\"\xc3\x01\n" +
 	"\x13MoveMessagesRequest\x12\x16\n" +
 	"\x06source\x18\x01 \x01(\tR\x06source\x12 \n" +
 	"\vdestination\x18\x02 \x01(\tR\vdestination\x12(\n" +
 	"\x03now\x18\x03 \x01(\v2\x16.anysqs.plugin.v1.TimeR\x03now\x12\x14\n" +
-	"\x05limit\x18\x04 \x01(\x03R\x05limit\">\n" +
+	"\x05limit\x18\x04 \x01(\x03R\x05limit\x122\n" +
+	"\x04task\x18\x05 \x01(\v2\x1e.anysqs.plugin.v1.MoveTaskStepR\x04task\"u\n" +
+	"\fMoveTaskStep\x12\x16\n" +
+	"\x06handle\x18\x01 \x01(\tR\x06handle\x12\x14\n" +
+	"\x05owner\x18\x02 \x01(\tR\x05owner\x127\n" +
+	"\vlease_until\x18\x03 \x01(\v2\x16.anysqs.plugin.v1.TimeR\n" +
+	"leaseUntil\">\n" +
 	"\x12MoveMessagesResult\x12\x14\n" +
 	"\x05moved\x18\x01 \x01(\x03R\x05moved\x12\x12\n" +
 	"\x04more\x18\x02 \x01(\bR\x04more\"N\n" +
@@ -3913,15 +3979,14 @@ const file_driver_proto_rawDesc = "" +
 	" \x01(\tR\x05owner\x127\n" +
 	"\vlease_until\x18\v \x01(\v2\x16.anysqs.plugin.v1.TimeR\n" +
 	"leaseUntilB\a\n" +
-	"\x05_rate\"\xc6\x01\n" +
+	"\x05_rate\"\xb6\x01\n" +
 	"\x15ReportMoveTaskRequest\x12\x16\n" +
 	"\x06handle\x18\x01 \x01(\tR\x06handle\x12\x14\n" +
-	"\x05owner\x18\x02 \x01(\tR\x05owner\x12\x14\n" +
-	"\x05moved\x18\x03 \x01(\x03R\x05moved\x12\x16\n" +
+	"\x05owner\x18\x02 \x01(\tR\x05owner\x12\x16\n" +
 	"\x06status\x18\x04 \x01(\tR\x06status\x12\x18\n" +
 	"\afailure\x18\x05 \x01(\tR\afailure\x127\n" +
 	"\vlease_until\x18\x06 \x01(\v2\x16.anysqs.plugin.v1.TimeR\n" +
-	"leaseUntil\"/\n" +
+	"leaseUntilJ\x04\b\x03\x10\x04\"/\n" +
 	"\x15CancelMoveTaskRequest\x12\x16\n" +
 	"\x06handle\x18\x01 \x01(\tR\x06handle\"D\n" +
 	"\x14ListMoveTasksRequest\x12\x16\n" +
@@ -3983,7 +4048,7 @@ func file_driver_proto_rawDescGZIP() []byte {
 }
 
 var file_driver_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_driver_proto_msgTypes = make([]protoimpl.MessageInfo, 58)
+var file_driver_proto_msgTypes = make([]protoimpl.MessageInfo, 59)
 var file_driver_proto_goTypes = []any{
 	(ContextCause)(0),                 // 0: anysqs.plugin.v1.ContextCause
 	(*Empty)(nil),                     // 1: anysqs.plugin.v1.Empty
@@ -4030,24 +4095,25 @@ var file_driver_proto_goTypes = []any{
 	(*EntryResult)(nil),               // 42: anysqs.plugin.v1.EntryResult
 	(*BatchResult)(nil),               // 43: anysqs.plugin.v1.BatchResult
 	(*MoveMessagesRequest)(nil),       // 44: anysqs.plugin.v1.MoveMessagesRequest
-	(*MoveMessagesResult)(nil),        // 45: anysqs.plugin.v1.MoveMessagesResult
-	(*SweepRequest)(nil),              // 46: anysqs.plugin.v1.SweepRequest
-	(*SweepResult)(nil),               // 47: anysqs.plugin.v1.SweepResult
-	(*AwaitActivityRequest)(nil),      // 48: anysqs.plugin.v1.AwaitActivityRequest
-	(*AwaitActivityResult)(nil),       // 49: anysqs.plugin.v1.AwaitActivityResult
-	(*WatchActivityRequest)(nil),      // 50: anysqs.plugin.v1.WatchActivityRequest
-	(*MoveTask)(nil),                  // 51: anysqs.plugin.v1.MoveTask
-	(*ReportMoveTaskRequest)(nil),     // 52: anysqs.plugin.v1.ReportMoveTaskRequest
-	(*CancelMoveTaskRequest)(nil),     // 53: anysqs.plugin.v1.CancelMoveTaskRequest
-	(*ListMoveTasksRequest)(nil),      // 54: anysqs.plugin.v1.ListMoveTasksRequest
-	(*MoveTasks)(nil),                 // 55: anysqs.plugin.v1.MoveTasks
-	(*AdoptMoveTasksRequest)(nil),     // 56: anysqs.plugin.v1.AdoptMoveTasksRequest
-	nil,                               // 57: anysqs.plugin.v1.StringMap.EntriesEntry
-	nil,                               // 58: anysqs.plugin.v1.AttributeMap.EntriesEntry
+	(*MoveTaskStep)(nil),              // 45: anysqs.plugin.v1.MoveTaskStep
+	(*MoveMessagesResult)(nil),        // 46: anysqs.plugin.v1.MoveMessagesResult
+	(*SweepRequest)(nil),              // 47: anysqs.plugin.v1.SweepRequest
+	(*SweepResult)(nil),               // 48: anysqs.plugin.v1.SweepResult
+	(*AwaitActivityRequest)(nil),      // 49: anysqs.plugin.v1.AwaitActivityRequest
+	(*AwaitActivityResult)(nil),       // 50: anysqs.plugin.v1.AwaitActivityResult
+	(*WatchActivityRequest)(nil),      // 51: anysqs.plugin.v1.WatchActivityRequest
+	(*MoveTask)(nil),                  // 52: anysqs.plugin.v1.MoveTask
+	(*ReportMoveTaskRequest)(nil),     // 53: anysqs.plugin.v1.ReportMoveTaskRequest
+	(*CancelMoveTaskRequest)(nil),     // 54: anysqs.plugin.v1.CancelMoveTaskRequest
+	(*ListMoveTasksRequest)(nil),      // 55: anysqs.plugin.v1.ListMoveTasksRequest
+	(*MoveTasks)(nil),                 // 56: anysqs.plugin.v1.MoveTasks
+	(*AdoptMoveTasksRequest)(nil),     // 57: anysqs.plugin.v1.AdoptMoveTasksRequest
+	nil,                               // 58: anysqs.plugin.v1.StringMap.EntriesEntry
+	nil,                               // 59: anysqs.plugin.v1.AttributeMap.EntriesEntry
 }
 var file_driver_proto_depIdxs = []int32{
-	57, // 0: anysqs.plugin.v1.StringMap.entries:type_name -> anysqs.plugin.v1.StringMap.EntriesEntry
-	58, // 1: anysqs.plugin.v1.AttributeMap.entries:type_name -> anysqs.plugin.v1.AttributeMap.EntriesEntry
+	58, // 0: anysqs.plugin.v1.StringMap.entries:type_name -> anysqs.plugin.v1.StringMap.EntriesEntry
+	59, // 1: anysqs.plugin.v1.AttributeMap.entries:type_name -> anysqs.plugin.v1.AttributeMap.EntriesEntry
 	0,  // 2: anysqs.plugin.v1.Error.context_cause:type_name -> anysqs.plugin.v1.ContextCause
 	3,  // 3: anysqs.plugin.v1.Declaration.limits:type_name -> anysqs.plugin.v1.StringMap
 	8,  // 4: anysqs.plugin.v1.Description.capabilities:type_name -> anysqs.plugin.v1.Declaration
@@ -4092,74 +4158,76 @@ var file_driver_proto_depIdxs = []int32{
 	6,  // 43: anysqs.plugin.v1.EntryResult.err:type_name -> anysqs.plugin.v1.Error
 	42, // 44: anysqs.plugin.v1.BatchResult.entries:type_name -> anysqs.plugin.v1.EntryResult
 	2,  // 45: anysqs.plugin.v1.MoveMessagesRequest.now:type_name -> anysqs.plugin.v1.Time
-	2,  // 46: anysqs.plugin.v1.SweepRequest.now:type_name -> anysqs.plugin.v1.Time
-	2,  // 47: anysqs.plugin.v1.WatchActivityRequest.until:type_name -> anysqs.plugin.v1.Time
-	2,  // 48: anysqs.plugin.v1.MoveTask.started:type_name -> anysqs.plugin.v1.Time
-	2,  // 49: anysqs.plugin.v1.MoveTask.lease_until:type_name -> anysqs.plugin.v1.Time
-	2,  // 50: anysqs.plugin.v1.ReportMoveTaskRequest.lease_until:type_name -> anysqs.plugin.v1.Time
-	51, // 51: anysqs.plugin.v1.MoveTasks.tasks:type_name -> anysqs.plugin.v1.MoveTask
-	2,  // 52: anysqs.plugin.v1.AdoptMoveTasksRequest.now:type_name -> anysqs.plugin.v1.Time
-	2,  // 53: anysqs.plugin.v1.AdoptMoveTasksRequest.lease_until:type_name -> anysqs.plugin.v1.Time
-	5,  // 54: anysqs.plugin.v1.AttributeMap.EntriesEntry.value:type_name -> anysqs.plugin.v1.MessageAttribute
-	7,  // 55: anysqs.plugin.v1.Driver.Open:input_type -> anysqs.plugin.v1.OpenRequest
-	1,  // 56: anysqs.plugin.v1.Driver.Describe:input_type -> anysqs.plugin.v1.Empty
-	1,  // 57: anysqs.plugin.v1.Driver.Ping:input_type -> anysqs.plugin.v1.Empty
-	1,  // 58: anysqs.plugin.v1.Driver.Metrics:input_type -> anysqs.plugin.v1.Empty
-	17, // 59: anysqs.plugin.v1.Driver.CreateQueue:input_type -> anysqs.plugin.v1.CreateQueueRequest
-	19, // 60: anysqs.plugin.v1.Driver.GetQueue:input_type -> anysqs.plugin.v1.GetQueueRequest
-	20, // 61: anysqs.plugin.v1.Driver.ListQueues:input_type -> anysqs.plugin.v1.ListQueuesRequest
-	22, // 62: anysqs.plugin.v1.Driver.SetQueueAttributes:input_type -> anysqs.plugin.v1.SetQueueAttributesRequest
-	23, // 63: anysqs.plugin.v1.Driver.UpdateQueueTags:input_type -> anysqs.plugin.v1.UpdateQueueTagsRequest
-	24, // 64: anysqs.plugin.v1.Driver.DeleteQueue:input_type -> anysqs.plugin.v1.DeleteQueueRequest
-	25, // 65: anysqs.plugin.v1.Driver.PurgeQueue:input_type -> anysqs.plugin.v1.PurgeQueueRequest
-	26, // 66: anysqs.plugin.v1.Driver.QueueStats:input_type -> anysqs.plugin.v1.QueueStatsRequest
-	28, // 67: anysqs.plugin.v1.Driver.BrowseMessages:input_type -> anysqs.plugin.v1.BrowseMessagesRequest
-	32, // 68: anysqs.plugin.v1.Driver.SendMessages:input_type -> anysqs.plugin.v1.SendMessagesRequest
-	35, // 69: anysqs.plugin.v1.Driver.ReceiveMessages:input_type -> anysqs.plugin.v1.ReceiveMessagesRequest
-	39, // 70: anysqs.plugin.v1.Driver.DeleteMessages:input_type -> anysqs.plugin.v1.DeleteMessagesRequest
-	41, // 71: anysqs.plugin.v1.Driver.ChangeVisibility:input_type -> anysqs.plugin.v1.ChangeVisibilityRequest
-	44, // 72: anysqs.plugin.v1.Driver.MoveMessages:input_type -> anysqs.plugin.v1.MoveMessagesRequest
-	46, // 73: anysqs.plugin.v1.Driver.Sweep:input_type -> anysqs.plugin.v1.SweepRequest
-	48, // 74: anysqs.plugin.v1.Driver.AwaitActivity:input_type -> anysqs.plugin.v1.AwaitActivityRequest
-	50, // 75: anysqs.plugin.v1.Driver.WatchActivity:input_type -> anysqs.plugin.v1.WatchActivityRequest
-	51, // 76: anysqs.plugin.v1.Driver.StartMoveTask:input_type -> anysqs.plugin.v1.MoveTask
-	52, // 77: anysqs.plugin.v1.Driver.ReportMoveTask:input_type -> anysqs.plugin.v1.ReportMoveTaskRequest
-	53, // 78: anysqs.plugin.v1.Driver.CancelMoveTask:input_type -> anysqs.plugin.v1.CancelMoveTaskRequest
-	54, // 79: anysqs.plugin.v1.Driver.ListMoveTasks:input_type -> anysqs.plugin.v1.ListMoveTasksRequest
-	56, // 80: anysqs.plugin.v1.Driver.AdoptMoveTasks:input_type -> anysqs.plugin.v1.AdoptMoveTasksRequest
-	1,  // 81: anysqs.plugin.v1.Driver.Close:input_type -> anysqs.plugin.v1.Empty
-	1,  // 82: anysqs.plugin.v1.Driver.Open:output_type -> anysqs.plugin.v1.Empty
-	9,  // 83: anysqs.plugin.v1.Driver.Describe:output_type -> anysqs.plugin.v1.Description
-	1,  // 84: anysqs.plugin.v1.Driver.Ping:output_type -> anysqs.plugin.v1.Empty
-	13, // 85: anysqs.plugin.v1.Driver.Metrics:output_type -> anysqs.plugin.v1.MetricsResult
-	18, // 86: anysqs.plugin.v1.Driver.CreateQueue:output_type -> anysqs.plugin.v1.CreateQueueResult
-	16, // 87: anysqs.plugin.v1.Driver.GetQueue:output_type -> anysqs.plugin.v1.Queue
-	21, // 88: anysqs.plugin.v1.Driver.ListQueues:output_type -> anysqs.plugin.v1.ListQueuesResult
-	1,  // 89: anysqs.plugin.v1.Driver.SetQueueAttributes:output_type -> anysqs.plugin.v1.Empty
-	1,  // 90: anysqs.plugin.v1.Driver.UpdateQueueTags:output_type -> anysqs.plugin.v1.Empty
-	1,  // 91: anysqs.plugin.v1.Driver.DeleteQueue:output_type -> anysqs.plugin.v1.Empty
-	1,  // 92: anysqs.plugin.v1.Driver.PurgeQueue:output_type -> anysqs.plugin.v1.Empty
-	27, // 93: anysqs.plugin.v1.Driver.QueueStats:output_type -> anysqs.plugin.v1.QueueStatsResult
-	30, // 94: anysqs.plugin.v1.Driver.BrowseMessages:output_type -> anysqs.plugin.v1.BrowseMessagesResult
-	34, // 95: anysqs.plugin.v1.Driver.SendMessages:output_type -> anysqs.plugin.v1.SendMessagesResult
-	37, // 96: anysqs.plugin.v1.Driver.ReceiveMessages:output_type -> anysqs.plugin.v1.ReceiveMessagesResult
-	43, // 97: anysqs.plugin.v1.Driver.DeleteMessages:output_type -> anysqs.plugin.v1.BatchResult
-	43, // 98: anysqs.plugin.v1.Driver.ChangeVisibility:output_type -> anysqs.plugin.v1.BatchResult
-	45, // 99: anysqs.plugin.v1.Driver.MoveMessages:output_type -> anysqs.plugin.v1.MoveMessagesResult
-	47, // 100: anysqs.plugin.v1.Driver.Sweep:output_type -> anysqs.plugin.v1.SweepResult
-	49, // 101: anysqs.plugin.v1.Driver.AwaitActivity:output_type -> anysqs.plugin.v1.AwaitActivityResult
-	1,  // 102: anysqs.plugin.v1.Driver.WatchActivity:output_type -> anysqs.plugin.v1.Empty
-	1,  // 103: anysqs.plugin.v1.Driver.StartMoveTask:output_type -> anysqs.plugin.v1.Empty
-	51, // 104: anysqs.plugin.v1.Driver.ReportMoveTask:output_type -> anysqs.plugin.v1.MoveTask
-	51, // 105: anysqs.plugin.v1.Driver.CancelMoveTask:output_type -> anysqs.plugin.v1.MoveTask
-	55, // 106: anysqs.plugin.v1.Driver.ListMoveTasks:output_type -> anysqs.plugin.v1.MoveTasks
-	55, // 107: anysqs.plugin.v1.Driver.AdoptMoveTasks:output_type -> anysqs.plugin.v1.MoveTasks
-	1,  // 108: anysqs.plugin.v1.Driver.Close:output_type -> anysqs.plugin.v1.Empty
-	82, // [82:109] is the sub-list for method output_type
-	55, // [55:82] is the sub-list for method input_type
-	55, // [55:55] is the sub-list for extension type_name
-	55, // [55:55] is the sub-list for extension extendee
-	0,  // [0:55] is the sub-list for field type_name
+	45, // 46: anysqs.plugin.v1.MoveMessagesRequest.task:type_name -> anysqs.plugin.v1.MoveTaskStep
+	2,  // 47: anysqs.plugin.v1.MoveTaskStep.lease_until:type_name -> anysqs.plugin.v1.Time
+	2,  // 48: anysqs.plugin.v1.SweepRequest.now:type_name -> anysqs.plugin.v1.Time
+	2,  // 49: anysqs.plugin.v1.WatchActivityRequest.until:type_name -> anysqs.plugin.v1.Time
+	2,  // 50: anysqs.plugin.v1.MoveTask.started:type_name -> anysqs.plugin.v1.Time
+	2,  // 51: anysqs.plugin.v1.MoveTask.lease_until:type_name -> anysqs.plugin.v1.Time
+	2,  // 52: anysqs.plugin.v1.ReportMoveTaskRequest.lease_until:type_name -> anysqs.plugin.v1.Time
+	52, // 53: anysqs.plugin.v1.MoveTasks.tasks:type_name -> anysqs.plugin.v1.MoveTask
+	2,  // 54: anysqs.plugin.v1.AdoptMoveTasksRequest.now:type_name -> anysqs.plugin.v1.Time
+	2,  // 55: anysqs.plugin.v1.AdoptMoveTasksRequest.lease_until:type_name -> anysqs.plugin.v1.Time
+	5,  // 56: anysqs.plugin.v1.AttributeMap.EntriesEntry.value:type_name -> anysqs.plugin.v1.MessageAttribute
+	7,  // 57: anysqs.plugin.v1.Driver.Open:input_type -> anysqs.plugin.v1.OpenRequest
+	1,  // 58: anysqs.plugin.v1.Driver.Describe:input_type -> anysqs.plugin.v1.Empty
+	1,  // 59: anysqs.plugin.v1.Driver.Ping:input_type -> anysqs.plugin.v1.Empty
+	1,  // 60: anysqs.plugin.v1.Driver.Metrics:input_type -> anysqs.plugin.v1.Empty
+	17, // 61: anysqs.plugin.v1.Driver.CreateQueue:input_type -> anysqs.plugin.v1.CreateQueueRequest
+	19, // 62: anysqs.plugin.v1.Driver.GetQueue:input_type -> anysqs.plugin.v1.GetQueueRequest
+	20, // 63: anysqs.plugin.v1.Driver.ListQueues:input_type -> anysqs.plugin.v1.ListQueuesRequest
+	22, // 64: anysqs.plugin.v1.Driver.SetQueueAttributes:input_type -> anysqs.plugin.v1.SetQueueAttributesRequest
+	23, // 65: anysqs.plugin.v1.Driver.UpdateQueueTags:input_type -> anysqs.plugin.v1.UpdateQueueTagsRequest
+	24, // 66: anysqs.plugin.v1.Driver.DeleteQueue:input_type -> anysqs.plugin.v1.DeleteQueueRequest
+	25, // 67: anysqs.plugin.v1.Driver.PurgeQueue:input_type -> anysqs.plugin.v1.PurgeQueueRequest
+	26, // 68: anysqs.plugin.v1.Driver.QueueStats:input_type -> anysqs.plugin.v1.QueueStatsRequest
+	28, // 69: anysqs.plugin.v1.Driver.BrowseMessages:input_type -> anysqs.plugin.v1.BrowseMessagesRequest
+	32, // 70: anysqs.plugin.v1.Driver.SendMessages:input_type -> anysqs.plugin.v1.SendMessagesRequest
+	35, // 71: anysqs.plugin.v1.Driver.ReceiveMessages:input_type -> anysqs.plugin.v1.ReceiveMessagesRequest
+	39, // 72: anysqs.plugin.v1.Driver.DeleteMessages:input_type -> anysqs.plugin.v1.DeleteMessagesRequest
+	41, // 73: anysqs.plugin.v1.Driver.ChangeVisibility:input_type -> anysqs.plugin.v1.ChangeVisibilityRequest
+	44, // 74: anysqs.plugin.v1.Driver.MoveMessages:input_type -> anysqs.plugin.v1.MoveMessagesRequest
+	47, // 75: anysqs.plugin.v1.Driver.Sweep:input_type -> anysqs.plugin.v1.SweepRequest
+	49, // 76: anysqs.plugin.v1.Driver.AwaitActivity:input_type -> anysqs.plugin.v1.AwaitActivityRequest
+	51, // 77: anysqs.plugin.v1.Driver.WatchActivity:input_type -> anysqs.plugin.v1.WatchActivityRequest
+	52, // 78: anysqs.plugin.v1.Driver.StartMoveTask:input_type -> anysqs.plugin.v1.MoveTask
+	53, // 79: anysqs.plugin.v1.Driver.ReportMoveTask:input_type -> anysqs.plugin.v1.ReportMoveTaskRequest
+	54, // 80: anysqs.plugin.v1.Driver.CancelMoveTask:input_type -> anysqs.plugin.v1.CancelMoveTaskRequest
+	55, // 81: anysqs.plugin.v1.Driver.ListMoveTasks:input_type -> anysqs.plugin.v1.ListMoveTasksRequest
+	57, // 82: anysqs.plugin.v1.Driver.AdoptMoveTasks:input_type -> anysqs.plugin.v1.AdoptMoveTasksRequest
+	1,  // 83: anysqs.plugin.v1.Driver.Close:input_type -> anysqs.plugin.v1.Empty
+	1,  // 84: anysqs.plugin.v1.Driver.Open:output_type -> anysqs.plugin.v1.Empty
+	9,  // 85: anysqs.plugin.v1.Driver.Describe:output_type -> anysqs.plugin.v1.Description
+	1,  // 86: anysqs.plugin.v1.Driver.Ping:output_type -> anysqs.plugin.v1.Empty
+	13, // 87: anysqs.plugin.v1.Driver.Metrics:output_type -> anysqs.plugin.v1.MetricsResult
+	18, // 88: anysqs.plugin.v1.Driver.CreateQueue:output_type -> anysqs.plugin.v1.CreateQueueResult
+	16, // 89: anysqs.plugin.v1.Driver.GetQueue:output_type -> anysqs.plugin.v1.Queue
+	21, // 90: anysqs.plugin.v1.Driver.ListQueues:output_type -> anysqs.plugin.v1.ListQueuesResult
+	1,  // 91: anysqs.plugin.v1.Driver.SetQueueAttributes:output_type -> anysqs.plugin.v1.Empty
+	1,  // 92: anysqs.plugin.v1.Driver.UpdateQueueTags:output_type -> anysqs.plugin.v1.Empty
+	1,  // 93: anysqs.plugin.v1.Driver.DeleteQueue:output_type -> anysqs.plugin.v1.Empty
+	1,  // 94: anysqs.plugin.v1.Driver.PurgeQueue:output_type -> anysqs.plugin.v1.Empty
+	27, // 95: anysqs.plugin.v1.Driver.QueueStats:output_type -> anysqs.plugin.v1.QueueStatsResult
+	30, // 96: anysqs.plugin.v1.Driver.BrowseMessages:output_type -> anysqs.plugin.v1.BrowseMessagesResult
+	34, // 97: anysqs.plugin.v1.Driver.SendMessages:output_type -> anysqs.plugin.v1.SendMessagesResult
+	37, // 98: anysqs.plugin.v1.Driver.ReceiveMessages:output_type -> anysqs.plugin.v1.ReceiveMessagesResult
+	43, // 99: anysqs.plugin.v1.Driver.DeleteMessages:output_type -> anysqs.plugin.v1.BatchResult
+	43, // 100: anysqs.plugin.v1.Driver.ChangeVisibility:output_type -> anysqs.plugin.v1.BatchResult
+	46, // 101: anysqs.plugin.v1.Driver.MoveMessages:output_type -> anysqs.plugin.v1.MoveMessagesResult
+	48, // 102: anysqs.plugin.v1.Driver.Sweep:output_type -> anysqs.plugin.v1.SweepResult
+	50, // 103: anysqs.plugin.v1.Driver.AwaitActivity:output_type -> anysqs.plugin.v1.AwaitActivityResult
+	1,  // 104: anysqs.plugin.v1.Driver.WatchActivity:output_type -> anysqs.plugin.v1.Empty
+	1,  // 105: anysqs.plugin.v1.Driver.StartMoveTask:output_type -> anysqs.plugin.v1.Empty
+	52, // 106: anysqs.plugin.v1.Driver.ReportMoveTask:output_type -> anysqs.plugin.v1.MoveTask
+	52, // 107: anysqs.plugin.v1.Driver.CancelMoveTask:output_type -> anysqs.plugin.v1.MoveTask
+	56, // 108: anysqs.plugin.v1.Driver.ListMoveTasks:output_type -> anysqs.plugin.v1.MoveTasks
+	56, // 109: anysqs.plugin.v1.Driver.AdoptMoveTasks:output_type -> anysqs.plugin.v1.MoveTasks
+	1,  // 110: anysqs.plugin.v1.Driver.Close:output_type -> anysqs.plugin.v1.Empty
+	84, // [84:111] is the sub-list for method output_type
+	57, // [57:84] is the sub-list for method input_type
+	57, // [57:57] is the sub-list for extension type_name
+	57, // [57:57] is the sub-list for extension extendee
+	0,  // [0:57] is the sub-list for field type_name
 }
 
 func init() { file_driver_proto_init() }
@@ -4169,14 +4237,14 @@ func file_driver_proto_init() {
 	}
 	file_driver_proto_msgTypes[4].OneofWrappers = []any{}
 	file_driver_proto_msgTypes[5].OneofWrappers = []any{}
-	file_driver_proto_msgTypes[50].OneofWrappers = []any{}
+	file_driver_proto_msgTypes[51].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_driver_proto_rawDesc), len(file_driver_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   58,
+			NumMessages:   59,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
