@@ -136,9 +136,9 @@ func TestRefused(t *testing.T) {
 	}
 	h.Close()
 
-	_, err := plugin.Open(context.Background(), options(t, "probe-v2", nil))
-	if err == nil || !strings.Contains(err.Error(), "another version of the driver plugin protocol") || !strings.Contains(err.Error(), "Plugin version: 2") {
-		t.Errorf("version 2 plugin: got %v", err)
+	_, err := plugin.Open(context.Background(), options(t, "probe-v1", nil))
+	if err == nil || !strings.Contains(err.Error(), "another version of the driver plugin protocol") || !strings.Contains(err.Error(), "Plugin version: 1") {
+		t.Errorf("version 1 plugin: got %v", err)
 	}
 }
 

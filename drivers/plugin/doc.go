@@ -18,7 +18,8 @@
 // Open starts the plugin, hands it options.config, and calls Describe at once: the
 // description is checked as an in-tree driver's and is what the gateway builds its
 // policy, limits and compatibility report from. The host speaks every protocol version
-// it knows (ProtocolVersion, from 1) and go-plugin settles on one both sides speak; a
+// it knows (ProtocolVersion; version 1, whose reports carried move counts, is no
+// longer spoken) and go-plugin settles on one both sides speak; a
 // plugin with none in common is refused with both versions named. The magic cookie
 // (Handshake) makes a plugin started by hand say what it is and exit.
 //

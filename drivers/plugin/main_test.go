@@ -50,8 +50,8 @@ func servePlugin(mode string, args []string) {
 		plugin.Serve(func(context.Context, map[string]any) (drivers.Driver, error) {
 			return &probe{version: strconv.Itoa(os.Getpid())}, nil
 		})
-	case "probe-v2":
-		plugin.ServeVersion(func(context.Context, map[string]any) (drivers.Driver, error) { return &probe{}, nil }, 2)
+	case "probe-v1": // a plugin built against protocol version 1
+		plugin.ServeVersion(func(context.Context, map[string]any) (drivers.Driver, error) { return &probe{}, nil }, 1)
 	case "marker":
 		_ = os.WriteFile(args[0], []byte("ran"), 0o600)
 		plugin.Serve(func(context.Context, map[string]any) (drivers.Driver, error) { return &probe{}, nil })

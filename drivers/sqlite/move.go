@@ -21,6 +21,9 @@ func (d *Driver) MoveMessages(ctx context.Context, req drivers.MoveMessagesReque
 		if err != nil {
 			return err
 		}
+		if err := checkTaskStep(ctx, tx, req.Task); err != nil {
+			return err
+		}
 		var fixed *queueRow
 		if req.Destination != "" {
 			dst, _, err := loadQueue(ctx, tx, req.Destination)
@@ -48,12 +51,41 @@ func (d *Driver) MoveMessages(ctx context.Context, req drivers.MoveMessagesReque
 			}
 			res.Moved++
 		}
-		return nil
+		return countTaskStep(ctx, tx, req.Task, res.Moved)
 	})
 	if err != nil {
 		return drivers.MoveMessagesResult{}, err
 	}
 	return res, nil
+}
+
+// checkTaskStep fails with KindFailedPrecondition unless step (if any) is of a task that
+// is running and owned by the step's runner: one that was cancelled or adopted moves
+// nothing more.
+func checkTaskStep(ctx context.Context, tx conn, step *drivers.MoveTaskStep) error {
+	if step == nil {
+		return nil
+	}
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM move_tasks WHERE handle = ? AND owner = ? AND status = 'RUNNING'`,
+		step.Handle, step.Owner).Scan(&n); err != nil {
+		return err
+	}
+	if n == 0 {
+		return drivers.Errorf(drivers.KindFailedPrecondition, "move task %s is not running under %s: cancelled, finished or adopted by another gateway", step.Handle, step.Owner)
+	}
+	return nil
+}
+
+// countTaskStep adds a step's moves to its task and renews the runner's lease, in the
+// move's transaction.
+func countTaskStep(ctx context.Context, tx conn, step *drivers.MoveTaskStep, moved int) error {
+	if step == nil {
+		return nil
+	}
+	_, err := tx.ExecContext(ctx, `UPDATE move_tasks SET moved = moved + ?, lease_until = ? WHERE handle = ?`,
+		moved, toNanos(step.LeaseUntil), step.Handle)
+	return err
 }
 
 // movable lists visible messages in sequence (FIFO) or arrival order. Without a fixed
