@@ -43,7 +43,7 @@ func startListener(ctx context.Context, cfg *pgxpool.Config, channel string, poo
 		return nil, err
 	}
 	if err := l.probe(ctx, conn); err != nil {
-		conn.Close(context.Background())
+		closeListening(conn)
 		return nil, err
 	}
 	runCtx, cancel := context.WithCancel(context.Background())
@@ -94,7 +94,7 @@ func (l *listener) connect(ctx context.Context) (*pgx.Conn, error) {
 		return nil, mapErr(ctx, err, "listen: connect")
 	}
 	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{l.channel}.Sanitize()); err != nil {
-		conn.Close(context.Background())
+		closeListening(conn) // the LISTEN may have taken effect before ctx ended
 		return nil, mapErr(ctx, err, "listen")
 	}
 	return conn, nil
@@ -108,7 +108,7 @@ func (l *listener) run(ctx context.Context, conn *pgx.Conn) {
 		for conn != nil {
 			n, err := conn.WaitForNotification(ctx)
 			if err != nil {
-				conn.Close(context.Background())
+				closeListening(conn) // err is ctx's on Close: conn is still up
 				conn = nil
 				break
 			}
@@ -133,6 +133,26 @@ func (l *listener) run(ctx context.Context, conn *pgx.Conn) {
 		conn = c
 		l.add("", true) // what was sent while disconnected is unknown
 	}
+}
+
+// unlistenTimeout bounds the UNLISTEN before a LISTEN connection closes, so that a
+// connection that no longer answers does not hold up Close.
+const unlistenTimeout = time.Second
+
+// closeListening ends conn's LISTEN, then closes it. Through PgBouncer in session pooling
+// the server connection outlives conn: PgBouncer resets it with DISCARD ALL for its next
+// client, and PgBouncer 1.18 hands it over early when a notification arrives during that
+// reset. The next client then reads the reset's reply as the reply to its own first
+// statement, every later reply shifted by one ("mismatched param and argument count"
+// from another gateway's migration lock; issue 39). After UNLISTEN no notification can
+// arrive.
+func closeListening(conn *pgx.Conn) {
+	ctx, cancel := context.WithTimeout(context.Background(), unlistenTimeout)
+	defer cancel()
+	if !conn.IsClosed() {
+		_, _ = conn.Exec(ctx, "UNLISTEN *")
+	}
+	conn.Close(ctx)
 }
 
 func (l *listener) add(queue string, all bool) {
