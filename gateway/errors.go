@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"strconv"
 	"strings"
 	"time"
@@ -24,22 +25,27 @@ func toSQSError(err error) *sqserr.Error {
 
 // driverError maps a driver error kind to its SQS error; queue, when known, names the
 // queue. A bare context error (the request ended, or a timeout of the driver's own) is
-// retryable, not an internal error.
+// retryable, not an internal error. The SQS error keeps err as its cause, for the log.
 func driverError(err error, queue string) *sqserr.Error {
+	var se *sqserr.Error
 	var de *drivers.Error
-	if errors.As(err, &de) {
-		return kindError(de, queue)
+	switch {
+	case errors.As(err, &de):
+		se = kindError(de, queue)
+	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+		se = sqserr.New(sqserr.ServiceUnavailable, "the request was cancelled before the backend answered")
+	default:
+		se = sqserr.New(sqserr.InternalError, "internal error")
 	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return sqserr.New(sqserr.ServiceUnavailable, "the request was cancelled before the backend answered")
-	}
-	return sqserr.New(sqserr.InternalError, "internal error")
+	se.Err = err
+	return se
 }
 
 // kindError maps one driver error to its SQS error, keeping the backend's retry hint.
 // A client's mistake is explained with the driver's whole message; for the backend's own
 // failures the client gets the driver's summary only, never the native error under it
-// (SQL, addresses, credentials), which writeError logs with the request id.
+// (SQL, addresses, credentials): that stays in the SQS error's cause, which writeError
+// logs with the request id.
 func kindError(de *drivers.Error, queue string) *sqserr.Error {
 	msg := de.Error()
 	if serverFault(de.Kind) {
@@ -47,6 +53,7 @@ func kindError(de *drivers.Error, queue string) *sqserr.Error {
 	}
 	se := kindSQSError(de.Kind, msg, queue)
 	se.RetryAfter = de.RetryAfter
+	se.Err = de
 	return se
 }
 
@@ -140,7 +147,53 @@ func entryError(id string, e *drivers.Error, queue string) batchErrorEntry {
 
 func errorEntry(id string, se *sqserr.Error) batchErrorEntry {
 	spec := sqserr.SpecOf(se.Code)
-	return batchErrorEntry{Id: id, SenderFault: spec.Sender, Code: string(spec.Code), Message: se.Message}
+	e := batchErrorEntry{Id: id, SenderFault: spec.Sender, Code: string(spec.Code), Message: se.Message}
+	if _, ok := faultLevel(se); ok {
+		e.fault = se
+	}
+	return e
+}
+
+// faultLevel says whether an error the client gets is logged, and at which level: a
+// server fault at ERROR; the backend's refusal that SQS words as the client's fault (a
+// backend's throttling, quota or full partition: RequestThrottled, OverLimit) at WARN,
+// since only the operator can act on it; any other client fault not at all.
+func faultLevel(se *sqserr.Error) (slog.Level, bool) {
+	if !sqserr.SpecOf(se.Code).Sender {
+		return slog.LevelError, true
+	}
+	if se.Err != nil && serverFault(drivers.KindOf(se.Err)) {
+		return slog.LevelWarn, true
+	}
+	return 0, false
+}
+
+// batchOutput is the output of a batch action, whose entries may fail one by one.
+type batchOutput interface{ failedEntries() []batchErrorEntry }
+
+func (o sendMessageBatchOutput) failedEntries() []batchErrorEntry      { return o.Failed }
+func (o deleteMessageBatchOutput) failedEntries() []batchErrorEntry    { return o.Failed }
+func (o changeVisibilityBatchOutput) failedEntries() []batchErrorEntry { return o.Failed }
+
+// logEntryFaults logs the entries of a batch's output that failed by the backend's
+// fault, as writeError logs a failed request: the client has the entry's code and the
+// driver's summary, the log also the cause, with what the backend said.
+func (s *Server) logEntryFaults(action, reqID string, out any) {
+	b, ok := out.(batchOutput)
+	if !ok {
+		return
+	}
+	for _, e := range b.failedEntries() {
+		if e.fault == nil {
+			continue
+		}
+		level, _ := faultLevel(e.fault)
+		attrs := []any{"action", action, "request_id", reqID, "entry", e.Id, "err", e.fault}
+		if e.fault.Err != nil {
+			attrs = append(attrs, "cause", e.fault.Err)
+		}
+		s.log.Log(context.Background(), level, "batch entry failed", attrs...)
+	}
 }
 
 // retryAfter renders d as a Retry-After value: whole seconds, rounded up so the client

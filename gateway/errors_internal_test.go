@@ -89,3 +89,53 @@ func TestBareErrorsMapped(t *testing.T) {
 		}
 	}
 }
+
+// nativeErr stands for a backend's own error type (a *pgconn.PgError, an
+// *azcore.ResponseError, a gRPC status), which must stay reachable under the SQS error.
+type nativeErr struct{ msg string }
+
+func (e *nativeErr) Error() string { return e.msg }
+
+// TestDriverErrorKeepsCause: the SQS error made from any error keeps that error as its
+// cause (for the log), the native one reachable with errors.As, while what the client
+// sees (Error, Message) of a backend's failure holds only the driver's summary.
+func TestDriverErrorKeepsCause(t *testing.T) {
+	native := &nativeErr{"RESPONSE 403: Forbidden: partition key reached maximum size of 20 GB (substatus 1014)"}
+	for _, tc := range []struct {
+		name    string
+		err     error
+		code    sqserr.Code
+		message string // the client's message, which must not hold the native text
+	}{
+		{"unavailable", drivers.Wrap(drivers.KindUnavailable, native, "cosmos: SendMessages: FIFO write"), sqserr.ServiceUnavailable,
+			"queue q1: the backend is unavailable, retry: cosmos: SendMessages: FIFO write"},
+		{"over limit", drivers.Wrap(drivers.KindOverLimit, native, "cosmos: send: refused"), sqserr.OverLimit,
+			"queue q1: over a backend limit: cosmos: send: refused"},
+		{"internal", drivers.Wrap(drivers.KindInternal, native, "sqlite"), sqserr.InternalError, "queue q1: internal error: sqlite"},
+		{"throttled, wrapped again", fmt.Errorf("receive: %w", drivers.Wrap(drivers.KindThrottled, native, "firestore: claim")),
+			sqserr.RequestThrottled, "queue q1: the backend is throttling requests: firestore: claim"},
+		{"aborted", drivers.Wrap(drivers.KindAborted, native, "spanner: send"), sqserr.ServiceUnavailable, "retry: spanner: send"},
+		{"not a driver error", fmt.Errorf("send: %w", native), sqserr.InternalError, "internal error"},
+		{"context error", fmt.Errorf("%w: %w", context.DeadlineExceeded, native), sqserr.ServiceUnavailable, "cancelled before the backend answered"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			se := driverError(tc.err, "q1")
+			if se.Code != tc.code || !strings.Contains(se.Message, tc.message) {
+				t.Errorf("got %s %q, want %s and a message containing %q", se.Code, se.Message, tc.code, tc.message)
+			}
+			if strings.Contains(se.Error(), "partition key") {
+				t.Errorf("Error() %q carries the native error, which goes to the client", se.Error())
+			}
+			if se.Err != tc.err {
+				t.Errorf("cause %v, want the error mapped, %v", se.Err, tc.err)
+			}
+			var got *nativeErr
+			if !errors.As(se, &got) || got != native {
+				t.Errorf("the native error is not reachable from %v", se)
+			}
+			if !strings.Contains(se.Err.Error(), native.msg) {
+				t.Errorf("cause %q, want one saying %q", se.Err, native.msg)
+			}
+		})
+	}
+}

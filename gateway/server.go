@@ -416,6 +416,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, proto, reqID, name, err)
 		return
 	}
+	s.logEntryFaults(name, reqID, out)
 	s.writeResult(w, proto, reqID, name, out)
 }
 
@@ -628,10 +629,18 @@ func (s *Server) writeError(w http.ResponseWriter, proto protocol, reqID, name s
 	}
 	e := toSQSError(err)
 	spec := sqserr.SpecOf(e.Code)
+	if level, ok := faultLevel(e); ok {
+		// The whole error, native cause included, goes to the log only. An SQS error
+		// made from a driver's error says only the driver's summary: its cause carries
+		// what the backend said.
+		attrs := []any{"action", name, "request_id", reqID, "err", err}
+		if e.Err != nil && e.Err != err {
+			attrs = append(attrs, "cause", e.Err)
+		}
+		s.log.Log(context.Background(), level, "request failed", attrs...)
+	}
 	if !spec.Sender {
-		// The whole error, native cause included, goes to the log only; the client gets
-		// the request id to quote.
-		s.log.Error("request failed", "action", name, "request_id", reqID, "err", err)
+		// The client gets the request id to quote.
 		e = &sqserr.Error{Code: e.Code, Message: e.Message + " (request " + reqID + ")", RetryAfter: e.RetryAfter}
 	}
 	w.Header().Set("x-amzn-RequestId", reqID)

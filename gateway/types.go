@@ -6,6 +6,8 @@ package gateway
 // Pointers mark optional scalars whose absence differs from zero. The sqsxml tag names the
 // flattened Query XML elements of list and map members (see renderXML).
 
+import "github.com/anysqs/anysqs/gateway/sqserr"
+
 type queueURLInput struct {
 	QueueUrl string `json:"QueueUrl"`
 }
@@ -128,6 +130,9 @@ type batchErrorEntry struct {
 	SenderFault bool   `json:"SenderFault"`
 	Code        string `json:"Code"`
 	Message     string `json:"Message,omitempty"`
+	// fault is the *sqserr.Error of an entry that failed by the backend's fault, not
+	// the sender's, for the log (see logEntryFaults); it is not part of the response.
+	fault *sqserr.Error
 }
 
 type sendMessageBatchOutput struct {

@@ -51,9 +51,15 @@ type Error struct {
 	// RetryAfter, if positive, is sent as the HTTP Retry-After header: the backend's hint
 	// of how long the client should wait before trying again.
 	RetryAfter time.Duration
+	// Err, if set, is the cause: the driver's error, with what the backend said. It is
+	// logged with the request id and never sent to the client; Error leaves it out.
+	Err error
 }
 
 func (e *Error) Error() string { return string(e.Code) + ": " + e.Message }
+
+// Unwrap returns the cause.
+func (e *Error) Unwrap() error { return e.Err }
 
 // New returns an *Error with a formatted message.
 func New(c Code, format string, args ...any) *Error {
