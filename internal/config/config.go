@@ -165,11 +165,23 @@ func Default() Config {
 	}
 }
 
+// Override is a value given on the command line for a key of the configuration, such as
+// serve's --listen for listen. An empty Value is a flag not given.
+type Override struct {
+	Flag  string // as the user writes it, for errors: "--listen"
+	Key   string // the key it sets: "listen"
+	Value string
+}
+
 // Load reads the file at path (none if path is empty) over the defaults, then applies
-// environment overrides from getenv, then validates. Relative paths among the backend
-// options (keys ending in _dir, _file or _path) are resolved against the file's directory.
-func Load(path string, getenv func(string) string) (Config, error) {
+// environment overrides from getenv, then the command line's overrides, then validates:
+// every check holds for the values the gateway will use, wherever each came from, and
+// an error about a value that did not come from the file names what set it. Relative
+// paths among the backend options (keys ending in _dir, _file or _path) are resolved
+// against the file's directory.
+func Load(path string, getenv func(string) string, overrides ...Override) (Config, error) {
 	cfg := Default()
+	cfg.src = &source{lines: map[string]int{}}
 	if path != "" {
 		data, err := os.ReadFile(path)
 		if err != nil {
@@ -187,6 +199,17 @@ func Load(path string, getenv func(string) string) (Config, error) {
 	}
 	if err := applyEnv(&cfg, getenv); err != nil {
 		return Config{}, err
+	}
+	for _, o := range overrides {
+		if o.Value == "" {
+			continue
+		}
+		field, ok := stringKeys[o.Key]
+		if !ok {
+			return Config{}, fmt.Errorf("%s: no flag sets the configuration key %s", o.Flag, o.Key)
+		}
+		*field(&cfg) = o.Value
+		cfg.src.set(o.Key, o.Flag)
 	}
 	if err := cfg.readSecretFiles(); err != nil {
 		return Config{}, cfg.src.wrap(err)
@@ -310,21 +333,35 @@ func merge(dst *Config, src Config) {
 	}
 }
 
-// envVar is one environment override: the variable and how it changes the configuration.
+// envVar is one environment override: the variable, the key it sets (for errors about
+// its value; "" when set records the keys itself) and how it changes the configuration.
 type envVar struct {
 	Name string
+	Key  string
 	set  func(cfg *Config, v string) error
 }
 
-func setString(dst func(*Config) *string) func(*Config, string) error {
-	return func(cfg *Config, v string) error { *dst(cfg) = v; return nil }
+// stringKeys are the keys an environment variable or a flag sets as they are given.
+var stringKeys = map[string]func(*Config) *string{
+	"listen":       func(c *Config) *string { return &c.Listen },
+	"admin_listen": func(c *Config) *string { return &c.AdminListen },
+	"public_url":   func(c *Config) *string { return &c.PublicURL },
+	"account_id":   func(c *Config) *string { return &c.AccountID },
+	"region":       func(c *Config) *string { return &c.Region },
+	"log_level":    func(c *Config) *string { return &c.LogLevel },
+	"log_format":   func(c *Config) *string { return &c.LogFormat },
+	"policy.mode":  func(c *Config) *string { return &c.Policy.Mode },
+}
+
+func setString(key string) func(*Config, string) error {
+	return func(cfg *Config, v string) error { *stringKeys[key](cfg) = v; return nil }
 }
 
 // envVars are the environment variables Load honours, in the order they apply.
 var envVars = []envVar{
-	{"ANYSQS_LISTEN", setString(func(c *Config) *string { return &c.Listen })},
-	{"ANYSQS_ADMIN_LISTEN", setString(func(c *Config) *string { return &c.AdminListen })},
-	{"ANYSQS_CONSOLE", func(cfg *Config, v string) error {
+	{"ANYSQS_LISTEN", "listen", setString("listen")},
+	{"ANYSQS_ADMIN_LISTEN", "admin_listen", setString("admin_listen")},
+	{"ANYSQS_CONSOLE", "console", func(cfg *Config, v string) error {
 		b, err := strconv.ParseBool(v)
 		if err != nil {
 			return fmt.Errorf("ANYSQS_CONSOLE: %q is not true or false", v)
@@ -332,13 +369,13 @@ var envVars = []envVar{
 		cfg.Console = b
 		return nil
 	}},
-	{"ANYSQS_PUBLIC_URL", setString(func(c *Config) *string { return &c.PublicURL })},
-	{"ANYSQS_ACCOUNT_ID", setString(func(c *Config) *string { return &c.AccountID })},
-	{"ANYSQS_REGION", setString(func(c *Config) *string { return &c.Region })},
-	{"ANYSQS_LOG_LEVEL", setString(func(c *Config) *string { return &c.LogLevel })},
-	{"ANYSQS_LOG_FORMAT", setString(func(c *Config) *string { return &c.LogFormat })},
-	{"ANYSQS_POLICY_MODE", setString(func(c *Config) *string { return &c.Policy.Mode })},
-	{"ANYSQS_LIMITS_MAX_IN_FLIGHT", func(cfg *Config, v string) error {
+	{"ANYSQS_PUBLIC_URL", "public_url", setString("public_url")},
+	{"ANYSQS_ACCOUNT_ID", "account_id", setString("account_id")},
+	{"ANYSQS_REGION", "region", setString("region")},
+	{"ANYSQS_LOG_LEVEL", "log_level", setString("log_level")},
+	{"ANYSQS_LOG_FORMAT", "log_format", setString("log_format")},
+	{"ANYSQS_POLICY_MODE", "policy.mode", setString("policy.mode")},
+	{"ANYSQS_LIMITS_MAX_IN_FLIGHT", "limits.max_in_flight", func(cfg *Config, v string) error {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil {
 			return fmt.Errorf("ANYSQS_LIMITS_MAX_IN_FLIGHT: %q is not a whole number", v)
@@ -347,7 +384,7 @@ var envVars = []envVar{
 		return nil
 	}},
 	// KEY_ID:SECRET[:ACCOUNT_ID] separated by commas; they replace the file's list.
-	{"ANYSQS_AUTH_CREDENTIALS", func(cfg *Config, v string) error {
+	{"ANYSQS_AUTH_CREDENTIALS", "auth.credentials", func(cfg *Config, v string) error {
 		cfg.Auth.Credentials = nil
 		for _, pair := range strings.Split(v, ",") {
 			id, secret, ok := strings.Cut(strings.TrimSpace(pair), ":")
@@ -362,16 +399,17 @@ var envVars = []envVar{
 		}
 		return nil
 	}},
-	{"ANYSQS_BACKEND", func(cfg *Config, v string) error {
+	{"ANYSQS_BACKEND", "", func(cfg *Config, v string) error {
 		if v != cfg.Backend.Name {
 			// Switching backend by environment drops the file's options for the other backend.
 			cfg.Backend = Backend{Name: v}
+			cfg.src.set("backend", "ANYSQS_BACKEND")
 		}
 		return nil
 	}},
 	// A YAML (or JSON) mapping merged over backend.options, key by key: a key replaces
 	// the file's, null removes it. After ANYSQS_BACKEND, so both may be set together.
-	{"ANYSQS_BACKEND_OPTIONS", func(cfg *Config, v string) error {
+	{"ANYSQS_BACKEND_OPTIONS", "", func(cfg *Config, v string) error {
 		var opts map[string]any
 		if err := yaml.Unmarshal([]byte(v), &opts); err != nil || opts == nil {
 			return fmt.Errorf("ANYSQS_BACKEND_OPTIONS: want a mapping such as {dsn: postgres://..., schema: q}: %v", err)
@@ -385,6 +423,7 @@ var envVars = []envVar{
 			} else {
 				cfg.Backend.Options[k] = o
 			}
+			cfg.src.set("backend.options."+k, "ANYSQS_BACKEND_OPTIONS")
 		}
 		return nil
 	}},
@@ -408,6 +447,9 @@ func applyEnv(cfg *Config, getenv func(string) string) error {
 			if err := e.set(cfg, v); err != nil {
 				return err
 			}
+			if e.Key != "" {
+				cfg.src.set(e.Key, e.Name)
+			}
 		}
 	}
 	for i, c := range cfg.Auth.Credentials {
@@ -428,13 +470,11 @@ func (c Config) Validate() error {
 			return fmt.Errorf("admin_listen: %q is not HOST:PORT: %w", c.AdminListen, err)
 		}
 	}
-	if len(c.Auth.Credentials) == 0 && !c.Auth.AllowUnauthenticated && !loopback(c.Listen) {
-		return fmt.Errorf("listen: %s is reachable from other hosts and auth lists no credentials, so anyone "+
-			"who reaches it could read and delete every queue; list access keys under auth.credentials "+
-			"(or ANYSQS_AUTH_CREDENTIALS), listen on 127.0.0.1, or set auth.allow_unauthenticated: true", c.Listen)
-	}
 	if c.Console && c.AdminListen == "" {
 		return errors.New("console: needs admin_listen (the console is served there)")
+	}
+	if c.loopbackOnly("listen") && !loopback(c.Listen) {
+		return c.exposed("listen", c.Listen)
 	}
 	if !isAccountID(c.AccountID) {
 		return fmt.Errorf("account_id: %q must be 12 digits", c.AccountID)
@@ -498,6 +538,44 @@ func (c Config) Validate() error {
 		}
 	}
 	return nil
+}
+
+// loopbackOnly says whether the listener of key must bind loopback only: without
+// credentials, unless auth.allow_unauthenticated says otherwise, the SQS listener.
+func (c Config) loopbackOnly(key string) bool {
+	if len(c.Auth.Credentials) > 0 || c.Auth.AllowUnauthenticated {
+		return false
+	}
+	return key == "listen"
+}
+
+func (c Config) listenAddr(key string) string {
+	if key == "admin_listen" {
+		return c.AdminListen
+	}
+	return c.Listen
+}
+
+// exposed is the error for a listener of key that anyone on the network could use
+// without a key: what it would give away, and the ways out.
+func (c Config) exposed(key, addr string) error {
+	return fmt.Errorf("%s: %s is reachable from other hosts and auth lists no credentials, so anyone who "+
+		"reaches it could read and delete every queue; list access keys under auth.credentials "+
+		"(or ANYSQS_AUTH_CREDENTIALS), bind 127.0.0.1 instead, or set auth.allow_unauthenticated: true", key, addr)
+}
+
+// CheckBound applies Validate's rule for a gateway without credentials to the address
+// a listener actually bound (key: listen or admin_listen), right before it serves.
+// Validate judges the address as written; a host name such as localhost is resolved
+// only when bound, so what it resolved to is checked too.
+func (c Config) CheckBound(key string, addr net.Addr) error {
+	if !c.loopbackOnly(key) {
+		return nil
+	}
+	if tcp, ok := addr.(*net.TCPAddr); ok && tcp.IP.IsLoopback() {
+		return nil
+	}
+	return c.src.wrap(c.exposed(key, addr.String()+" (bound for "+c.listenAddr(key)+")"))
 }
 
 // loopback says whether HOST:PORT binds loopback only: localhost or a loopback IP. An

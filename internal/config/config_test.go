@@ -1,6 +1,7 @@
 package config
 
 import (
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -329,6 +330,103 @@ func TestCredentialAccountsAndSecretFiles(t *testing.T) {
 	} {
 		if _, err := Load(write(t, body), nil); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v, want %q", body, err, want)
+		}
+	}
+}
+
+// TestOverridesAreValidated: a command-line override (serve's --listen) is applied over
+// the file and the environment before the checks, so a gateway without keys refuses a
+// public address given by flag as it does one in the file, and an error about the value
+// names the flag; a loopback flag over a public file address is accepted.
+func TestOverridesAreValidated(t *testing.T) {
+	flag := func(v string) Override { return Override{Flag: "--listen", Key: "listen", Value: v} }
+	p := write(t, "listen: 127.0.0.1:9324\n")
+	_, err := Load(p, env(map[string]string{"ANYSQS_LISTEN": "127.0.0.2:1"}), flag("0.0.0.0:9324"))
+	if want := "listen (set by --listen): 0.0.0.0:9324 is reachable from other hosts"; err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("--listen 0.0.0.0 without credentials: %v, want %q", err, want)
+	}
+	if c, err := Load(write(t, "listen: 0.0.0.0:9324\n"), nil, flag("127.0.0.1:1")); err != nil || c.Listen != "127.0.0.1:1" {
+		t.Errorf("--listen 127.0.0.1:1 over a public file address: %q, %v", c.Listen, err)
+	}
+	if c, err := Load(p, env(map[string]string{"ANYSQS_AUTH_CREDENTIALS": "K:s"}), flag("0.0.0.0:1")); err != nil || c.Listen != "0.0.0.0:1" {
+		t.Errorf("--listen 0.0.0.0:1 with credentials: %q, %v", c.Listen, err)
+	}
+	if c, err := Load(p, nil, flag("")); err != nil || c.Listen != "127.0.0.1:9324" {
+		t.Errorf("an empty override must leave the file's value: %q, %v", c.Listen, err)
+	}
+	if _, err := Load("", nil, flag("nonsense")); err == nil || !strings.HasPrefix(err.Error(), "listen (set by --listen): \"nonsense\" is not HOST:PORT") {
+		t.Errorf("--listen nonsense: %v", err)
+	}
+	if _, err := Load("", nil, Override{Flag: "--bogus", Key: "bogus", Value: "x"}); err == nil {
+		t.Error("an override of a key no flag sets must fail")
+	}
+}
+
+// An error about a value an environment variable set names the variable, not the line
+// of the file whose value it replaced; with no file as well.
+func TestErrorsNameTheEnvironmentVariable(t *testing.T) {
+	p := write(t, "listen: 127.0.0.1:9324\naccount_id: \"000000000000\"\nbackend:\n  name: postgres\n  options:\n    dsn: postgres://x\n    schema: a\n")
+	for _, tc := range []struct {
+		path string
+		env  map[string]string
+		want string
+	}{
+		{p, map[string]string{"ANYSQS_LISTEN": "0.0.0.0:9324"}, "listen (set by ANYSQS_LISTEN): 0.0.0.0:9324 is reachable from other hosts"},
+		{"", map[string]string{"ANYSQS_LISTEN": "0.0.0.0:9324"}, "listen (set by ANYSQS_LISTEN): 0.0.0.0:9324 is reachable from other hosts"},
+		{p, map[string]string{"ANYSQS_ACCOUNT_ID": "12"}, "account_id (set by ANYSQS_ACCOUNT_ID): \"12\" must be 12 digits"},
+		{p, map[string]string{"ANYSQS_AUTH_CREDENTIALS": "K:s,K:t"}, "auth.credentials (set by ANYSQS_AUTH_CREDENTIALS): access key K is listed twice"},
+		{p, map[string]string{"ANYSQS_CONSOLE": "true"}, "console (set by ANYSQS_CONSOLE): needs admin_listen"},
+	} {
+		_, err := Load(tc.path, env(tc.env))
+		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("%v over %q: %v, want %q", tc.env, tc.path, err, tc.want)
+		}
+	}
+	// A driver's complaint about an option: the variable when it set the option, the
+	// file's line otherwise; a backend switched by ANYSQS_BACKEND has no file lines.
+	c, err := Load(p, env(map[string]string{"ANYSQS_BACKEND_OPTIONS": "{schema: b}"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for key, want := range map[string]string{
+		"backend.options.schema": "backend.options.schema (set by ANYSQS_BACKEND_OPTIONS): bad",
+		"backend.options.dsn":    p + ":6: backend.options.dsn: bad",
+	} {
+		if got := c.Locate(key, "bad").Error(); got != want {
+			t.Errorf("Locate(%s) = %s, want %s", key, got, want)
+		}
+	}
+	c, err = Load(p, env(map[string]string{"ANYSQS_BACKEND": "sqlite"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := c.Locate("backend.options.dsn", "bad").Error(), "backend.options.dsn (set by ANYSQS_BACKEND): bad"; got != want {
+		t.Errorf("Locate after a switch = %s, want %s", got, want)
+	}
+}
+
+// TestCheckBound: the address a listener bound is held to Validate's rule, so a host
+// name that resolved to a public address (localhost mapped elsewhere) is refused.
+func TestCheckBound(t *testing.T) {
+	public := &net.TCPAddr{IP: net.ParseIP("10.0.0.5"), Port: 9324}
+	lo := &net.TCPAddr{IP: net.ParseIP("127.0.0.1"), Port: 9324}
+	c, err := Load(write(t, "listen: localhost:9324\n"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.CheckBound("listen", lo); err != nil {
+		t.Errorf("loopback: %v", err)
+	}
+	if err := c.CheckBound("listen", public); err == nil || !strings.Contains(err.Error(), "listen: 10.0.0.5:9324 (bound for localhost:9324) is reachable") {
+		t.Errorf("listen bound to 10.0.0.5: %v", err)
+	}
+	for _, body := range []string{"auth:\n  allow_unauthenticated: true\n", "auth:\n  credentials:\n    - {access_key_id: A, secret_access_key: s}\n"} {
+		c, err := Load(write(t, "listen: localhost:9324\n"+body), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.CheckBound("listen", public); err != nil {
+			t.Errorf("%q: %v", body, err)
 		}
 	}
 }

@@ -13,20 +13,28 @@ import (
 // source remembers where in the file each key was, so that an error found after
 // loading (a value out of range, a driver option) can still point at its line.
 type source struct {
-	path  string
+	path  string         // "" without a file
 	lines map[string]int // dotted key path ("backend.options.data_dir") → line
+	// from names what set a key after the file, an environment variable or a flag
+	// ("listen" → "--listen"), so an error about its value blames that and not the
+	// file's line, which no longer holds the value in use.
+	from map[string]string
 }
 
-// Error is a configuration mistake located in its file.
+// Error is a configuration mistake located in its file, or at the environment variable
+// or flag that set the value.
 type Error struct {
 	File string // the configuration file
 	Line int    // 1-based; 0 when the key is not in the file (a default or an override)
 	Key  string // dotted path of the key, e.g. "backend.options.data_dir"
+	From string // the environment variable or flag that set the value; "" for the file
 	Msg  string
 }
 
 func (e *Error) Error() string {
 	switch {
+	case e.From != "":
+		return fmt.Sprintf("%s (set by %s): %s", e.Key, e.From, e.Msg)
 	case e.Line > 0:
 		return fmt.Sprintf("%s:%d: %s: %s", e.File, e.Line, e.Key, e.Msg)
 	case e.File != "":
@@ -47,10 +55,14 @@ func (c Config) Locate(key, msg string) error {
 
 func (s *source) at(key, msg string) *Error {
 	e := &Error{File: s.path, Key: key, Msg: msg}
+	// The whole way up: an override of an enclosing key (ANYSQS_AUTH_CREDENTIALS for
+	// auth.credentials[0]) replaced what the file's line for this one says.
 	for k := key; k != ""; {
-		if line, ok := s.lines[k]; ok {
+		if from, ok := s.from[k]; ok {
+			return &Error{Key: key, From: from, Msg: msg}
+		}
+		if line, ok := s.lines[k]; ok && e.Line == 0 {
 			e.Line = line
-			break
 		}
 		i := strings.LastIndexAny(k, ".[")
 		if i < 0 {
@@ -67,7 +79,10 @@ func (s *source) wrap(err error) error {
 		return err
 	}
 	key, msg, ok := strings.Cut(err.Error(), ": ")
-	if !ok || strings.ContainsAny(key, " ") {
+	switch {
+	case (!ok || strings.ContainsAny(key, " ")) && s.path == "":
+		return err
+	case !ok || strings.ContainsAny(key, " "):
 		return fmt.Errorf("%s: %w", s.path, err)
 	}
 	return s.at(key, msg)
@@ -149,6 +164,14 @@ func (s *source) check(n *yaml.Node, t reflect.Type, path string) error {
 		}
 	}
 	return nil
+}
+
+// set records that an environment variable or a flag set key.
+func (s *source) set(key, by string) {
+	if s.from == nil {
+		s.from = map[string]string{}
+	}
+	s.from[key] = by
 }
 
 func (s *source) bad(line int, key, msg string) error {
