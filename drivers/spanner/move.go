@@ -2,6 +2,8 @@ package spanner
 
 import (
 	"context"
+	"math/rand/v2"
+	"strconv"
 
 	"cloud.google.com/go/spanner"
 	"github.com/google/uuid"
@@ -9,16 +11,77 @@ import (
 	"github.com/anysqs/anysqs/drivers"
 )
 
+// movableFilter keeps, in a scan of m without a fixed destination, only messages whose
+// DeadLetterSource queue still exists: the others cannot move, and would otherwise fill
+// a step's window (and keep More true) however many movable messages lie behind them.
+const movableFilter = ` AND EXISTS (SELECT 1 FROM Queues t WHERE t.QueueName = m.DlqSource)`
+
+// moveCandidates is candidates (receive.go) for a move: up to n visible messages
+// (standard) or groups (FIFO) of req.Source that can move, read in a snapshot. Without a
+// destination a message can move only back to an existing DeadLetterSource queue, and the
+// scan passes over those that cannot: their index entries are read, and their rows for
+// the DlqSource column, which the index does not store.
+func (d *Driver) moveCandidates(ctx context.Context, req drivers.MoveMessagesRequest, n int) ([]msgRow, error) {
+	tx, done := d.snapshot(ctx)
+	defer done()
+	qi, err := d.queueInfo(ctx, tx, req.Source, req.Now)
+	if err != nil {
+		return nil, err
+	}
+	filter := ""
+	if req.Destination == "" {
+		filter = movableFilter
+	}
+	sql := `SELECT m.Part, m.Seq, m.GroupId FROM Messages@{FORCE_INDEX=MessagesByVisible} m
+		WHERE m.QueueName = @q AND m.Shard IN UNNEST(@shards) AND m.VisibleAt <= @now AND m.EnqueuedAt > @cutoff
+			AND m.Committed > @purged` + filter + ` LIMIT @n`
+	if qi.q.Attributes.FifoQueue {
+		// As a FIFO receive's scan: groups by the age of their first visible message,
+		// leaving out those with an earlier message hidden.
+		sql = `SELECT x.Part, x.MinSeq, x.GroupId FROM (
+				SELECT c.Part, MIN(c.Seq) AS MinSeq, ANY_VALUE(c.GroupId) AS GroupId,
+					ANY_VALUE(c.VisibleAt HAVING MIN c.Seq) AS HeadVisible, ANY_VALUE(g.BusyUntil) AS BusyUntil
+				FROM (
+					SELECT m.Part, m.Seq, m.GroupId, m.VisibleAt FROM Messages@{FORCE_INDEX=MessagesByVisible} m
+					WHERE m.QueueName = @q AND m.Shard IN UNNEST(@shards) AND m.VisibleAt <= @now AND m.EnqueuedAt > @cutoff
+						AND m.Committed > @purged` + filter + `
+					LIMIT ` + strconv.Itoa(fifoScan) + `) c
+				JOIN FifoGroups g ON g.QueueName = @q AND g.GroupId = c.Part
+				GROUP BY c.Part) x
+			WHERE x.BusyUntil <= @now OR NOT EXISTS (SELECT 1 FROM Messages b
+				WHERE b.QueueName = @q AND b.Part = x.Part AND b.Seq < x.MinSeq AND b.VisibleAt > @now
+					AND b.EnqueuedAt > @cutoff AND b.Committed > @purged)
+			ORDER BY x.HeadVisible, x.Part LIMIT @n`
+	}
+	s64 := make([]int64, shards)
+	for i, s := range rand.Perm(shards) {
+		s64[i] = int64(s)
+	}
+	var out []msgRow
+	err = tx.Query(ctx, spanner.Statement{SQL: sql, Params: map[string]any{"q": req.Source, "shards": s64, "now": req.Now,
+		"cutoff": qi.cutoff, "purged": qi.purged, "n": int64(n)}}).Do(func(r *spanner.Row) error {
+		m := msgRow{Queue: req.Source}
+		if err := r.Columns(&m.Part, &m.Seq, &m.GroupID); err != nil {
+			return err
+		}
+		out = append(out, m)
+		return nil
+	})
+	return out, err
+}
+
 // MoveMessages moves up to Limit visible messages in one transaction: a read-only scan
 // finds candidates, the transaction reads them again and moves those still visible, each
 // with a new MessageId and fresh delivery state (and, FIFO, a new sequence number in its
-// group there).
+// group there). A step of a move task (req.Task) checks, counts and renews the task in
+// that transaction, which runs even when the scan found nothing; every attempt of it
+// starts its count afresh, so a retried transaction counts only what it moves.
 func (d *Driver) MoveMessages(ctx context.Context, req drivers.MoveMessagesRequest) (drivers.MoveMessagesResult, error) {
 	limit := req.Limit
 	if limit <= 0 {
 		limit = 10
 	}
-	_, cands, _, err := d.candidates(ctx, req.Source, req.Now, limit)
+	cands, err := d.moveCandidates(ctx, req, limit)
 	if err != nil {
 		return drivers.MoveMessagesResult{}, mapErr(ctx, err, "move messages from "+req.Source)
 	}
@@ -30,13 +93,23 @@ func (d *Driver) MoveMessages(ctx context.Context, req drivers.MoveMessagesReque
 			return drivers.MoveMessagesResult{}, mapErr(ctx, err, "move messages to "+req.Destination)
 		}
 	}
+	filter := ""
+	if req.Destination == "" {
+		filter = movableFilter
+	}
 	var res drivers.MoveMessagesResult
-	if len(cands) > 0 {
+	if len(cands) > 0 || req.Task != nil {
 		err = d.rw(ctx, "move messages from "+req.Source, func(ctx context.Context, tx *spanner.ReadWriteTransaction) error {
 			res = drivers.MoveMessagesResult{}
 			src, err := d.queueInfo(ctx, tx, req.Source, req.Now)
 			if err != nil {
 				return err
+			}
+			var task drivers.MoveTask
+			if req.Task != nil {
+				if task, err = stepTask(ctx, tx, req.Task); err != nil {
+					return err
+				}
 			}
 			targets := map[string]*queueRow{}
 			target := func(name string) (*queueRow, error) {
@@ -59,9 +132,9 @@ func (d *Driver) MoveMessages(ctx context.Context, req drivers.MoveMessagesReque
 			if src.q.Attributes.FifoQueue {
 				// The scan found groups: take their visible messages in order.
 				for _, c := range cands {
-					err := tx.Query(ctx, spanner.Statement{SQL: `SELECT ` + cols(messageCols) + ` FROM Messages
-						WHERE QueueName = @q AND Part = @g AND VisibleAt <= @now AND EnqueuedAt > @cutoff AND Committed > @purged
-						ORDER BY Seq LIMIT @n`,
+					err := tx.Query(ctx, spanner.Statement{SQL: `SELECT ` + cols(messageCols) + ` FROM Messages m
+						WHERE QueueName = @q AND Part = @g AND VisibleAt <= @now AND EnqueuedAt > @cutoff AND Committed > @purged` +
+						filter + ` ORDER BY Seq LIMIT @n`,
 						Params: map[string]any{"q": req.Source, "g": c.Part, "now": req.Now, "cutoff": src.cutoff,
 							"purged": src.purged, "n": int64(limit - len(rows))}}).
 						Do(func(r *spanner.Row) error {
@@ -133,13 +206,17 @@ func (d *Driver) MoveMessages(ctx context.Context, req drivers.MoveMessagesReque
 			for gk, g := range groups {
 				ms = append(ms, g.mutation(gk[0], gk[1]))
 			}
+			if req.Task != nil {
+				ms = append(ms, spanner.Update("MoveTasks", []string{"Handle", "Moved", "LeaseUntil"},
+					[]any{task.Handle, task.Moved + int64(res.Moved), req.Task.LeaseUntil}))
+			}
 			return tx.BufferWrite(ms)
 		})
 		if err != nil {
 			return drivers.MoveMessagesResult{}, err
 		}
 	}
-	_, left, _, err := d.candidates(ctx, req.Source, req.Now, 1)
+	left, err := d.moveCandidates(ctx, req, 1)
 	if err != nil {
 		return drivers.MoveMessagesResult{}, mapErr(ctx, err, "move messages from "+req.Source)
 	}

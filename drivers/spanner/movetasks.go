@@ -99,7 +99,26 @@ func readMoveTask(ctx context.Context, tx *spanner.ReadWriteTransaction, h strin
 	return t, true, err
 }
 
-// ReportMoveTask records a step of a running task; see drivers.MoveTaskStore.
+// stepTask reads, in a move's transaction, the task step names and fails with
+// KindFailedPrecondition unless it is RUNNING under step.Owner: a task cancelled,
+// finished or adopted by another gateway moves nothing more (drivers.Driver.MoveMessages).
+func stepTask(ctx context.Context, tx *spanner.ReadWriteTransaction, step *drivers.MoveTaskStep) (drivers.MoveTask, error) {
+	t, ok, err := readMoveTask(ctx, tx, step.Handle)
+	switch {
+	case err != nil:
+		return t, err
+	case !ok:
+		return t, drivers.Errorf(drivers.KindFailedPrecondition, "no move task %s", step.Handle)
+	case t.Owner != step.Owner:
+		return t, drivers.Errorf(drivers.KindFailedPrecondition, "move task %s is run by %s, not %s", step.Handle, t.Owner, step.Owner)
+	case t.Status != drivers.MoveTaskRunning:
+		return t, drivers.Errorf(drivers.KindFailedPrecondition, "move task %s is %s, not RUNNING", step.Handle, t.Status)
+	}
+	return t, nil
+}
+
+// ReportMoveTask records a runner's view of its task; see drivers.MoveTaskStore. It never
+// changes the count: MoveMessages keeps it, in the move's transaction.
 func (d *Driver) ReportMoveTask(ctx context.Context, req drivers.ReportMoveTaskRequest) (drivers.MoveTask, error) {
 	var out drivers.MoveTask
 	err := d.rw(ctx, "report move task", func(ctx context.Context, tx *spanner.ReadWriteTransaction) error {
