@@ -66,7 +66,7 @@ backend with its data in ./data. Relative paths in a configuration file are rela
 to that file. Environment variables ANYSQS_* override the file (docs/configuration.md lists them).
 SIGINT or SIGTERM drain in-flight requests and stop.`)
 	cfgPath := fs.String("config", "", "YAML configuration `FILE` (configs/ has examples)")
-	listen := fs.String("listen", "", "`HOST:PORT` of the SQS listener (overrides the config)")
+	listen := fs.String("listen", "", "`HOST:PORT` of the SQS listener (overrides listen and ANYSQS_LISTEN; without keys, loopback only)")
 	pprofAddr := fs.String("pprof", "", "`HOST:PORT` for Go's /debug/pprof profiles (off by default; keep it on loopback)")
 	if err := fs.parse(args, stdout); err != nil {
 		return err
@@ -74,12 +74,11 @@ SIGINT or SIGTERM drain in-flight requests and stop.`)
 	if err := fs.noArgs(); err != nil {
 		return err
 	}
-	cfg, err := config.Load(*cfgPath, os.Getenv)
+	// --listen is applied, and checked, with the file and the environment: a gateway
+	// without keys must refuse a public address however it was given.
+	cfg, err := config.Load(*cfgPath, os.Getenv, config.Override{Flag: "--listen", Key: "listen", Value: *listen})
 	if err != nil {
 		return err
-	}
-	if *listen != "" {
-		cfg.Listen = *listen
 	}
 	log := newLogger(cfg.LogLevel, cfg.LogFormat, stderr)
 	gctune.Apply(os.Getenv)
@@ -94,6 +93,9 @@ SIGINT or SIGTERM drain in-flight requests and stop.`)
 		return fmt.Errorf("listen: %w", err)
 	}
 	defer ln.Close()
+	if err := cfg.CheckBound("listen", ln.Addr()); err != nil {
+		return err
+	}
 	var admLn, pprofLn net.Listener
 	if cfg.AdminListen != "" {
 		if admLn, err = net.Listen("tcp", cfg.AdminListen); err != nil {

@@ -55,23 +55,23 @@ A journal (--state) records progress: run the same command again to resume.`)
 
 	srcCfg, err := loadSide(*from, "ANYSQS_FROM_")
 	if err != nil {
-		return fmt.Errorf("--from: %w", err)
+		return fmt.Errorf("--from: %w", sideEnv(err, "ANYSQS_FROM_"))
 	}
 	dstCfg, err := loadSide(*to, "ANYSQS_TO_")
 	if err != nil {
-		return fmt.Errorf("--to: %w", err)
+		return fmt.Errorf("--to: %w", sideEnv(err, "ANYSQS_TO_"))
 	}
 	if srcCfg.Backend.Name == dstCfg.Backend.Name && reflect.DeepEqual(srcCfg.Backend.Options, dstCfg.Backend.Options) {
 		return usagef("migrate: --from and --to name the same storage (backend %s with the same options)", srcCfg.Backend.Name)
 	}
 	src, err := openSide(ctx, srcCfg)
 	if err != nil {
-		return fmt.Errorf("--from: %w", err)
+		return fmt.Errorf("--from: %w", sideEnv(err, "ANYSQS_FROM_"))
 	}
 	defer src.Close()
 	dst, err := openSide(ctx, dstCfg)
 	if err != nil {
-		return fmt.Errorf("--to: %w", err)
+		return fmt.Errorf("--to: %w", sideEnv(err, "ANYSQS_TO_"))
 	}
 	defer dst.Close()
 	statePath := *state
@@ -104,6 +104,16 @@ func loadSide(path, prefix string) (config.Config, error) {
 	return config.Load(path, func(k string) string {
 		return os.Getenv(prefix + strings.TrimPrefix(k, "ANYSQS_"))
 	})
+}
+
+// sideEnv makes a configuration error about a value an environment variable set name
+// the variable this side read: ANYSQS_FROM_LISTEN, not ANYSQS_LISTEN.
+func sideEnv(err error, prefix string) error {
+	var ce *config.Error
+	if errors.As(err, &ce) && strings.HasPrefix(ce.From, "ANYSQS_") {
+		ce.From = prefix + strings.TrimPrefix(ce.From, "ANYSQS_")
+	}
+	return err
 }
 
 // storageDigest names a configuration's storage in the journal without its secrets: a
