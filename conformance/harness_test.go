@@ -101,6 +101,8 @@ type H struct {
 	policy   capabilities.Config
 	// maxInFlight is the gateway's in-flight limit per queue; 0: its default.
 	maxInFlight int64
+	// wrap, when set, wraps each driver the harness opens, for fault injection.
+	wrap func(drivers.Driver) drivers.Driver
 	// realClock: the driver declares ClockService, so the gateway runs on clock.Real and
 	// Advance sleeps; waited is the real time slept so far, against realClockBudget.
 	realClock bool
@@ -121,6 +123,8 @@ type harnessOptions struct {
 	protocol    wireProtocol
 	policy      capabilities.Config
 	maxInFlight int64 // the gateway's in-flight limit per queue; 0: its default
+	// wrap, when set, wraps each driver the harness opens (at start and every restart).
+	wrap func(drivers.Driver) drivers.Driver
 }
 
 // newHarness starts a gateway for backend b on fresh storage, with a JSON-protocol client.
@@ -135,7 +139,7 @@ func newHarnessWith(t *testing.T, b backend, o harnessOptions) *H {
 		ctx, cancel = context.WithDeadline(context.Background(), b.deadline)
 	}
 	t.Cleanup(cancel)
-	h := &H{T: t, Ctx: ctx, backend: b.name, st: st, policy: o.policy, protocol: o.protocol, maxInFlight: o.maxInFlight,
+	h := &H{T: t, Ctx: ctx, backend: b.name, st: st, policy: o.policy, protocol: o.protocol, maxInFlight: o.maxInFlight, wrap: o.wrap,
 		Clock:   clock.NewFake(time.Now()),
 		Account: testAccount,
 		prefix:  "c" + randomHex(4) + "-",
@@ -176,6 +180,9 @@ func (h *H) start() {
 	d, err := h.st.open(h.Ctx)
 	if err != nil {
 		h.T.Fatalf("open %s driver: %v", h.backend, err)
+	}
+	if h.wrap != nil {
+		d = h.wrap(d)
 	}
 	h.drv = &observedDriver{Driver: d}
 	h.Desc, err = d.Describe(h.Ctx)
