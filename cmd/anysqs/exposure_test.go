@@ -129,6 +129,51 @@ func TestServePublicListenWithKeysStarts(t *testing.T) {
 	}
 }
 
+// The console is open to whoever reaches the admin listener when auth lists no keys:
+// it lists every queue's messages and redrives them. So without keys it is refused on
+// any admin address but loopback, however admin_listen and console were set. The
+// admin listener without the console (metrics, health) stays allowed anywhere.
+func TestServeRefusesPublicConsoleWithoutKeys(t *testing.T) {
+	for _, tc := range []struct {
+		name, file, admin, console, from string
+	}{
+		{"file", "admin_listen: 0.0.0.0:0\nconsole: true\n", "", "", "admin_listen: "},
+		{"env admin_listen", "admin_listen: 127.0.0.1:0\nconsole: true\n", "0.0.0.0:0", "", "admin_listen (set by ANYSQS_ADMIN_LISTEN): "},
+		{"env console", "admin_listen: ':0'\n", "", "true", "admin_listen: "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, data := writeConfig(t, "listen: 127.0.0.1:0\n"+tc.file)
+			t.Setenv("ANYSQS_ADMIN_LISTEN", tc.admin)
+			t.Setenv("ANYSQS_CONSOLE", tc.console)
+			listened, err := startOnce(t, "--config", cfg)
+			if listened || err == nil {
+				t.Fatalf("serve started an open console on a public address (err %v)", err)
+			}
+			for _, want := range []string{tc.from, "read every queue's messages in the console", "turn the console off"} {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("error %q lacks %q", err, want)
+				}
+			}
+			if _, err := os.Stat(data); !os.IsNotExist(err) {
+				t.Errorf("a refused start created %s: %v", data, err)
+			}
+		})
+	}
+	t.Run("with keys", func(t *testing.T) {
+		cfg, _ := writeConfig(t, "listen: 127.0.0.1:0\nadmin_listen: 0.0.0.0:0\nconsole: true\n")
+		t.Setenv("ANYSQS_AUTH_CREDENTIALS", "AKIAEXPOSURE:s")
+		if listened, err := startOnce(t, "--config", cfg); !listened || err != nil {
+			t.Fatalf("serve did not start (listened %v): %v", listened, err)
+		}
+	})
+	t.Run("admin without console", func(t *testing.T) {
+		cfg, _ := writeConfig(t, "listen: 127.0.0.1:0\nadmin_listen: 0.0.0.0:0\n")
+		if listened, err := startOnce(t, "--config", cfg); !listened || err != nil {
+			t.Fatalf("serve did not start (listened %v): %v", listened, err)
+		}
+	})
+}
+
 // migrate reads each side's overrides from its own variables: an error about a value
 // one of them set names that variable, not the ANYSQS_* one serve reads.
 func TestMigrateErrorNamesSideVariable(t *testing.T) {

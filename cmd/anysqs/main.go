@@ -102,6 +102,9 @@ SIGINT or SIGTERM drain in-flight requests and stop.`)
 			return fmt.Errorf("admin_listen: %w", err)
 		}
 		defer admLn.Close()
+		if err := cfg.CheckBound("admin_listen", admLn.Addr()); err != nil {
+			return err
+		}
 	}
 	if ln, err = withTLS(ln, cfg.TLS, "tls", log); err != nil {
 		return err

@@ -473,8 +473,10 @@ func (c Config) Validate() error {
 	if c.Console && c.AdminListen == "" {
 		return errors.New("console: needs admin_listen (the console is served there)")
 	}
-	if c.loopbackOnly("listen") && !loopback(c.Listen) {
-		return c.exposed("listen", c.Listen)
+	for _, key := range []string{"listen", "admin_listen"} {
+		if addr := c.listenAddr(key); c.loopbackOnly(key) && !loopback(addr) {
+			return c.exposed(key, addr)
+		}
 	}
 	if !isAccountID(c.AccountID) {
 		return fmt.Errorf("account_id: %q must be 12 digits", c.AccountID)
@@ -540,13 +542,15 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// loopbackOnly says whether the listener of key must bind loopback only: without
-// credentials, unless auth.allow_unauthenticated says otherwise, the SQS listener.
+// loopbackOnly says whether the listener of key (listen or admin_listen) must bind
+// loopback only: without credentials, unless auth.allow_unauthenticated says otherwise,
+// the SQS listener, and the admin listener when it serves the console, which is open to
+// whoever reaches it then.
 func (c Config) loopbackOnly(key string) bool {
 	if len(c.Auth.Credentials) > 0 || c.Auth.AllowUnauthenticated {
 		return false
 	}
-	return key == "listen"
+	return key == "listen" || key == "admin_listen" && c.Console
 }
 
 func (c Config) listenAddr(key string) string {
@@ -559,9 +563,13 @@ func (c Config) listenAddr(key string) string {
 // exposed is the error for a listener of key that anyone on the network could use
 // without a key: what it would give away, and the ways out.
 func (c Config) exposed(key, addr string) error {
+	what, off := "read and delete every queue", ""
+	if key == "admin_listen" {
+		what, off = "read every queue's messages in the console and redrive them", "turn the console off, "
+	}
 	return fmt.Errorf("%s: %s is reachable from other hosts and auth lists no credentials, so anyone who "+
-		"reaches it could read and delete every queue; list access keys under auth.credentials "+
-		"(or ANYSQS_AUTH_CREDENTIALS), bind 127.0.0.1 instead, or set auth.allow_unauthenticated: true", key, addr)
+		"reaches it could %s; list access keys under auth.credentials (or ANYSQS_AUTH_CREDENTIALS), "+
+		"bind 127.0.0.1 instead, %sor set auth.allow_unauthenticated: true", key, addr, what, off)
 }
 
 // CheckBound applies Validate's rule for a gateway without credentials to the address

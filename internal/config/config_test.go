@@ -282,6 +282,10 @@ func TestUnauthenticatedOnlyOnLoopback(t *testing.T) {
 		"listen: localhost:9324\n",
 		"listen: 0.0.0.0:9324\nauth:\n  allow_unauthenticated: true\n",
 		"listen: 0.0.0.0:9324\nauth:\n  credentials:\n    - {access_key_id: A, secret_access_key: s}\n",
+		"admin_listen: 0.0.0.0:9325\n", // metrics and health checks only
+		"admin_listen: 127.0.0.1:9325\nconsole: true\n",
+		"admin_listen: 0.0.0.0:9325\nconsole: true\nauth:\n  allow_unauthenticated: true\n",
+		"admin_listen: 0.0.0.0:9325\nconsole: true\nauth:\n  credentials:\n    - {access_key_id: A, secret_access_key: s}\n",
 	} {
 		if _, err := Load(write(t, body), nil); err != nil {
 			t.Errorf("%q: %v", body, err)
@@ -290,6 +294,13 @@ func TestUnauthenticatedOnlyOnLoopback(t *testing.T) {
 	_, err := Load(write(t, "listen: 0.0.0.0:9324\n"), nil)
 	if err == nil || !strings.Contains(err.Error(), "auth.allow_unauthenticated") {
 		t.Errorf("0.0.0.0 without credentials: %v, want the reason and the ways out", err)
+	}
+	// The console, open without keys, lists and redrives every queue's messages.
+	p := write(t, "admin_listen: 0.0.0.0:9325\nconsole: true\n")
+	_, err = Load(p, nil)
+	if want := p + ":1: admin_listen: 0.0.0.0:9325 is reachable from other hosts"; err == nil || !strings.HasPrefix(err.Error(), want) ||
+		!strings.Contains(err.Error(), "turn the console off") {
+		t.Errorf("the console on 0.0.0.0 without credentials: %v, want %q and the ways out", err, want)
 	}
 }
 
@@ -410,7 +421,7 @@ func TestErrorsNameTheEnvironmentVariable(t *testing.T) {
 func TestCheckBound(t *testing.T) {
 	public := &net.TCPAddr{IP: net.ParseIP("10.0.0.5"), Port: 9324}
 	lo := &net.TCPAddr{IP: net.ParseIP("127.0.0.1"), Port: 9324}
-	c, err := Load(write(t, "listen: localhost:9324\n"), nil)
+	c, err := Load(write(t, "listen: localhost:9324\nadmin_listen: localhost:9325\nconsole: true\n"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -419,6 +430,15 @@ func TestCheckBound(t *testing.T) {
 	}
 	if err := c.CheckBound("listen", public); err == nil || !strings.Contains(err.Error(), "listen: 10.0.0.5:9324 (bound for localhost:9324) is reachable") {
 		t.Errorf("listen bound to 10.0.0.5: %v", err)
+	}
+	if err := c.CheckBound("admin_listen", public); err == nil || !strings.Contains(err.Error(), "the console") {
+		t.Errorf("the console bound to 10.0.0.5: %v", err)
+	}
+	if c, err = Load(write(t, "listen: localhost:9324\nadmin_listen: localhost:9325\n"), nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.CheckBound("admin_listen", public); err != nil {
+		t.Errorf("the admin listener without the console: %v", err)
 	}
 	for _, body := range []string{"auth:\n  allow_unauthenticated: true\n", "auth:\n  credentials:\n    - {access_key_id: A, secret_access_key: s}\n"} {
 		c, err := Load(write(t, "listen: localhost:9324\n"+body), nil)
