@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -15,13 +16,58 @@ import (
 	"github.com/anysqs/anysqs/drivers"
 )
 
-// statusOf returns the HTTP status of a Cosmos error, 0 if it carries none.
+// statusOf returns the HTTP status of a Cosmos error, or of the failed operation of a
+// batch, 0 if it carries none.
 func statusOf(err error) int {
 	var re *azcore.ResponseError
 	if errors.As(err, &re) {
 		return re.StatusCode
 	}
+	var be *batchError
+	if errors.As(err, &be) {
+		return be.status
+	}
 	return 0
+}
+
+// substatus is the x-ms-substatus of a Cosmos error ("" for none or 0), which tells
+// apart refusals of one status: a full partition (403, 1014) from a missing permission
+// (403, 5300), say. The SDK's error text leaves the response headers out.
+func substatus(err error) string {
+	var re *azcore.ResponseError
+	if !errors.As(err, &re) || re.RawResponse == nil {
+		return ""
+	}
+	if v := re.RawResponse.Header.Get("x-ms-substatus"); v != "0" {
+		return v
+	}
+	return ""
+}
+
+// batchError is a transactional batch that Cosmos applied none of, because one of its
+// operations failed: that operation's status (the others answer 424), with what Cosmos
+// said about it. The batch's own request succeeded, so there is no SDK error to keep.
+type batchError struct {
+	op       int    // index of the failed operation in the batch
+	status   int    // its status; 0 when Cosmos named no operation
+	body     string // its response body, if any
+	activity string // the batch's x-ms-activity-id, which Azure support asks for
+}
+
+func (e *batchError) Error() string {
+	var b strings.Builder
+	if e.status == 0 {
+		b.WriteString("transactional batch not applied; no operation says why")
+	} else {
+		fmt.Fprintf(&b, "transactional batch not applied: operation %d answered %d %s", e.op, e.status, http.StatusText(e.status))
+	}
+	if e.body != "" {
+		b.WriteString(": " + e.body)
+	}
+	if e.activity != "" {
+		b.WriteString(" (activity id " + e.activity + ")")
+	}
+	return b.String()
 }
 
 // retryAfter is the wait a 429 asked for (x-ms-retry-after-ms), zero if none.
@@ -61,23 +107,27 @@ func mapErr(ctx context.Context, err error, what string) error {
 	if ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
 		return ctx.Err()
 	}
+	e := &drivers.Error{Kind: drivers.KindInternal, Message: "cosmos: " + what, Err: err}
 	switch s := statusOf(err); {
 	case s == http.StatusTooManyRequests:
-		return &drivers.Error{Kind: drivers.KindThrottled, Message: "cosmos: " + what + ": request rate too large (429)", Err: err, RetryAfter: retryAfter(err)}
+		e.Kind, e.Message, e.RetryAfter = drivers.KindThrottled, e.Message+": request rate too large (429)", retryAfter(err)
 	case s == http.StatusPreconditionFailed || s == http.StatusConflict:
-		return drivers.Wrap(drivers.KindAborted, err, "cosmos: "+what+": concurrent change")
+		e.Kind, e.Message = drivers.KindAborted, e.Message+": concurrent change"
 	case s == http.StatusRequestEntityTooLarge:
-		return drivers.Wrap(drivers.KindOverLimit, err, "cosmos: "+what+": item or partition too large")
+		e.Kind, e.Message = drivers.KindOverLimit, e.Message+": item or partition too large"
 	case s == http.StatusForbidden:
-		return drivers.Wrap(drivers.KindOverLimit, err, "cosmos: "+what+": refused (partition full, or no permission)")
+		e.Kind, e.Message = drivers.KindOverLimit, e.Message+": refused (partition full, or no permission)"
 	case s == http.StatusUnauthorized:
-		return drivers.Wrap(drivers.KindInternal, err, "cosmos: "+what+": not authorised")
+		e.Message += ": not authorised"
 	case s == http.StatusBadRequest:
-		return drivers.Wrap(drivers.KindInternal, err, "cosmos: "+what+": bad request")
+		e.Message += ": bad request"
 	case s == 0 || s >= 500 || s == http.StatusRequestTimeout || s == http.StatusGone:
-		return drivers.Wrap(drivers.KindUnavailable, err, "cosmos: "+what)
+		e.Kind = drivers.KindUnavailable
 	}
-	return drivers.Wrap(drivers.KindInternal, err, "cosmos: "+what)
+	if sub := substatus(err); sub != "" {
+		e.Message += " (substatus " + sub + ")"
+	}
+	return e
 }
 
 // call runs one Cosmos request under the driver's request timeout, retrying 429s after
@@ -241,27 +291,34 @@ func (d *Driver) query(ctx context.Context, op, pk, q string, params []azcosmos.
 	return out, nil
 }
 
-// batch runs a transactional batch in one logical partition. ok is false when an
-// operation failed and none was applied; the status of the first failure is returned.
-func (d *Driver) batch(ctx context.Context, op string, b azcosmos.TransactionalBatch) (bool, int, error) {
+// maxBatchBody bounds the response body of a failed batch operation kept in its error.
+const maxBatchBody = 512
+
+// batch runs a transactional batch in one logical partition. failed is non-nil when an
+// operation failed and none was applied: the first failure, as Cosmos answered it.
+func (d *Driver) batch(ctx context.Context, op string, b azcosmos.TransactionalBatch) (failed *batchError, err error) {
 	var resp azcosmos.TransactionalBatchResponse
-	err := d.call(ctx, op, func(ctx context.Context) (float32, error) {
+	err = d.call(ctx, op, func(ctx context.Context) (float32, error) {
 		var err error
 		resp, err = d.c.ExecuteTransactionalBatch(ctx, b, nil)
 		return resp.RequestCharge, err
 	})
 	if err != nil {
-		return false, 0, err
+		return nil, err
 	}
 	// Cosmos answers a failed batch with 207 (Success false). Every operation's own
 	// status is checked too: an emulator may answer 200 for a batch that failed.
-	for _, r := range resp.OperationResults {
+	for i, r := range resp.OperationResults {
 		if r.StatusCode != http.StatusFailedDependency && r.StatusCode >= 300 {
-			return false, int(r.StatusCode), nil
+			body := string(r.ResourceBody)
+			if len(body) > maxBatchBody {
+				body = body[:maxBatchBody] + "..."
+			}
+			return &batchError{op: i, status: int(r.StatusCode), body: body, activity: resp.ActivityID}, nil
 		}
 	}
 	if !resp.Success {
-		return false, 0, nil
+		return &batchError{activity: resp.ActivityID}, nil
 	}
-	return true, 0, nil
+	return nil, nil
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"net/http"
 	"time"
@@ -197,6 +198,7 @@ const fifoAttempts = 8
 // as a duplicate of itself.
 func (d *Driver) sendFIFO(ctx context.Context, op string, q queueDoc, m msgDoc, now time.Time, dedup bool) (string, int64, bool, error) {
 	pk := azcosmos.NewPartitionKeyString(q.pk())
+	var lost error // the last batch lost to a concurrent write
 	for attempt := 0; attempt < fifoAttempts; attempt++ {
 		var head headDoc
 		etag, found, err := d.readItem(ctx, op, q.pk(), "head", &head)
@@ -230,15 +232,16 @@ func (d *Driver) sendFIFO(ctx context.Context, op string, q queueDoc, m msgDoc, 
 		}
 		m.ETag = ""
 		b.CreateItem(mustJSON(m), nil)
-		ok, status, err := d.batch(ctx, op, b)
+		failed, err := d.batch(ctx, op, b)
 		if err != nil {
 			return "", 0, false, mapErr(ctx, err, op+": FIFO write")
 		}
-		if ok {
+		if failed == nil {
 			return m.MID, m.Seq, false, nil
 		}
-		switch status {
+		switch failed.status {
 		case http.StatusPreconditionFailed, http.StatusConflict:
+			lost = failed
 			// Lost the head to a concurrent write, or the message item exists already.
 			var existing msgDoc
 			if _, there, err := d.readItem(ctx, op, q.pk(), m.ID, &existing); err != nil {
@@ -256,8 +259,9 @@ func (d *Driver) sendFIFO(ctx context.Context, op string, q queueDoc, m msgDoc, 
 			}
 			continue
 		default:
-			return "", 0, false, drivers.Errorf(drivers.KindUnavailable, "cosmos: %s: FIFO write batch failed with status %d", op, status)
+			return "", 0, false, mapErr(ctx, failed, op+": FIFO write")
 		}
 	}
-	return "", 0, false, drivers.Errorf(drivers.KindAborted, "cosmos: %s: FIFO queue %q is contended; retry", op, q.Name)
+	return "", 0, false, &drivers.Error{Kind: drivers.KindAborted,
+		Message: fmt.Sprintf("cosmos: %s: FIFO queue %q is contended; retry", op, q.Name), Err: lost}
 }
