@@ -224,6 +224,7 @@ type secretDoc struct {
 // loadSecret reads the receipt-handle MAC key, creating it on a new container. Create
 // is conditional on absence, so instances opening at once agree on one key.
 func (d *Driver) loadSecret(ctx context.Context) error {
+	var lost error // the last create that lost to another instance's
 	for attempt := 0; attempt < 2; attempt++ {
 		var doc secretDoc
 		_, found, err := d.readItem(ctx, "open", catalogPK, "secret", &doc)
@@ -232,8 +233,11 @@ func (d *Driver) loadSecret(ctx context.Context) error {
 		}
 		if found {
 			d.secret, err = hex.DecodeString(doc.Key)
-			if err != nil || len(d.secret) < 16 {
-				return drivers.Errorf(drivers.KindInternal, "cosmos: the stored receipt key is malformed")
+			if err == nil && len(d.secret) < 16 {
+				err = fmt.Errorf("%d bytes, want at least 16", len(d.secret))
+			}
+			if err != nil {
+				return drivers.Wrap(drivers.KindInternal, err, "cosmos: the stored receipt key is malformed")
 			}
 			return nil
 		}
@@ -248,10 +252,11 @@ func (d *Driver) loadSecret(ctx context.Context) error {
 			return nil
 		}
 		if statusOf(err) != http.StatusConflict {
-			return err
+			return mapErr(ctx, err, "open: create the receipt key")
 		}
+		lost = err
 	}
-	return drivers.Errorf(drivers.KindInternal, "cosmos: could not read or create the receipt key")
+	return &drivers.Error{Kind: drivers.KindInternal, Message: "cosmos: could not read or create the receipt key", Err: lost}
 }
 
 // Close returns nil: the SDK's client holds only idle HTTP connections.

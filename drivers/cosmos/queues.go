@@ -3,6 +3,7 @@ package cosmos
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -83,6 +84,7 @@ func (d *Driver) CreateQueue(ctx context.Context, req drivers.CreateQueueRequest
 	if in.Name == "" {
 		return drivers.CreateQueueResult{}, drivers.Errorf(drivers.KindInvalidArgument, "queue name is empty")
 	}
+	var lost error // the last write that lost to another gateway's
 	for attempt := 0; attempt < casAttempts; attempt++ {
 		var old queueDoc
 		etag, found, err := d.readItem(ctx, "CreateQueue", catalogPK, queueID(in.Name), &old)
@@ -111,12 +113,19 @@ func (d *Driver) CreateQueue(ctx context.Context, req drivers.CreateQueueRequest
 		case err == nil:
 			return drivers.CreateQueueResult{Queue: q.public()}, nil
 		case s == http.StatusConflict || s == http.StatusPreconditionFailed:
+			lost = err
 			continue // another gateway created it meanwhile: read what it made
 		default:
 			return drivers.CreateQueueResult{}, mapErr(ctx, err, "CreateQueue")
 		}
 	}
-	return drivers.CreateQueueResult{}, drivers.Errorf(drivers.KindAborted, "cosmos: queue %q is being changed concurrently", in.Name)
+	return drivers.CreateQueueResult{}, contended(in.Name, lost)
+}
+
+// contended is the error of a queue record that kept changing under casAttempts
+// read-modify-writes; lost is the last write's refusal.
+func contended(name string, lost error) error {
+	return &drivers.Error{Kind: drivers.KindAborted, Message: fmt.Sprintf("cosmos: queue %q is being changed concurrently", name), Err: lost}
 }
 
 // GetQueue returns a live queue.
@@ -158,6 +167,7 @@ func (d *Driver) ListQueues(ctx context.Context, req drivers.ListQueuesRequest) 
 // updateQueue applies change to the live record with an ETag-conditioned replace,
 // re-reading on a concurrent change.
 func (d *Driver) updateQueue(ctx context.Context, op, name string, change func(q *queueDoc) error) (queueDoc, error) {
+	var lost error // the last write that lost to another gateway's
 	for attempt := 0; attempt < casAttempts; attempt++ {
 		q, etag, err := d.loadQueue(ctx, op, name)
 		if err != nil {
@@ -173,8 +183,9 @@ func (d *Driver) updateQueue(ctx context.Context, op, name string, change func(q
 		if statusOf(err) != http.StatusPreconditionFailed {
 			return q, mapErr(ctx, err, op)
 		}
+		lost = err
 	}
-	return queueDoc{}, drivers.Errorf(drivers.KindAborted, "cosmos: queue %q is being changed concurrently", name)
+	return queueDoc{}, contended(name, lost)
 }
 
 // SetQueueAttributes replaces the attributes.
