@@ -4,13 +4,34 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# stage NAME starts a stage; each stage's wall time is printed as the run ends, passed or
+# failed, so that the budget (10 minutes of testing on 2 cores) can be watched.
+started=$(date +%s)
+stage_name=setup
+stage_start=$started
+stage_times=""
+stage() {
+	local now
+	now=$(date +%s)
+	stage_times+=$(printf '  %5ss  %s' $((now - stage_start)) "$stage_name")$'\n'
+	stage_name=$1
+	stage_start=$now
+	echo "== $1"
+}
+report_times() {
+	stage done >/dev/null
+	echo "== stage times (wall)"
+	printf '%s' "$stage_times"
+	echo "  $(($(date +%s) - started))s in all"
+}
+
 env_lines=$(scripts/test-env.sh)
 eval "$env_lines"
 out=$(mktemp -d)
 # Whatever the outcome, stop what test-env.sh started (PgBouncers, throwaway servers).
-trap 'rm -rf "$out"; scripts/test-env.sh stop' EXIT
+trap 'report_times; rm -rf "$out"; scripts/test-env.sh stop' EXIT
 
-echo "== generated files are current"
+stage "generated files are current"
 # Compare the tree's state before and after generating, so uncommitted work of a
 # developer's own does not trip the check; on CI's clean clone this is git diff.
 before=$(git status --porcelain=v1 -uall -- . | sort; git diff -- . | sha256sum)
@@ -22,7 +43,7 @@ if [ "$before" != "$after" ]; then
 	exit 1
 fi
 
-echo "== gofmt"
+stage "gofmt"
 # gofmt -l lists the files whose formatting differs; any is a failure, as in make lint.
 unformatted=$(gofmt -l .)
 if [ -n "$unformatted" ]; then
@@ -31,31 +52,31 @@ if [ -n "$unformatted" ]; then
 	exit 1
 fi
 
-echo "== go vet"
+stage "go vet"
 go vet ./...
 
-echo "== staticcheck"
+stage "staticcheck"
 scripts/staticcheck.sh ./...
 
-echo "== build the binary the served tests start (internal/servetest)"
+stage "build the binary the served tests start (internal/servetest)"
 CGO_ENABLED=0 go build -o "$out/anysqs" ./cmd/anysqs
 export ANYSQS_TEST_BINARY=$out/anysqs
 
-echo "== go test"
+stage "go test"
 # TestConformance runs once, below, through the report generator. testsum prints each
 # package's ok/FAIL line, failed tests in full, and "N passed, N failed, N skipped".
 go test -json -count=1 -timeout 12m -skip '^TestConformance$' ./... | go run ./internal/testsum
 
-echo "== examples/counting-plugin: a third-party driver plugin, its own module"
+stage "examples/counting-plugin: a third-party driver plugin, its own module"
 (cd examples/counting-plugin && go vet ./... && go test -count=1 ./...)
 
-echo "== deploy/kubernetes/check: the manifests' schema check, its own module (run by cmd/anysqs's tests)"
+stage "deploy/kubernetes/check: the manifests' schema check, its own module (run by cmd/anysqs's tests)"
 (cd deploy/kubernetes/check && go vet ./...)
 
-echo "== conformance suite -> compatibility reports, compared with docs/compat"
+stage "conformance suite -> compatibility reports, compared with docs/compat"
 go run ./cmd/anysqs report --quiet --out "$out" --check docs/compat
 
-echo "== conformance suite for postgres through PgBouncer (session pooling)"
+stage "conformance suite for postgres through PgBouncer (session pooling)"
 if [ -n "${ANYSQS_TEST_PGBOUNCER_SESSION_DSN:-}" ]; then
 	ANYSQS_TEST_POSTGRES_DSN=$ANYSQS_TEST_PGBOUNCER_SESSION_DSN ANYSQS_CONFORMANCE_BACKENDS=postgres \
 		go test -count=1 -run '^TestConformance$/^postgres$/' ./conformance/

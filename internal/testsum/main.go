@@ -1,7 +1,7 @@
 // Command testsum reads `go test -json` on stdin and prints what a person needs: each
 // package's closing line as go test prints it (ok / FAIL / no test files), the output
-// of every failed test in full, and a last line "N passed, N failed, N skipped". It
-// exits 1 when a test or a package failed. scripts/test.sh pipes the suite through it.
+// of every failed test in full, the slowest tests, and a last line "N passed, N failed,
+// N skipped". It exits 1 when a test or a package failed. scripts/test.sh pipes the suite through it.
 package main
 
 import (
@@ -13,6 +13,14 @@ import (
 	"sort"
 	"strings"
 )
+
+// slowest is how many of the slowest tests the summary lists.
+const slowest = 12
+
+type timed struct {
+	name    string
+	seconds float64
+}
 
 type event struct {
 	Action  string
@@ -30,6 +38,7 @@ func summarize(r io.Reader, w io.Writer) int {
 	var passed, failed, skipped int
 	output := map[string][]string{} // package/test → its output lines, kept until it ends
 	var failures []string
+	var times []timed // top-level tests, for the slowest
 	pkgFailed := false
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64*1024), 16<<20)
@@ -69,6 +78,7 @@ func summarize(r io.Reader, w io.Writer) int {
 				delete(output, key)
 				continue
 			}
+			times = append(times, timed{e.Package + " " + e.Test, e.Elapsed})
 			switch e.Action {
 			case "pass":
 				passed++
@@ -88,6 +98,14 @@ func summarize(r io.Reader, w io.Writer) int {
 		for _, f := range failures {
 			fmt.Fprintln(w, "  "+f)
 		}
+	}
+	sort.SliceStable(times, func(i, j int) bool { return times[i].seconds > times[j].seconds })
+	if len(times) > slowest {
+		times = times[:slowest]
+	}
+	fmt.Fprintln(w, "slowest tests:")
+	for _, t := range times {
+		fmt.Fprintf(w, "  %6.1fs %s\n", t.seconds, t.name)
 	}
 	fmt.Fprintf(w, "%d passed, %d failed, %d skipped\n", passed, failed, skipped)
 	if failed > 0 || pkgFailed {
