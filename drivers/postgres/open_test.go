@@ -137,3 +137,26 @@ func TestNewerSchema(t *testing.T) {
 		t.Fatalf("a schema that needs a newer driver: %v", err)
 	}
 }
+
+// A DSN that does not parse is an InvalidArgument without its password, with or without
+// the tls options (which rewrite the DSN first).
+func TestBadDSNHidesPassword(t *testing.T) {
+	t.Parallel()
+	const bad = "postgres://anysqs:s3cret-pw@127.0.0.1:notaport/anysqs"
+	tls := map[string]any{"mode": "disable"}
+	for _, c := range []struct {
+		name    string
+		options map[string]any
+		want    string
+	}{
+		{"dsn", map[string]any{"dsn": bad}, "postgres options"},
+		{"dsn with tls", map[string]any{"dsn": bad, "tls": tls}, "postgres options"},
+	} {
+		_, err := drivers.Open(context.Background(), "postgres", c.options)
+		if err == nil || drivers.KindOf(err) != drivers.KindInvalidArgument || !strings.Contains(err.Error(), c.want) ||
+			strings.Contains(err.Error(), "s3cret") {
+			t.Errorf("%s: %v (kind %v); want InvalidArgument naming %q, without the password", c.name, err,
+				drivers.KindOf(err), c.want)
+		}
+	}
+}

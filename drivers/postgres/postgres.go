@@ -205,7 +205,11 @@ func withTLS(dsn string, t *TLSOptions) (string, error) {
 	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
 		u, err := url.Parse(dsn)
 		if err != nil {
-			return "", err
+			// url's errors quote the whole URL, password included; pgx's mask it.
+			if _, perr := pgconn.ParseConfig(dsn); perr != nil {
+				return "", perr
+			}
+			return "", errors.New("the tls options need a DSN that parses as a single URL")
 		}
 		q := u.Query()
 		for _, p := range params {
