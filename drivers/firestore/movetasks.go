@@ -126,7 +126,39 @@ func (d *Driver) updateTask(ctx context.Context, handle, notFound string, f func
 	return out, err
 }
 
-// ReportMoveTask records a step of a running task; see drivers.MoveTaskStore.
+// taskStep is the task document a MoveMessages step reads in its transaction.
+type taskStep struct {
+	ref *fs.DocumentRef
+	doc taskDoc
+}
+
+// readTaskStep reads, in tx, the task step names and checks that it is running and
+// owned by step.Owner (KindFailedPrecondition otherwise): a step of a task that is
+// cancelling, finished, gone or adopted by another instance moves nothing.
+func (d *Driver) readTaskStep(tx *fs.Transaction, step *drivers.MoveTaskStep) (*taskStep, error) {
+	ref := d.taskRef(step.Handle)
+	s, err := tx.Get(ref)
+	if status.Code(err) == codes.NotFound {
+		return nil, drivers.Errorf(drivers.KindFailedPrecondition, "no move task %s", step.Handle)
+	}
+	if err != nil {
+		return nil, err
+	}
+	t := &taskStep{ref: ref}
+	if err := s.DataTo(&t.doc); err != nil {
+		return nil, drivers.Wrap(drivers.KindInternal, err, "firestore: move task "+ref.ID)
+	}
+	switch {
+	case t.doc.Status != drivers.MoveTaskRunning:
+		return nil, drivers.Errorf(drivers.KindFailedPrecondition, "move task %s is %s, not RUNNING", step.Handle, t.doc.Status)
+	case t.doc.Owner != step.Owner:
+		return nil, drivers.Errorf(drivers.KindFailedPrecondition, "move task %s is run by %s, not %s", step.Handle, t.doc.Owner, step.Owner)
+	}
+	return t, nil
+}
+
+// ReportMoveTask records a runner's report on its task; see drivers.MoveTaskStore. It
+// never changes the count: each MoveMessages step adds its own.
 func (d *Driver) ReportMoveTask(ctx context.Context, req drivers.ReportMoveTaskRequest) (drivers.MoveTask, error) {
 	return d.updateTask(ctx, req.Handle, "no move task "+req.Handle, func(tx *fs.Transaction, t *taskDoc) (bool, error) {
 		if t.Owner == req.Owner {
