@@ -74,6 +74,40 @@ func TestNamesDifferingInCase(t *testing.T) {
 	}
 }
 
+// failingGet fails every GetQueue once fail is set, as a namespace that is down would.
+type failingGet struct {
+	servicebus.Namespace
+	fail bool
+}
+
+func (f *failingGet) GetQueue(ctx context.Context, name string) (servicebus.QueueProperties, error) {
+	if f.fail {
+		return servicebus.QueueProperties{}, fmt.Errorf("injected: the namespace answered 503 ServerBusy for %s", name)
+	}
+	return f.Namespace.GetQueue(ctx, name)
+}
+
+// A create that finds the entity there reads it to tell this queue from another entity;
+// when the read fails, the create fails with what the namespace said, not with
+// KindAlreadyExists, which would hide the failure behind a client's mistake.
+func TestCreateOverAFailedRead(t *testing.T) {
+	ctx := context.Background()
+	ns := &failingGet{Namespace: servicebus.NewModel().Connect()}
+	d, err := servicebus.NewWithNamespace(ctx, ns, "in-repo model", servicebus.Options{LockDurationSeconds: 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	if err := create(t, d, "q", nil); err != nil {
+		t.Fatal(err)
+	}
+	ns.fail = true
+	err = create(t, d, "q", nil)
+	if k := drivers.KindOf(err); k != drivers.KindUnavailable || !strings.Contains(fmt.Sprint(err), "503 ServerBusy") {
+		t.Fatalf("create over a failed read: %v (kind %v), want KindUnavailable with what the namespace said", err, k)
+	}
+}
+
 // Tags share the entity's 1024 characters of user metadata; beyond that a change fails
 // and nothing changes.
 func TestMetadataBudget(t *testing.T) {

@@ -130,8 +130,12 @@ func (d *Driver) CreateQueue(ctx context.Context, req drivers.CreateQueueRequest
 	at, deleted := d.deleted[strings.ToLower(q.Name)]
 	d.mu.Unlock()
 	if deleted && now.Sub(at) < drivers.QueueNameReuseDelay {
-		if existing, _, err := d.get(ctx, q.Name); err == nil {
+		existing, _, err := d.get(ctx, q.Name)
+		if err == nil {
 			return drivers.CreateQueueResult{Queue: existing, Existed: true}, nil
+		}
+		if drivers.KindOf(err) != drivers.KindNotFound {
+			return drivers.CreateQueueResult{}, err
 		}
 		return drivers.CreateQueueResult{}, drivers.Errorf(drivers.KindDeletedRecently,
 			"servicebus: queue %s was deleted less than %v ago", q.Name, drivers.QueueNameReuseDelay)
@@ -143,6 +147,9 @@ func (d *Driver) CreateQueue(ctx context.Context, req drivers.CreateQueueRequest
 	err = d.ns.CreateQueue(ctx, p.Name, p)
 	if errors.Is(err, ErrExists) {
 		existing, _, gerr := d.get(ctx, q.Name)
+		if gerr != nil && drivers.KindOf(gerr) != drivers.KindNotFound {
+			return drivers.CreateQueueResult{}, gerr // the namespace failed the read: what it said
+		}
 		if gerr != nil {
 			return drivers.CreateQueueResult{}, drivers.Errorf(drivers.KindAlreadyExists,
 				"servicebus: entity %s exists and is not this anysqs queue (another name differing only in case, or an entity anysqs does not manage)", p.Name)
