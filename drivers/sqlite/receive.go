@@ -354,8 +354,12 @@ func claimRows(ctx context.Context, tx conn, ms []msgRow, deadline, now int64) e
 	if err != nil {
 		return err
 	}
-	if got, err := res.RowsAffected(); err != nil || got != int64(n) {
-		return drivers.Errorf(drivers.KindInternal, "sqlite: claimed %d of %d messages (%v)", got, n, err)
+	got, err := res.RowsAffected()
+	if err != nil {
+		return classify(err, "sqlite: claim")
+	}
+	if got != int64(n) {
+		return drivers.Errorf(drivers.KindInternal, "sqlite: claimed %d of %d messages", got, n)
 	}
 	return nil
 }
