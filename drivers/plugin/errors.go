@@ -146,17 +146,19 @@ func fromStatus(ctx context.Context, name string, err error) error {
 	// then means the plugin's side gave up, or the connection to it was closed under the
 	// call (gRPC cancels the calls of a connection that closes, as a restart does): the
 	// outcome is unknown, like any transport failure.
+	// The status's message says what cut the call ("grpc: the client connection is
+	// closing", say); a context error keeps its identity under it.
 	cause := errors.New(st.Message())
 	switch st.Code() {
 	case codes.Canceled:
-		cause = context.Canceled
+		cause = &contextCause{msg: st.Message(), err: context.Canceled}
 	case codes.DeadlineExceeded:
 		// gRPC times the caller's deadline with its own timer, which can fire just before
 		// the context's: a deadline that has passed is the caller's own end.
 		if d, ok := ctx.Deadline(); ok && !time.Now().Before(d) {
 			return context.DeadlineExceeded
 		}
-		cause = context.DeadlineExceeded
+		cause = &contextCause{msg: st.Message(), err: context.DeadlineExceeded}
 	}
 	return drivers.Wrap(drivers.KindUnavailable, cause, "plugin "+name+" ("+st.Code().String()+")")
 }
