@@ -21,6 +21,7 @@ import (
 // first AwaitActivity after a reconnection reports every queue.
 type listener struct {
 	cfg     *pgxpool.Config // connections are made from its ConnConfig, as the pool makes them
+	ownDSN  bool            // cfg is listen_dsn's, not the pool's
 	channel string
 	pool    *pgxpool.Pool
 
@@ -35,14 +36,19 @@ type listener struct {
 
 // startListener connects and LISTENs before returning, so that every notification
 // committed after Open returns is seen.
-func startListener(ctx context.Context, cfg *pgxpool.Config, channel string, pool *pgxpool.Pool) (*listener, error) {
-	l := &listener{cfg: cfg, channel: channel, pool: pool, pending: map[string]bool{}, wake: make(chan struct{}),
-		done: make(chan struct{})}
+// ownDSN says that cfg is not the pool's (listen_dsn).
+func startListener(ctx context.Context, cfg *pgxpool.Config, ownDSN bool, channel string, pool *pgxpool.Pool) (*listener, error) {
+	l := &listener{cfg: cfg, ownDSN: ownDSN, channel: channel, pool: pool, pending: map[string]bool{},
+		wake: make(chan struct{}), done: make(chan struct{})}
 	conn, err := l.connect(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if err := l.probe(ctx, conn); err != nil {
+	err = l.probe(ctx, conn)
+	if err == nil && ownDSN {
+		err = l.probePool(ctx, conn)
+	}
+	if err != nil {
 		closeListening(conn)
 		return nil, err
 	}
@@ -62,9 +68,7 @@ const probeTimeout = 5 * time.Second
 // statements, session settings) show only under concurrency. Failing Open says so at once.
 // Notifications from other gateways that arrive first are kept, not dropped.
 func (l *listener) probe(ctx context.Context, conn *pgx.Conn) error {
-	var b [8]byte
-	rand.Read(b[:])
-	token := "anysqs:probe:" + hex.EncodeToString(b[:]) // ':' is never in a queue name
+	token := probeToken()
 	if _, err := l.pool.Exec(ctx, `SELECT pg_notify($1, $2)`, l.channel, token); err != nil {
 		return mapErr(ctx, err, "listen: probe")
 	}
@@ -74,6 +78,11 @@ func (l *listener) probe(ctx context.Context, conn *pgx.Conn) error {
 		n, err := conn.WaitForNotification(wait)
 		if err != nil {
 			if ctx.Err() == nil && wait.Err() != nil {
+				if l.ownDSN {
+					return drivers.Errorf(drivers.KindUnavailable, "listen: a notification sent through the pool did "+
+						"not reach the LISTEN connection (listen_dsn) within %s: does listen_dsn name the same "+
+						"database as dsn, directly or through session pooling?", probeTimeout)
+				}
 				return drivers.Errorf(drivers.KindUnavailable, "listen: a notification sent through the pool did not reach "+
 					"the LISTEN connection within %s: is a transaction-pooling proxy (such as PgBouncer with "+
 					"pool_mode=transaction) between the gateway and PostgreSQL? anysqs needs a direct connection "+
@@ -85,6 +94,59 @@ func (l *listener) probe(ctx context.Context, conn *pgx.Conn) error {
 			return nil
 		}
 		l.add(n.Payload, false)
+	}
+}
+
+// probeToken is a random notification payload or channel name of 29 bytes, well within
+// the 63 of a channel name. ':' is never in a queue name.
+func probeToken() string {
+	var b [8]byte
+	rand.Read(b[:])
+	return "anysqs:probe:" + hex.EncodeToString(b[:])
+}
+
+// probePool checks that the pool's connections are session-level when the LISTEN
+// connection does not share their DSN (listen_dsn): probe cannot tell then, since a
+// notification sent through a transaction-pooling proxy does reach a LISTEN made
+// elsewhere. A pool connection LISTENs on a channel of its own and conn notifies it;
+// behind transaction pooling that LISTEN held a server connection only for its own
+// transaction, so nothing arrives. The pool connection UNLISTENs before it goes back.
+func (l *listener) probePool(ctx context.Context, conn *pgx.Conn) error {
+	pc, err := l.pool.Acquire(ctx)
+	if err != nil {
+		return mapErr(ctx, err, "listen: probe the pool")
+	}
+	defer func() {
+		unlisten, cancel := context.WithTimeout(context.Background(), unlistenTimeout)
+		defer cancel()
+		if _, err := pc.Exec(unlisten, "UNLISTEN *"); err != nil {
+			pc.Conn().Close(unlisten) // the pool drops it
+		}
+		pc.Release()
+	}()
+	channel := probeToken()
+	if _, err := pc.Exec(ctx, "LISTEN "+pgx.Identifier{channel}.Sanitize()); err != nil {
+		return mapErr(ctx, err, "listen: probe the pool")
+	}
+	if _, err := conn.Exec(ctx, `SELECT pg_notify($1, '')`, channel); err != nil {
+		return mapErr(ctx, err, "listen: probe the pool")
+	}
+	wait, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	for {
+		n, err := pc.Conn().WaitForNotification(wait)
+		if err != nil {
+			if ctx.Err() == nil && wait.Err() != nil {
+				return drivers.Errorf(drivers.KindUnavailable, "listen: a notification to a LISTEN made through the "+
+					"pool did not arrive within %s: is a transaction-pooling proxy (such as PgBouncer with "+
+					"pool_mode=transaction) behind dsn? anysqs needs a direct connection or session pooling, "+
+					"whatever listen_dsn is", probeTimeout)
+			}
+			return mapErr(ctx, err, "listen: probe the pool")
+		}
+		if n.Channel == channel {
+			return nil
+		}
 	}
 }
 
@@ -145,7 +207,7 @@ const unlistenTimeout = time.Second
 // reset. The next client then reads the reset's reply as the reply to its own first
 // statement, every later reply shifted by one ("mismatched param and argument count"
 // from another gateway's migration lock; issue 39). After UNLISTEN no notification can
-// arrive.
+// arrive. A gateway that dies cannot UNLISTEN: listen_dsn keeps its LISTEN off the pooler.
 func closeListening(conn *pgx.Conn) {
 	ctx, cancel := context.WithTimeout(context.Background(), unlistenTimeout)
 	defer cancel()

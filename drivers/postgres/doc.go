@@ -157,6 +157,9 @@
 //   - Sequence numbers are 64-bit, rendered as 20 digits.
 //   - Connections must be session-level: direct, or through a pooler in session mode.
 //     Open refuses transaction pooling (its LISTEN would never hear a notification).
+//     Behind PgBouncer, listen_dsn should reach PostgreSQL directly: LISTEN state left
+//     by a gateway that died can shift the replies of PgBouncer's next client (issue
+//     39; a gateway that closes its listener UNLISTENs first).
 //   - The driver sets plan_cache_mode=force_generic_plan on its connections: planning
 //     the claim statement costs more than running it. Plans depend on statistics: until
 //     autovacuum first analyzes the messages table (analyze threshold 1,000 changes,
@@ -173,6 +176,7 @@
 //	  name: postgres
 //	  options:
 //	    dsn: postgres://postgres@127.0.0.1:5432/anysqs?sslmode=disable
+//	    listen_dsn: ""          # default: dsn; the LISTEN connection's own DSN, see "Limits"
 //	    create_database: true   # create the DSN's database if missing
 //	    schema: anysqs          # default
 //	    max_conns: 16           # default; more only adds contention on small machines

@@ -20,7 +20,7 @@ func OpenListener(ctx context.Context, dsn, channel string, pool *pgxpool.Pool) 
 	if err != nil {
 		return nil, err
 	}
-	l, err := startListener(ctx, cfg, channel, pool)
+	l, err := startListener(ctx, cfg, false, channel, pool)
 	if err != nil {
 		return nil, err
 	}

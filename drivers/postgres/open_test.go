@@ -138,11 +138,12 @@ func TestNewerSchema(t *testing.T) {
 	}
 }
 
-// A DSN that does not parse is an InvalidArgument without its password, with or without
-// the tls options (which rewrite the DSN first).
+// A DSN that does not parse is an InvalidArgument that names its option and not its
+// password, with or without the tls options (which rewrite the DSN first).
 func TestBadDSNHidesPassword(t *testing.T) {
 	t.Parallel()
 	const bad = "postgres://anysqs:s3cret-pw@127.0.0.1:notaport/anysqs"
+	good := "postgres://anysqs@127.0.0.1:1/anysqs"
 	tls := map[string]any{"mode": "disable"}
 	for _, c := range []struct {
 		name    string
@@ -151,6 +152,8 @@ func TestBadDSNHidesPassword(t *testing.T) {
 	}{
 		{"dsn", map[string]any{"dsn": bad}, "postgres options"},
 		{"dsn with tls", map[string]any{"dsn": bad, "tls": tls}, "postgres options"},
+		{"listen_dsn", map[string]any{"dsn": good, "listen_dsn": bad}, "listen_dsn"},
+		{"listen_dsn with tls", map[string]any{"dsn": good, "listen_dsn": bad, "tls": tls}, "listen_dsn"},
 	} {
 		_, err := drivers.Open(context.Background(), "postgres", c.options)
 		if err == nil || drivers.KindOf(err) != drivers.KindInvalidArgument || !strings.Contains(err.Error(), c.want) ||
@@ -158,5 +161,19 @@ func TestBadDSNHidesPassword(t *testing.T) {
 			t.Errorf("%s: %v (kind %v); want InvalidArgument naming %q, without the password", c.name, err,
 				drivers.KindOf(err), c.want)
 		}
+	}
+}
+
+// A listen_dsn on another database than dsn's would never hear a wake-up: Open says so.
+func TestListenDSNOtherDatabaseRefused(t *testing.T) {
+	t.Parallel() // it waits out the probe
+	d, err := postgres.Open(context.Background(), postgres.Options{DSN: newDatabase(t), ListenDSN: newDatabase(t)})
+	if err == nil {
+		d.Close()
+		t.Fatal("Open succeeded with listen_dsn on another database")
+	}
+	if drivers.KindOf(err) != drivers.KindUnavailable || !strings.Contains(err.Error(), "does listen_dsn name the same database") {
+		t.Fatalf("Open: %v (kind %v); want an Unavailable error asking whether listen_dsn names the same database",
+			err, drivers.KindOf(err))
 	}
 }

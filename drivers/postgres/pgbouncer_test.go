@@ -218,3 +218,40 @@ func TestListenerCloseThroughPgBouncer(t *testing.T) {
 		}()
 	}
 }
+
+// listen_dsn: the pool through PgBouncer in session pooling, LISTEN straight to
+// PostgreSQL. PgBouncer has one server connection and the driver's pool one client
+// connection, which holds it, so Open succeeds only when the LISTEN connection does not
+// go through PgBouncer. Wake-ups still arrive.
+func TestListenDSNBesidePgBouncer(t *testing.T) {
+	t.Parallel()
+	direct := newDatabase(t)
+	bouncer := ownPgBouncer(t, dbName(t, direct))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	d, err := postgres.Open(ctx, postgres.Options{DSN: bouncer, ListenDSN: direct, MaxConns: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	createQueue(t, d, "q", stdAttrs())
+	watch(t, d, "q")
+	send(t, d, "q", epoch, drivers.SendEntry{Body: "x"})
+	awaitQueue(t, d, "q")
+}
+
+// With listen_dsn, notifications sent through a transaction-pooling proxy reach the
+// LISTEN connection, so Open checks the pool's connections by a LISTEN of their own.
+func TestListenDSNTransactionPoolingRefused(t *testing.T) {
+	t.Parallel() // it waits out the probe
+	dsn := throughPgBouncer(t, "transaction")
+	direct := dsnFor(t, adminDSN(), dbName(t, dsn))
+	d, err := postgres.Open(context.Background(), postgres.Options{DSN: dsn, ListenDSN: direct})
+	if err == nil {
+		d.Close()
+		t.Fatal("Open succeeded through transaction pooling")
+	}
+	if drivers.KindOf(err) != drivers.KindUnavailable || !strings.Contains(err.Error(), "transaction-pooling proxy") {
+		t.Fatalf("Open: %v (kind %v); want an Unavailable error naming the transaction-pooling proxy", err, drivers.KindOf(err))
+	}
+}

@@ -30,6 +30,11 @@ type Options struct {
 	// DSN is a libpq connection string, URL or key=value form. Empty: $ANYSQS_POSTGRES_DSN,
 	// then the PG* environment variables.
 	DSN string `json:"dsn"`
+	// ListenDSN, when set, is the DSN of the one connection that LISTENs for activity
+	// (the pool uses DSN): the same database, reached directly while DSN goes through
+	// PgBouncer, so that a gateway that dies cannot leave LISTEN state in a pooled server
+	// connection (see closeListening). TLS and PasswordFile apply to it too.
+	ListenDSN string `json:"listen_dsn"`
 	// Schema holds the driver's tables; created if missing. Default "anysqs".
 	Schema string `json:"schema"`
 	// MaxConns caps the pool. Default 16: on small machines more connections only add
@@ -107,6 +112,14 @@ func Open(ctx context.Context, o Options) (*Driver, error) {
 	if err != nil {
 		return nil, drivers.Wrap(drivers.KindInvalidArgument, err, "postgres options")
 	}
+	listenCfg := cfg
+	if o.ListenDSN != "" {
+		lo := o
+		lo.DSN = o.ListenDSN
+		if listenCfg, err = poolConfig(lo); err != nil {
+			return nil, drivers.Wrap(drivers.KindInvalidArgument, err, "postgres options: listen_dsn")
+		}
+	}
 	if o.CreateDatabase {
 		if err := createDatabase(ctx, cfg); err != nil {
 			return nil, err
@@ -122,7 +135,7 @@ func Open(ctx context.Context, o Options) (*Driver, error) {
 		pool.Close()
 		return nil, err
 	}
-	lis, err := startListener(ctx, cfg, d.channel, d.pool)
+	lis, err := startListener(ctx, listenCfg, o.ListenDSN != "", d.channel, d.pool)
 	if err != nil {
 		pool.Close()
 		return nil, err
