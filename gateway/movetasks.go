@@ -3,8 +3,8 @@ package gateway
 import (
 	"context"
 	"encoding/base64"
-	"errors"
 	"encoding/json"
+	"errors"
 	"sync"
 	"time"
 
@@ -271,6 +271,7 @@ func (m *moveTasks) step(r *runningMove) {
 		m.s.log.Warn("move task: moving messages failed; retrying", "queue", t.Source, "err", err)
 	case err != nil:
 		r.outcome, r.failure = drivers.MoveTaskFailed, driverError(err, t.Source).Message
+		m.s.log.Error("move task failed", "queue", t.Source, "err", err)
 	case !res.More:
 		r.outcome = drivers.MoveTaskCompleted
 	}
