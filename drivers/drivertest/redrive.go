@@ -1,6 +1,7 @@
 package drivertest
 
 import (
+	"strings"
 	"time"
 
 	"github.com/anysqs/anysqs/capabilities"
@@ -25,7 +26,7 @@ var redriveCases = []testCase{
 	{capability: string(capabilities.RedriveDLQ), name: "dlq-retention-clock", run: dlqRetentionClock, degraded: asNative(dlqRetentionClock)},
 	{capability: string(capabilities.RedriveMoveTasks), name: "move-back-to-source", run: moveBackToSource, degraded: asNative(moveBackToSource)},
 	{capability: string(capabilities.RedriveMoveTasks), name: "move-to-destination-visible-only", run: moveToDestination, degraded: asNative(moveToDestination)},
-	{capability: string(capabilities.RedriveMoveTasks), name: "move-back-past-unmovable", run: moveBackPastUnmovable, degraded: asNative(moveBackPastUnmovable)},
+	{capability: string(capabilities.RedriveMoveTasks), name: "move-back-past-unmovable", run: moveBackPastUnmovable, degraded: moveBackStopsAtUnmovable},
 }
 
 // atLeastOnce says whether the declaration of id promises only an at-least-once move:
@@ -153,60 +154,110 @@ func moveBackToSource(e *env) {
 // in the dead-letter queue and must not hide the movable ones behind them, however many
 // of them come first.
 func moveBackPastUnmovable(e *env) {
-	atLeastOnce := e.atLeastOnce(capabilities.RedriveMoveTasks)
-	const unmovable = 25 // more than one step's window: a step of 2 scans past them
-	gone, dlq := e.withDLQ(false, 1)
+	dlq, kept, now := e.fillPastUnmovable()
+	moved, err := e.moveBackInSteps(dlq, now)
+	if err != nil {
+		e.t.Fatalf("MoveMessages: %v", err)
+	}
+	e.expectMovedPastUnmovable(dlq, kept, now, moved)
+}
+
+// moveBackStopsAtUnmovable is the fallback a degraded declaration may document (its note
+// saying so): a move back that meets a message whose source queue is gone stops with
+// KindFailedPrecondition, and every message is still in the dead-letter queue or back in
+// its source.
+func moveBackStopsAtUnmovable(e *env, d capabilities.Declaration) {
+	dlq, kept, now := e.fillPastUnmovable()
+	moved, err := e.moveBackInSteps(dlq, now)
+	if err == nil {
+		e.expectMovedPastUnmovable(dlq, kept, now, moved)
+		return
+	}
+	expectKind(e.t, "a move back stopped by a message whose source queue is gone", err, drivers.KindFailedPrecondition)
+	if !strings.Contains(d.Note, "source queue is gone") {
+		e.t.Fatalf("the move stopped at a message whose source queue is gone (%v), and the declaration's note does not say so: %q", err, d.Note)
+	}
+	bodies := map[string]bool{}
+	for _, m := range append(e.drain(kept, now), e.drain(dlq, now)...) {
+		bodies[m.Body] = true
+	}
+	if len(bodies) != unmovableAhead+3 {
+		e.t.Fatalf("after the stopped move %d distinct messages remain of %d", len(bodies), unmovableAhead+3)
+	}
+}
+
+// unmovableAhead is how many messages whose source queue is gone stand ahead of the
+// movable ones: more than a step's window, so a step of 2 must scan past them.
+const unmovableAhead = 25
+
+// fillPastUnmovable fills a dead-letter queue with unmovableAhead messages of a queue it
+// then deletes, and after them 3 (x, y, z) of a queue that stays; it returns the queues
+// and when they are all visible in the dead-letter queue.
+func (e *env) fillPastUnmovable() (dlq, kept string, now time.Duration) {
+	const unmovable = unmovableAhead
+	var gone string
+	gone, dlq = e.withDLQ(false, 1)
 	attrs := StandardAttributes()
 	attrs.RedrivePolicy = &drivers.RedrivePolicy{DeadLetterQueue: dlq, MaxReceiveCount: 1}
-	kept := e.queue("src", attrs)
-	deadLetter := func(q string, bodies ...string) {
+	kept = e.queue("src", attrs)
+	// deadLetter sends bodies to q at start and receives each once; the receives of the
+	// next round, a visibility timeout later, move them to the dead-letter queue. It
+	// returns when that is done.
+	wait := e.after(10 * time.Second)
+	deadLetter := func(q string, start time.Duration, bodies ...string) time.Duration {
 		var entries []drivers.SendEntry
 		for _, b := range bodies {
 			entries = append(entries, msg(b))
 		}
 		for i := 0; i < len(entries); i += 10 {
-			e.send(q, 0, entries[i:min(i+10, len(entries))]...)
+			e.send(q, start, entries[i:min(i+10, len(entries))]...)
 		}
 		for got, tries := 0, 0; got < len(entries); tries++ {
 			if tries == len(entries) {
 				e.t.Fatalf("%s: %d of %d messages received", q, got, len(entries))
 			}
-			got += len(e.receive(q, 0, 10, 10).Messages)
+			got += len(e.receive(q, start, 10, 10).Messages)
 		}
-		// Each message has had its one receive: the next receive of each dead-letters it.
-		for i := 0; i < len(entries) && e.stats(q, e.after(10*time.Second)) != (drivers.QueueStats{}); i++ {
-			if got := e.receive(q, e.after(10*time.Second), 10, 10).Messages; len(got) != 0 {
+		for i := 0; i < len(entries) && e.stats(q, start+wait) != (drivers.QueueStats{}); i++ {
+			if got := e.receive(q, start+wait, 10, 10).Messages; len(got) != 0 {
 				e.t.Fatalf("%s: a message delivered after its last receive", q)
 			}
 		}
+		return start + wait
 	}
 	var old []string
 	for i := 0; i < unmovable; i++ {
 		old = append(old, "gone-"+string(rune('a'+i)))
 	}
-	deadLetter(gone, old...)
-	deadLetter(kept, "x", "y", "z")
-	now := e.after(10*time.Second) + time.Second
+	now = deadLetter(kept, deadLetter(gone, 0, old...), "x", "y", "z") + time.Second
 	e.expectStats(dlq, now, drivers.QueueStats{Visible: unmovable + 3})
 	if err := e.d.DeleteQueue(e.ctx, drivers.DeleteQueueRequest{Name: gone}); err != nil {
 		e.t.Fatalf("DeleteQueue %s: %v", gone, err)
 	}
-	moved := 0
+	return dlq, kept, now
+}
+
+// moveBackInSteps moves dlq's messages back to their sources in steps of 2, as a task
+// would, until a step says no movable message is left (at most 5 steps).
+func (e *env) moveBackInSteps(dlq string, now time.Duration) (moved int, err error) {
 	for i := 0; i < 5; i++ {
 		res, err := e.d.MoveMessages(e.ctx, drivers.MoveMessagesRequest{Source: dlq, Now: e.at(now), Limit: 2})
-		if err != nil {
-			e.t.Fatalf("MoveMessages: %v", err)
-		}
 		moved += res.Moved
-		if !res.More {
-			break
+		if err != nil || !res.More {
+			return moved, err
 		}
 	}
+	return moved, nil
+}
+
+func (e *env) expectMovedPastUnmovable(dlq, kept string, now time.Duration, moved int) {
+	e.t.Helper()
 	if moved != 3 {
-		e.t.Fatalf("MoveMessages moved %d of the 3 messages whose source exists, behind %d whose source is gone", moved, unmovable)
+		e.t.Fatalf("MoveMessages moved %d of the 3 messages whose source exists, behind %d whose source is gone", moved, unmovableAhead)
 	}
+	atLeastOnce := e.atLeastOnce(capabilities.RedriveMoveTasks)
 	e.expectCopies("the source after the move", e.copiesByBody("the source after the move", e.drain(kept, now)), atLeastOnce, "x", "y", "z")
-	e.expectStats(dlq, now, drivers.QueueStats{Visible: unmovable})
+	e.expectStats(dlq, now, drivers.QueueStats{Visible: unmovableAhead})
 }
 
 func moveToDestination(e *env) {

@@ -71,7 +71,7 @@ func declarations(o Options) []capabilities.Declaration {
 			"max_receive_count", strconv.Itoa(sqsrule.MaxMaxReceiveCount), "move", "at-least-once"),
 		native(capabilities.RedriveAllow, "kept in the entity's user metadata"),
 		degraded(capabilities.RedriveMoveTasks,
-			"a move sends a copy to the destination, then completes the source message: a retried move may leave a duplicate with the same MessageId, and moved messages keep their MessageId; tasks are kept in the gateway's memory",
+			"a move sends a copy to the destination, then completes the source message: a retried move may leave a duplicate with the same MessageId, and moved messages keep their MessageId; tasks are kept in the gateway's memory; a message whose source queue is gone stops a move back to the sources: the task fails, naming the queue, and the message stays in the dead-letter queue",
 			"max_messages_per_second", "500", "move", "at-least-once"),
 		degraded(capabilities.RetentionPeriod,
 			"the entity's default time-to-live; a message's time-to-live is fixed when it is enqueued, so a changed retention period applies to messages sent afterwards, and it restarts in a dead-letter queue",

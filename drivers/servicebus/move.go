@@ -47,7 +47,15 @@ func (d *Driver) MoveMessages(ctx context.Context, req drivers.MoveMessagesReque
 		if isFIFO(dest) {
 			out.MessageID = "move." + strProp(props[propID])
 		}
-		return classify(d.ns.Send(ctx, d.entity(dest), out), "servicebus: move to "+dest)
+		err := classify(d.ns.Send(ctx, d.entity(dest), out), "servicebus: move to "+dest)
+		if req.Destination == "" && drivers.KindOf(err) == drivers.KindNotFound {
+			// The message's source queue is gone. A peek-locked message cannot be passed
+			// over without raising its delivery count, so the move stops here, saying so,
+			// and the message stays where it is.
+			return drivers.Errorf(drivers.KindFailedPrecondition,
+				"servicebus: a message in %s came from queue %s, which no longer exists; it stays in %s: %v", req.Source, dest, req.Source, err)
+		}
+		return err
 	})
 	res := drivers.MoveMessagesResult{Moved: moved}
 	if err != nil {

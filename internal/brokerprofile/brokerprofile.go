@@ -87,7 +87,7 @@ var overrides = []capabilities.Declaration{
 	{ID: capabilities.RedriveDLQ, Level: capabilities.Degraded, Limits: map[string]string{"max_receive_count": strconv.Itoa(sqsrule.MaxMaxReceiveCount), "move": "at-least-once"},
 		Note: "dead-lettering is not promised to be one transaction with the receive: a message may reach the dead-letter queue twice, with the same MessageId"},
 	{ID: capabilities.RedriveMoveTasks, Level: capabilities.Degraded, Limits: map[string]string{"max_messages_per_second": "500", "move": "at-least-once"},
-		Note: "a move copies the message to the destination, then deletes it from the source: a retried move may leave a duplicate with the same MessageId, and moved messages keep their MessageId; tasks are kept in the gateway's memory"},
+		Note: "a move copies the message to the destination, then deletes it from the source: a retried move may leave a duplicate with the same MessageId, and moved messages keep their MessageId; tasks are kept in the gateway's memory; a message whose source queue is gone stops a move back to the sources: the task fails, naming the queue, and the message stays in the dead-letter queue"},
 	{ID: capabilities.FIFOReceiveAttempt, Level: capabilities.Unsupported,
 		Note: "a broker does not replay a receive; ReceiveRequestAttemptId is rejected"},
 	{ID: capabilities.QueuePurge, Level: capabilities.Native,
@@ -292,8 +292,14 @@ func (d *driver) MoveMessages(ctx context.Context, req drivers.MoveMessagesReque
 		if len(got.Messages) == 0 {
 			break
 		}
-		for _, m := range got.Messages {
+		for i, m := range got.Messages {
 			if err := d.moveOne(ctx, req, m); err != nil {
+				// Leave this message and the rest of the claim where they were, visible again.
+				entries := make([]drivers.ChangeVisibilityEntry, 0, len(got.Messages)-i)
+				for j, r := range got.Messages[i:] {
+					entries = append(entries, drivers.ChangeVisibilityEntry{EntryID: strconv.Itoa(j), ReceiptHandle: r.ReceiptHandle})
+				}
+				_, _ = d.inner.ChangeVisibility(ctx, drivers.ChangeVisibilityRequest{Name: req.Source, Now: d.now(), Entries: entries})
 				return res, err
 			}
 			res.Moved++
@@ -313,15 +319,18 @@ func (d *driver) moveOne(ctx context.Context, req drivers.MoveMessagesRequest, m
 		dest = m.DeadLetterSource
 	}
 	if dest == "" {
-		// Not a dead-lettered message: leave it where it is, visible again.
-		_, _ = d.inner.ChangeVisibility(ctx, drivers.ChangeVisibilityRequest{Name: req.Source, Now: d.now(),
-			Entries: []drivers.ChangeVisibilityEntry{{EntryID: "m", ReceiptHandle: m.ReceiptHandle}}})
 		return drivers.Errorf(drivers.KindFailedPrecondition,
 			"brokerprofile: message %s in %s has no dead-letter source to move back to", m.MessageID, req.Source)
 	}
 	copied, err := d.inner.SendMessages(ctx, drivers.SendMessagesRequest{Name: dest, Now: d.now(), Entries: []drivers.SendEntry{{
 		EntryID: "m", MessageID: m.MessageID, Body: m.Body, Attributes: m.Attributes, SystemAttributes: m.SystemAttributes,
 		MessageGroupID: m.MessageGroupID, MessageDeduplicationID: m.MessageDeduplicationID, SenderID: m.SenderID}}})
+	if req.Destination == "" && drivers.KindOf(err) == drivers.KindNotFound {
+		// A claimed message cannot be passed over without counting a delivery, as on a
+		// broker: the move stops here, saying so.
+		return drivers.Errorf(drivers.KindFailedPrecondition,
+			"brokerprofile: message %s in %s came from queue %s, which no longer exists; it stays in %s: %v", m.MessageID, req.Source, dest, req.Source, err)
+	}
 	if err != nil {
 		return err
 	}
