@@ -144,6 +144,8 @@ func newHarnessWith(t *testing.T, b backend, o harnessOptions) *H {
 		Account: testAccount,
 		prefix:  "c" + randomHex(4) + "-",
 	}
+	h.headers.transport = http.DefaultTransport.(*http.Transport).Clone()
+	t.Cleanup(h.headers.transport.CloseIdleConnections)
 	if st.endpoint != "" {
 		if o.maxInFlight != 0 {
 			t.Skip("the case sets the gateway's in-flight limit, and an endpoint's is its own")
@@ -272,14 +274,22 @@ func (h *H) newClient(p wireProtocol) *sqs.Client {
 }
 
 // headerRecorder is the client's transport; it keeps the last response's headers so
-// that cases can check the gateway's X-Anysqs-* headers.
+// that cases can check the gateway's X-Anysqs-* headers. Each case has its own pool of
+// connections (a clone of http.DefaultTransport): with one pool shared by hundreds of
+// parallel cases, a connection of one case could be closed by what another case does to
+// the pool (its idle limit evicting, CloseIdleConnections), mid-response.
 type headerRecorder struct {
-	mu   sync.Mutex
-	last http.Header
+	mu        sync.Mutex
+	last      http.Header
+	transport *http.Transport
 }
 
 func (r *headerRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
-	resp, err := http.DefaultTransport.RoundTrip(req)
+	var rt http.RoundTripper = http.DefaultTransport
+	if r.transport != nil {
+		rt = r.transport
+	}
+	resp, err := rt.RoundTrip(req)
 	if err == nil {
 		r.mu.Lock()
 		r.last = resp.Header.Clone()
