@@ -43,6 +43,20 @@ func preparePostgres(t *testing.T) storage {
 	}}
 }
 
+// preparePostgresPgBouncer is preparePostgres with the driver's connections going
+// through PgBouncer in session pooling (scripts/test-env.sh starts one and exports
+// ANYSQS_TEST_PGBOUNCER_SESSION_DSN); the schema is made and dropped on the server.
+func preparePostgresPgBouncer(t *testing.T) storage {
+	dsn := os.Getenv("ANYSQS_TEST_PGBOUNCER_SESSION_DSN")
+	if dsn == "" {
+		skipUnavailable(t, "PgBouncer in session pooling (ANYSQS_TEST_PGBOUNCER_SESSION_DSN; scripts/test-env.sh starts one)")
+	}
+	schema := postgresCaseSchema(t)
+	return storage{open: func(ctx context.Context) (drivers.Driver, error) {
+		return postgres.Open(ctx, postgres.Options{DSN: dsn, Schema: schema, MaxConns: 4})
+	}}
+}
+
 // postgresCaseSchema names a fresh schema for one case, dropped when t ends; it skips t
 // when the server is not reachable.
 func postgresCaseSchema(t *testing.T) string {
