@@ -77,9 +77,13 @@
 // lives depends on the driver's Description.MoveTaskStore. When it is set, the driver
 // keeps tasks in its backend: every gateway instance sharing the storage lists and
 // cancels every task, one instance runs each while it holds the task's lease, another
-// adopts a task whose lease lapsed, and tasks survive restarts. Otherwise tasks are kept
-// in this gateway's memory: a restarted gateway forgets its tasks (moved messages stay
-// moved), and an instance lists and cancels only the tasks it started.
+// adopts a task whose lease lapsed, and tasks survive restarts. Each step's count and
+// lease are written in the move's own transaction (drivers.MoveTaskStep), so
+// ApproximateNumberOfMessagesMoved is exactly what left the source, across a killed
+// gateway, a lost reply or two instances adopting at once; Close lets a step under way
+// finish (up to 10 s) and hands the task on. Otherwise tasks are kept in this gateway's
+// memory: a restarted gateway forgets its tasks (moved messages stay moved), and an
+// instance lists and cancels only the tasks it started.
 //
 // # Authentication
 //
