@@ -11,10 +11,8 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 
 	"github.com/anysqs/anysqs/drivers"
+	"github.com/anysqs/anysqs/drivers/sqsrule"
 )
-
-// purgeCooldown is SQS's minimum time between two purges of one queue.
-const purgeCooldown = 60 * time.Second
 
 // casAttempts bounds the read-modify-write rounds of a queue record under contention.
 const casAttempts = 5
@@ -242,9 +240,12 @@ func (d *Driver) DeleteQueue(ctx context.Context, req drivers.DeleteQueueRequest
 // is never delivered again, and Sweep deletes it.
 func (d *Driver) PurgeQueue(ctx context.Context, req drivers.PurgeQueueRequest) error {
 	_, err := d.updateQueue(ctx, "PurgeQueue", req.Name, func(q *queueDoc) error {
-		if q.LastPurge != 0 && req.Now.Before(fromMS(q.LastPurge).Add(purgeCooldown)) {
-			return drivers.Errorf(drivers.KindPurgeInProgress,
-				"queue %q was purged at %s; only one purge per 60 seconds is allowed", q.Name, fromMS(q.LastPurge).Format(time.RFC3339))
+		var last time.Time
+		if q.LastPurge != 0 {
+			last = fromMS(q.LastPurge)
+		}
+		if err := sqsrule.CheckPurge(q.Name, last, req.Now); err != nil {
+			return err
 		}
 		q.Gen++
 		q.LastPurge = ms(req.Now)

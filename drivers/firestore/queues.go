@@ -11,10 +11,8 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/anysqs/anysqs/drivers"
+	"github.com/anysqs/anysqs/drivers/sqsrule"
 )
-
-// purgeCooldown is SQS's minimum time between two purges of one queue.
-const purgeCooldown = 60 * time.Second
 
 // queue is a stored queue with its decoded attributes.
 type queue struct {
@@ -249,10 +247,12 @@ func (d *Driver) PurgeQueue(ctx context.Context, req drivers.PurgeQueueRequest) 
 			return err
 		}
 		now := toNanos(req.Now)
-		if q.doc.Purged != 0 && now < q.doc.Purged+int64(purgeCooldown) {
-			return drivers.Errorf(drivers.KindPurgeInProgress,
-				"queue %q was purged at %s; only one purge per 60 seconds is allowed",
-				req.Name, fromNanos(q.doc.Purged).Format(time.RFC3339))
+		var last time.Time
+		if q.doc.Purged != 0 {
+			last = fromNanos(q.doc.Purged)
+		}
+		if err := sqsrule.CheckPurge(req.Name, last, req.Now); err != nil {
+			return err
 		}
 		if err := tx.Update(d.queueRef(req.Name), []fs.Update{{Path: "mi", Value: newID()}, {Path: "purged", Value: now}}); err != nil {
 			return err

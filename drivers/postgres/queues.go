@@ -243,9 +243,12 @@ func (d *Driver) PurgeQueue(ctx context.Context, req drivers.PurgeQueueRequest) 
 		if err != nil {
 			return err
 		}
-		if last != nil && req.Now.Before(last.Add(60*time.Second)) {
-			return drivers.Errorf(drivers.KindPurgeInProgress, "queue %s was purged at %s, less than 60 seconds ago",
-				req.Name, last.UTC().Format(time.RFC3339))
+		var lastPurge time.Time
+		if last != nil {
+			lastPurge = *last
+		}
+		if err := sqsrule.CheckPurge(req.Name, lastPurge, req.Now); err != nil {
+			return err
 		}
 		if _, err := tx.Exec(ctx, `UPDATE queues SET last_purge = $2 WHERE id = $1`, id, req.Now); err != nil {
 			return err

@@ -262,9 +262,9 @@ func (d *Driver) PurgeQueue(ctx context.Context, req drivers.PurgeQueueRequest) 
 	now := d.now()
 	key := strings.ToLower(req.Name)
 	d.mu.Lock()
-	if last, ok := d.purged[key]; ok && now.Sub(last) < 60*time.Second {
+	if err := sqsrule.CheckPurge(req.Name, d.purged[key], now); err != nil {
 		d.mu.Unlock()
-		return drivers.Errorf(drivers.KindPurgeInProgress, "servicebus: queue %s was purged less than 60 seconds ago", req.Name)
+		return err
 	}
 	d.purged[key] = now
 	d.mu.Unlock()

@@ -229,9 +229,12 @@ func (d *Driver) PurgeQueue(ctx context.Context, req drivers.PurgeQueueRequest) 
 		if err != nil {
 			return err
 		}
-		if qr.lastPurge.Valid && req.Now.Before(qr.lastPurge.Time.Add(60*time.Second)) {
-			return drivers.Errorf(drivers.KindPurgeInProgress, "queue %s was purged at %s, less than 60 seconds ago",
-				req.Name, qr.lastPurge.Time.UTC().Format(time.RFC3339))
+		var last time.Time
+		if qr.lastPurge.Valid {
+			last = qr.lastPurge.Time
+		}
+		if err := sqsrule.CheckPurge(req.Name, last, req.Now); err != nil {
+			return err
 		}
 		// Purged in-flight messages no longer hold their groups, and, as in SQS, the
 		// deduplication ids used before the purge are free again. Both in this

@@ -8,10 +8,8 @@ import (
 	"time"
 
 	"github.com/anysqs/anysqs/drivers"
+	"github.com/anysqs/anysqs/drivers/sqsrule"
 )
-
-// purgeCooldown is SQS's minimum time between two purges of one queue.
-const purgeCooldown = 60 * time.Second
 
 // queryer is what *sql.DB and *sql.Tx have in common.
 type queryer interface {
@@ -290,10 +288,12 @@ func (d *Driver) PurgeQueue(ctx context.Context, req drivers.PurgeQueueRequest) 
 			return err
 		}
 		now := toNanos(req.Now)
-		if q.lastPurge.Valid && now < q.lastPurge.Int64+int64(purgeCooldown) {
-			return drivers.Errorf(drivers.KindPurgeInProgress,
-				"queue %q was purged at %s; only one purge per 60 seconds is allowed",
-				req.Name, fromNanos(q.lastPurge.Int64).Format(time.RFC3339))
+		var last time.Time
+		if q.lastPurge.Valid {
+			last = fromNanos(q.lastPurge.Int64)
+		}
+		if err := sqsrule.CheckPurge(req.Name, last, req.Now); err != nil {
+			return err
 		}
 		if _, err := tx.ExecContext(ctx, `DELETE FROM messages WHERE queue_id = ? AND sent_at <= ?`, q.id, now); err != nil {
 			return err

@@ -1,0 +1,21 @@
+package sqsrule
+
+import (
+	"time"
+
+	"github.com/anysqs/anysqs/drivers"
+)
+
+// PurgeInterval is the shortest time SQS allows between two purges of one queue.
+const PurgeInterval = 60 * time.Second
+
+// CheckPurge says whether queue, last purged at last (the zero time: never), may be
+// purged at now. It returns nil, or a KindPurgeInProgress error naming the queue and its
+// last purge, which a driver returns as it is, changing nothing.
+func CheckPurge(queue string, last, now time.Time) error {
+	if last.IsZero() || !now.Before(last.Add(PurgeInterval)) {
+		return nil
+	}
+	return drivers.Errorf(drivers.KindPurgeInProgress, "queue %s was purged at %s; only one purge per %v is allowed",
+		queue, last.UTC().Format(time.RFC3339), PurgeInterval)
+}
