@@ -92,9 +92,10 @@ func (d *Driver) CreateQueue(ctx context.Context, req drivers.CreateQueueRequest
 		if found && old.Deleted == 0 {
 			return drivers.CreateQueueResult{Queue: old.public(), Existed: true}, nil
 		}
-		if found && !in.CreatedAt.IsZero() && in.CreatedAt.Before(fromMS(old.Deleted).Add(drivers.QueueNameReuseDelay)) {
-			return drivers.CreateQueueResult{}, drivers.Errorf(drivers.KindDeletedRecently,
-				"queue %q was deleted less than %v ago", in.Name, drivers.QueueNameReuseDelay)
+		if found {
+			if err := sqsrule.CheckNameReuse(in.Name, fromMS(old.Deleted), in.CreatedAt); err != nil {
+				return drivers.CreateQueueResult{}, err
+			}
 		}
 		tags := in.Tags
 		if tags == nil {

@@ -114,8 +114,10 @@ func (d *Driver) CreateQueue(ctx context.Context, req drivers.CreateQueueRequest
 			}
 			if err == nil {
 				var del deletedDoc
-				if err := snap.DataTo(&del); err == nil && del.At > toNanos(in.CreatedAt.Add(-drivers.QueueNameReuseDelay)) {
-					return drivers.Errorf(drivers.KindDeletedRecently, "queue %q was deleted less than %v ago", in.Name, drivers.QueueNameReuseDelay)
+				if err := snap.DataTo(&del); err == nil && del.At != 0 {
+					if err := sqsrule.CheckNameReuse(in.Name, fromNanos(del.At), in.CreatedAt); err != nil {
+						return err
+					}
 				}
 			}
 		}

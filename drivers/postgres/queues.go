@@ -84,13 +84,15 @@ func (d *Driver) CreateQueue(ctx context.Context, req drivers.CreateQueueRequest
 	// seen as such.
 	var created bool
 	err = d.inTx(ctx, "create queue "+q.Name, func(tx pgx.Tx) error {
-		var recent bool
-		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM deleted_queues WHERE name = $1 AND deleted_at > $2)`,
-			q.Name, now.Add(-drivers.QueueNameReuseDelay)).Scan(&recent); err != nil {
+		var latest *time.Time
+		if err := tx.QueryRow(ctx, `SELECT max(deleted_at) FROM deleted_queues WHERE name = $1 AND deleted_at > $2`,
+			q.Name, now.Add(-drivers.QueueNameReuseDelay)).Scan(&latest); err != nil {
 			return err
 		}
-		if recent {
-			return drivers.Errorf(drivers.KindDeletedRecently, "queue %s was deleted less than %v ago", q.Name, drivers.QueueNameReuseDelay)
+		if latest != nil {
+			if err := sqsrule.CheckNameReuse(q.Name, *latest, now); err != nil {
+				return err
+			}
 		}
 		tag, err := tx.Exec(ctx, `INSERT INTO queues (name, fifo, dedup_group, retention, max_receive, dlq_name,
 			attributes, tags, created_at, last_modified) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10)

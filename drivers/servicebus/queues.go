@@ -129,7 +129,7 @@ func (d *Driver) CreateQueue(ctx context.Context, req drivers.CreateQueueRequest
 	d.mu.Lock()
 	at, deleted := d.deleted[strings.ToLower(q.Name)]
 	d.mu.Unlock()
-	if deleted && now.Sub(at) < drivers.QueueNameReuseDelay {
+	if reuse := sqsrule.CheckNameReuse(q.Name, at, now); deleted && reuse != nil {
 		existing, _, err := d.get(ctx, q.Name)
 		if err == nil {
 			return drivers.CreateQueueResult{Queue: existing, Existed: true}, nil
@@ -137,8 +137,7 @@ func (d *Driver) CreateQueue(ctx context.Context, req drivers.CreateQueueRequest
 		if drivers.KindOf(err) != drivers.KindNotFound {
 			return drivers.CreateQueueResult{}, err
 		}
-		return drivers.CreateQueueResult{}, drivers.Errorf(drivers.KindDeletedRecently,
-			"servicebus: queue %s was deleted less than %v ago", q.Name, drivers.QueueNameReuseDelay)
+		return drivers.CreateQueueResult{}, reuse
 	}
 	p, err := d.properties(ctx, q)
 	if err != nil {

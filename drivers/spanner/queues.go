@@ -105,8 +105,8 @@ func (d *Driver) CreateQueue(ctx context.Context, req drivers.CreateQueueRequest
 			if err := r.Columns(&at); err != nil {
 				return err
 			}
-			if at.After(q.CreatedAt.Add(-drivers.QueueNameReuseDelay)) {
-				return drivers.Errorf(drivers.KindDeletedRecently, "queue %s was deleted less than %v ago", q.Name, drivers.QueueNameReuseDelay)
+			if err := sqsrule.CheckNameReuse(q.Name, at, q.CreatedAt); err != nil {
+				return err
 			}
 		} else if spanner.ErrCode(err) != codes.NotFound {
 			return err

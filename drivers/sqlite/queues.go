@@ -89,15 +89,16 @@ func checkNotDeletedRecently(ctx context.Context, tx conn, name string, now time
 	if now.IsZero() {
 		return nil
 	}
-	var recent int
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM deleted_queues WHERE name = ? AND deleted_at > ?`,
-		name, toNanos(now.Add(-drivers.QueueNameReuseDelay))).Scan(&recent); err != nil {
+	var latest sql.NullInt64
+	if err := tx.QueryRowContext(ctx, `SELECT max(deleted_at) FROM deleted_queues WHERE name = ? AND deleted_at > ?`,
+		name, toNanos(now.Add(-drivers.QueueNameReuseDelay))).Scan(&latest); err != nil {
 		return err
 	}
-	if recent > 0 {
-		return drivers.Errorf(drivers.KindDeletedRecently, "queue %q was deleted less than %v ago", name, drivers.QueueNameReuseDelay)
+	var deleted time.Time
+	if latest.Valid {
+		deleted = fromNanos(latest.Int64)
 	}
-	return nil
+	return sqsrule.CheckNameReuse(name, deleted, now)
 }
 
 func toNanos(t time.Time) int64 {
