@@ -115,6 +115,20 @@ func (h *H) expectExactMove(dlq, src string) {
 	h.ReceiveNone(src, "the source after the 5 moved messages")
 }
 
+// awaitClosed waits, advancing the gateway clock a second at a time (the task's steps
+// are paced on it), until c is closed.
+func (h *H) awaitClosed(what string, c <-chan struct{}) {
+	h.T.Helper()
+	h.Eventually(what, time.Second, func() bool {
+		select {
+		case <-c:
+			return true
+		default:
+			return false
+		}
+	})
+}
+
 // moveCount is the count dlq's latest task shows now.
 func (h *H) moveCount(dlq string) int64 {
 	h.T.Helper()
@@ -151,14 +165,7 @@ func moveAbandonedMidStep(t *testing.T, b backend) {
 		}
 	}))
 	dlq, src, _ := h.slowMoveTask(h.SQS)
-	h.Eventually("the first step's move to commit", time.Second, func() bool {
-		select {
-		case <-committed:
-			return true
-		default:
-			return false
-		}
-	})
+	h.awaitClosed("the first step's move to commit", committed)
 
 	// Gateway A stalls inside its step and never closes. A storage one process owns is
 	// let go, as the kernel does when that process is killed; shared storage stays
@@ -186,14 +193,7 @@ func moveAbandonedMidStep(t *testing.T, b backend) {
 		return
 	}
 	close(wake)
-	h.Eventually("the stalled gateway to report again", time.Second, func() bool {
-		select {
-		case <-woke:
-			return true
-		default:
-			return false
-		}
-	})
+	h.awaitClosed("the stalled gateway to report again", woke)
 	if n := h.moveCount(dlq); n != 5 {
 		h.T.Fatalf("after the stalled gateway woke the task counts %d moved, want 5", n)
 	}
@@ -226,14 +226,7 @@ func moveCutByClose(t *testing.T, b backend) {
 		}
 	}))
 	dlq, src, _ := h.slowMoveTask(h.SQS)
-	h.Eventually("the first step's move to commit", time.Second, func() bool {
-		select {
-		case <-committed:
-			return true
-		default:
-			return false
-		}
-	})
+	h.awaitClosed("the first step's move to commit", committed)
 	close(closing)
 	h.Restart() // Close, then a new gateway that adopts the released task
 	h.expectExactMove(dlq, src)
