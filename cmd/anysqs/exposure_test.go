@@ -186,3 +186,20 @@ func TestMigrateErrorNamesSideVariable(t *testing.T) {
 		t.Fatalf("got %v, want %q", err, want)
 	}
 }
+
+// Go's profiles have no authentication, keys or not: --pprof on anything but loopback
+// is refused, and on loopback it starts.
+func TestServePprofLoopbackOnly(t *testing.T) {
+	const keys = "listen: 127.0.0.1:0\nauth:\n  credentials:\n    - {access_key_id: AKIAEXPOSURE, secret_access_key: s}\n"
+	for _, addr := range []string{"0.0.0.0:0", ":0", "[::]:0"} {
+		cfg, _ := writeConfig(t, keys)
+		listened, err := startOnce(t, "--config", cfg, "--pprof", addr)
+		if listened || err == nil || !strings.Contains(err.Error(), "--pprof "+addr) || !strings.Contains(err.Error(), "loopback only") {
+			t.Errorf("--pprof %s with keys: listened %v, err %v; want a refusal naming --pprof", addr, listened, err)
+		}
+	}
+	cfg, _ := writeConfig(t, keys)
+	if listened, err := startOnce(t, "--config", cfg, "--pprof", "127.0.0.1:0"); !listened || err != nil {
+		t.Errorf("--pprof 127.0.0.1:0: listened %v, err %v", listened, err)
+	}
+}

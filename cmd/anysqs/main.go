@@ -67,7 +67,7 @@ to that file. Environment variables ANYSQS_* override the file (docs/configurati
 SIGINT or SIGTERM drain in-flight requests and stop.`)
 	cfgPath := fs.String("config", "", "YAML configuration `FILE` (configs/ has examples)")
 	listen := fs.String("listen", "", "`HOST:PORT` of the SQS listener (overrides listen and ANYSQS_LISTEN; without keys, loopback only)")
-	pprofAddr := fs.String("pprof", "", "`HOST:PORT` for Go's /debug/pprof profiles (off by default; keep it on loopback)")
+	pprofAddr := fs.String("pprof", "", "`HOST:PORT` for Go's /debug/pprof profiles (off by default; loopback only)")
 	if err := fs.parse(args, stdout); err != nil {
 		return err
 	}
@@ -119,6 +119,11 @@ SIGINT or SIGTERM drain in-flight requests and stop.`)
 			return fmt.Errorf("pprof: %w", err)
 		}
 		defer pprofLn.Close()
+		// The profiles have no authentication, keys or not: loopback only.
+		if tcp, ok := pprofLn.Addr().(*net.TCPAddr); !ok || !tcp.IP.IsLoopback() {
+			return fmt.Errorf("--pprof %s binds %s: Go's profiles have no authentication, so they are served on loopback only; bind 127.0.0.1 and reach it through an SSH tunnel or kubectl port-forward",
+				*pprofAddr, pprofLn.Addr())
+		}
 	}
 
 	drv, err := drivers.Open(ctx, cfg.Backend.Name, cfg.Backend.Options)
