@@ -40,6 +40,13 @@ README.md and the page index.html. `+"`make report`"+` is the usual way to call 
 			if !*quiet || c.Status != report.Pass {
 				fmt.Fprintln(stderr, c.String())
 			}
+			if c.Status == report.Fail {
+				// The one-line summary names the first line of the test's own output; a
+				// failure is read from all of it.
+				for _, r := range c.Reason {
+					fmt.Fprintln(stderr, "        "+strings.TrimRight(r, "\n"))
+				}
+			}
 		},
 	}
 	var wait func() error
