@@ -192,12 +192,14 @@ func (h *H) ReceiveNone(url, why string) {
 // request on a real clock may be, is not mistaken for an early delivery.
 //
 // A message received after due (a slow request on a real clock) is made visible again
-// at once, so that the rest of the case finds the queue as it would have.
-func (h *H) ReceiveNoneBefore(url string, due time.Time, why string) {
+// at once, so that the rest of the case finds the queue as it would have, but for one
+// more receive of each: ReceiveNoneBefore returns how many it took, for a case that
+// counts receives.
+func (h *H) ReceiveNoneBefore(url string, due time.Time, why string) (late int) {
 	h.T.Helper()
 	ms := h.Receive(url, 10, 0)
 	if len(ms) == 0 {
-		return
+		return 0
 	}
 	if h.Before(due) {
 		h.T.Fatalf("%s: received %d message(s) (first body %q) before the deadline, want none", why, len(ms), aws.ToString(ms[0].Body))
@@ -207,6 +209,7 @@ func (h *H) ReceiveNoneBefore(url string, due time.Time, why string) {
 			ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: 0})
 		h.Must(err, "ChangeMessageVisibility 0 of a message received after the deadline")
 	}
+	return len(ms)
 }
 
 // Delete deletes a received message.
