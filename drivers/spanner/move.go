@@ -3,7 +3,6 @@ package spanner
 import (
 	"context"
 	"math/rand/v2"
-	"strconv"
 
 	"cloud.google.com/go/spanner"
 	"github.com/google/uuid"
@@ -38,20 +37,7 @@ func (d *Driver) moveCandidates(ctx context.Context, req drivers.MoveMessagesReq
 	if qi.q.Attributes.FifoQueue {
 		// As a FIFO receive's scan: groups by the age of their first visible message,
 		// leaving out those with an earlier message hidden.
-		sql = `SELECT x.Part, x.MinSeq, x.GroupId FROM (
-				SELECT c.Part, MIN(c.Seq) AS MinSeq, ANY_VALUE(c.GroupId) AS GroupId,
-					ANY_VALUE(c.VisibleAt HAVING MIN c.Seq) AS HeadVisible, ANY_VALUE(g.BusyUntil) AS BusyUntil
-				FROM (
-					SELECT m.Part, m.Seq, m.GroupId, m.VisibleAt FROM Messages@{FORCE_INDEX=MessagesByVisible} m
-					WHERE m.QueueName = @q AND m.Shard IN UNNEST(@shards) AND m.VisibleAt <= @now AND m.EnqueuedAt > @cutoff
-						AND m.Committed > @purged` + filter + `
-					LIMIT ` + strconv.Itoa(fifoScan) + `) c
-				JOIN FifoGroups g ON g.QueueName = @q AND g.GroupId = c.Part
-				GROUP BY c.Part) x
-			WHERE x.BusyUntil <= @now OR NOT EXISTS (SELECT 1 FROM Messages b
-				WHERE b.QueueName = @q AND b.Part = x.Part AND b.Seq < x.MinSeq AND b.VisibleAt > @now
-					AND b.EnqueuedAt > @cutoff AND b.Committed > @purged)
-			ORDER BY x.HeadVisible, x.Part LIMIT @n`
+		sql = fifoGroupScan(filter)
 	}
 	s64 := make([]int64, shards)
 	for i, s := range rand.Perm(shards) {

@@ -226,20 +226,7 @@ func (d *Driver) candidates(ctx context.Context, name string, now time.Time, n i
 		// hidden (in flight or delayed): its row's BusyUntil says at once that nothing is
 		// in flight, else a short read of the group's messages before that one decides.
 		// The claim checks again.
-		sql = `SELECT x.Part, x.MinSeq, x.GroupId FROM (
-				SELECT c.Part, MIN(c.Seq) AS MinSeq, ANY_VALUE(c.GroupId) AS GroupId,
-					ANY_VALUE(c.VisibleAt HAVING MIN c.Seq) AS HeadVisible, ANY_VALUE(g.BusyUntil) AS BusyUntil
-				FROM (
-					SELECT m.Part, m.Seq, m.GroupId, m.VisibleAt FROM Messages@{FORCE_INDEX=MessagesByVisible} m
-					WHERE m.QueueName = @q AND m.Shard IN UNNEST(@shards) AND m.VisibleAt <= @now AND m.EnqueuedAt > @cutoff
-						AND m.Committed > @purged
-					LIMIT ` + strconv.Itoa(fifoScan) + `) c
-				JOIN FifoGroups g ON g.QueueName = @q AND g.GroupId = c.Part
-				GROUP BY c.Part) x
-			WHERE x.BusyUntil <= @now OR NOT EXISTS (SELECT 1 FROM Messages b
-				WHERE b.QueueName = @q AND b.Part = x.Part AND b.Seq < x.MinSeq AND b.VisibleAt > @now
-					AND b.EnqueuedAt > @cutoff AND b.Committed > @purged)
-			ORDER BY x.HeadVisible, x.Part LIMIT @n`
+		sql = fifoGroupScan("")
 	}
 	sh := rand.Perm(shards)
 	s64 := make([]int64, len(sh))
@@ -472,4 +459,24 @@ func cols(c []string) string {
 		s += x
 	}
 	return s
+}
+
+// fifoGroupScan is a FIFO receive's candidate query: groups in order of the moment
+// their first visible message became visible, leaving out those with an earlier message
+// hidden. filter adds conditions on the scanned message m (a move's, for one).
+func fifoGroupScan(filter string) string {
+	return `SELECT x.Part, x.MinSeq, x.GroupId FROM (
+				SELECT c.Part, MIN(c.Seq) AS MinSeq, ANY_VALUE(c.GroupId) AS GroupId,
+					ANY_VALUE(c.VisibleAt HAVING MIN c.Seq) AS HeadVisible, ANY_VALUE(g.BusyUntil) AS BusyUntil
+				FROM (
+					SELECT m.Part, m.Seq, m.GroupId, m.VisibleAt FROM Messages@{FORCE_INDEX=MessagesByVisible} m
+					WHERE m.QueueName = @q AND m.Shard IN UNNEST(@shards) AND m.VisibleAt <= @now AND m.EnqueuedAt > @cutoff
+						AND m.Committed > @purged` + filter + `
+					LIMIT ` + strconv.Itoa(fifoScan) + `) c
+				JOIN FifoGroups g ON g.QueueName = @q AND g.GroupId = c.Part
+				GROUP BY c.Part) x
+			WHERE x.BusyUntil <= @now OR NOT EXISTS (SELECT 1 FROM Messages b
+				WHERE b.QueueName = @q AND b.Part = x.Part AND b.Seq < x.MinSeq AND b.VisibleAt > @now
+					AND b.EnqueuedAt > @cutoff AND b.Committed > @purged)
+			ORDER BY x.HeadVisible, x.Part LIMIT @n`
 }
