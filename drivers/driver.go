@@ -118,15 +118,14 @@ type Driver interface {
 	// Now+VisibilityTimeout, increments the receive count and sets the first-receive time if
 	// unset. Two concurrent receives never claim the same message.
 	//
-	// Redrive: a visible message whose receive count already equals the queue's
-	// RedrivePolicy.MaxReceiveCount is moved to the dead-letter queue (receive count kept,
-	// DeadLetterSource set) instead of being returned. With an atomic move (the
-	// redrive.dlq declaration's move limit) that happens in the same transaction as the
-	// claim attempt; with an at-least-once move the message is never lost, may reach the
-	// dead-letter queue more than once, and every copy there has the same MessageID. As in
-	// SQS, its retention period keeps running from the original enqueue time in a standard
-	// DLQ and restarts in a FIFO DLQ, where the message's deduplication id becomes its
-	// MessageID.
+	// Redrive: a visible message due for redrive (sqsrule.RedriveDue) to the queue's
+	// redrive target (sqsrule.RedriveTarget) is moved there (receive count kept,
+	// DeadLetterSource set, enqueue time sqsrule.DLQEnqueueTime) instead of being
+	// returned. With an atomic move (the redrive.dlq declaration's move limit) that
+	// happens in the same transaction as the claim attempt; with an at-least-once move the
+	// message is never lost, may reach the dead-letter queue more than once, and every copy
+	// there has the same MessageID. In a FIFO DLQ the message's deduplication id becomes
+	// its MessageID.
 	//
 	// Order on standard queues is best effort. A message that became visible again after
 	// a receive (its visibility ended or was set to 0) should come before messages sent
@@ -528,7 +527,8 @@ type QueueAttributes struct {
 }
 
 // RedrivePolicy sends a message to DeadLetterQueue once it has been received
-// MaxReceiveCount times without being deleted.
+// MaxReceiveCount times without being deleted; sqsrule.RedriveTarget says when a policy
+// has no target.
 type RedrivePolicy struct {
 	DeadLetterQueue string // queue name, same namespace
 	MaxReceiveCount int32

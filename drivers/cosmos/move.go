@@ -9,6 +9,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 
 	"github.com/anysqs/anysqs/drivers"
+	"github.com/anysqs/anysqs/drivers/sqsrule"
 )
 
 // Moves cross partitions (each queue is its own), where Cosmos has no transaction. A
@@ -17,14 +18,15 @@ import (
 // in both queues, never in neither, and a retried move finds the copy by its id.
 
 // deadLetter moves m from q to its dead-letter queue dlq, keeping its delivery history
-// and recording the source. As in SQS, a standard DLQ keeps the enqueue time and a FIFO
-// DLQ restarts it, with the message id as the deduplication id.
+// and recording the source. Its enqueue time is sqsrule.DLQEnqueueTime; in a FIFO DLQ
+// its message id becomes its deduplication id.
 func (d *Driver) deadLetter(ctx context.Context, q, dlq queueDoc, m msgDoc, now time.Time) error {
 	etag := m.ETag
 	n := m
 	n.PK, n.ETag, n.DLS, n.Vis, n.Gen, n.Tok, n.Recv = dlq.pk(), "", q.Name, ms(now), dlq.Gen, "", 0
+	n.Enq = sqsrule.DLQEnqueueTime(dlq.Attrs.FifoQueue, m.Enq, ms(now))
 	if dlq.Attrs.FifoQueue {
-		n.Enq, n.Dedup = ms(now), m.MID
+		n.Dedup = m.MID
 	}
 	if err := d.writeCopy(ctx, "ReceiveMessages", dlq, n, now); err != nil {
 		return err

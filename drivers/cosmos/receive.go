@@ -101,7 +101,7 @@ func (d *Driver) ReceiveMessages(ctx context.Context, req drivers.ReceiveMessage
 				if len(res.Messages) == max {
 					break
 				}
-				if dlq != nil && m.RC >= maxCount {
+				if dlq != nil && sqsrule.RedriveDue(int64(m.RC), maxCount) {
 					if err := d.deadLetter(ctx, q, *dlq, m, req.Now); err != nil {
 						return drivers.ReceiveMessagesResult{}, err
 					}
@@ -336,19 +336,19 @@ func (d *Driver) replayAttempt(ctx context.Context, q queueDoc, attempt string, 
 	return out, true, nil
 }
 
-// redriveTarget returns the queue's dead-letter queue, or nil when it has none (or the
-// named queue does not exist, in which case messages are delivered as usual).
+// redriveTarget returns the queue's dead-letter queue (sqsrule.RedriveTarget), or nil
+// when it has none or the named queue does not exist.
 func (d *Driver) redriveTarget(ctx context.Context, q queueDoc) (*queueDoc, int32, error) {
-	rp := q.Attrs.RedrivePolicy
-	if rp == nil || rp.MaxReceiveCount <= 0 || rp.DeadLetterQueue == "" || rp.DeadLetterQueue == q.Name {
+	name, maxCount, ok := sqsrule.RedriveTarget(q.Name, q.Attrs.RedrivePolicy)
+	if !ok {
 		return nil, 0, nil
 	}
-	dlq, _, err := d.loadQueue(ctx, "ReceiveMessages", rp.DeadLetterQueue)
+	dlq, _, err := d.loadQueue(ctx, "ReceiveMessages", name)
 	if drivers.KindOf(err) == drivers.KindNotFound {
 		return nil, 0, nil
 	}
 	if err != nil {
 		return nil, 0, err
 	}
-	return &dlq, rp.MaxReceiveCount, nil
+	return &dlq, maxCount, nil
 }

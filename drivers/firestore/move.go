@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/anysqs/anysqs/drivers"
+	"github.com/anysqs/anysqs/drivers/sqsrule"
 )
 
 // mover moves messages into one destination queue inside a transaction: it reads the
@@ -28,34 +29,35 @@ type mover struct {
 // full says the transaction moved as many chunk bytes as one commit should carry.
 func (mv *mover) full() bool { return mv.bytes >= moveBudget }
 
-// redriveMover returns the mover to q's dead-letter queue, or nil when q has none (or
-// it no longer exists, in which case messages are delivered as usual).
+// redriveMover returns the mover to q's dead-letter queue (sqsrule.RedriveTarget), or
+// nil when q has none or it no longer exists.
 func (d *Driver) redriveMover(ctx context.Context, tx *fs.Transaction, q *queue, now int64) (*mover, error) {
-	rp := q.attrs.RedrivePolicy
-	if rp == nil || rp.MaxReceiveCount <= 0 || rp.DeadLetterQueue == "" || rp.DeadLetterQueue == q.doc.Name {
+	name, maxCount, ok := sqsrule.RedriveTarget(q.doc.Name, q.attrs.RedrivePolicy)
+	if !ok {
 		return nil, nil
 	}
-	dlq, err := d.loadQueue(ctx, tx, rp.DeadLetterQueue)
+	dlq, err := d.loadQueue(ctx, tx, name)
 	if drivers.KindOf(err) == drivers.KindNotFound {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	return &mover{d: d, src: q, dst: dlq, now: now, redrive: true, maxCount: rp.MaxReceiveCount, groups: map[string]*groupDoc{}}, nil
+	return &mover{d: d, src: q, dst: dlq, now: now, redrive: true, maxCount: maxCount, groups: map[string]*groupDoc{}}, nil
 }
 
-// add moves m (at ref) to the destination. A redrive keeps the message, its delivery
-// history and (standard DLQ) its enqueue time, and records the source, as SQS does; a
-// FIFO DLQ restarts retention and takes the MessageID as deduplication id. A move task's
+// add moves m (at ref) to the destination. A redrive keeps the message and its delivery
+// history and records the source, as SQS does; its enqueue time is
+// sqsrule.DLQEnqueueTime, and a FIFO DLQ takes the MessageID as deduplication id. A move task's
 // message is new: new MessageID, sent and enqueued now, fresh delivery state.
 func (mv *mover) add(tx *fs.Transaction, ref *fs.DocumentRef, m *msgDoc) error {
 	n := *m
 	n.Vis, n.Gen, n.Claimed, n.Received = mv.now, 0, false, 0
 	if mv.redrive {
 		n.DLS = mv.src.doc.Name
+		n.Enq = sqsrule.DLQEnqueueTime(mv.dst.doc.FIFO, m.Enq, mv.now)
 		if mv.dst.doc.FIFO {
-			n.Enq, n.Dedup = mv.now, m.MID
+			n.Dedup = m.MID
 		}
 	} else {
 		n.MID = uuid.NewString()

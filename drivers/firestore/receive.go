@@ -223,7 +223,7 @@ func (d *Driver) claimStandard(ctx context.Context, q *queue, req drivers.Receiv
 				again = true // claimed by another receiver meanwhile
 				continue
 			}
-			if mv != nil && m.RC >= int64(mv.maxCount) {
+			if mv != nil && sqsrule.RedriveDue(m.RC, mv.maxCount) {
 				if !mv.full() {
 					if err := mv.add(tx, s.Ref, m); err != nil {
 						return err
@@ -374,7 +374,7 @@ func (d *Driver) claimFIFO(ctx context.Context, q *queue, req drivers.ReceiveMes
 					}
 					break
 				}
-				if mv != nil && m.RC >= int64(mv.maxCount) {
+				if mv != nil && sqsrule.RedriveDue(m.RC, mv.maxCount) {
 					if mv.full() {
 						ready = now // moved by a later receive; nothing after it may go first
 						break

@@ -12,6 +12,9 @@ func SweepLockKey(schema string) (int32, int32) { return newLockKeys(schema).cla
 // SchemaVersions is how many migrations the driver has, for tests.
 var SchemaVersions = len(migrations)
 
+// Migration returns migration v (the one that brings the schema to version v), for tests.
+func Migration(v int) string { return migrations[v-1] }
+
 // OpenListener starts the driver's LISTEN connection on dsn, listening on channel, with
 // pool sending its probe notification, and returns what closes it as Driver.Close does;
 // for tests.

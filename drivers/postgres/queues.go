@@ -34,12 +34,12 @@ func scanQueue(row pgx.Row) (drivers.Queue, error) {
 type attrColumns struct {
 	fifo, dedupGroup bool
 	retention        int32
-	maxReceive       *int32
-	dlqName          *string
+	maxReceive       *int32  // with dlqName, the redrive target (sqsrule.RedriveTarget);
+	dlqName          *string // both nil when there is none
 	json             []byte
 }
 
-func columnsOf(a drivers.QueueAttributes) (attrColumns, error) {
+func columnsOf(name string, a drivers.QueueAttributes) (attrColumns, error) {
 	b, err := json.Marshal(a)
 	if err != nil {
 		return attrColumns{}, drivers.Wrap(drivers.KindInternal, err, "encode attributes")
@@ -49,8 +49,8 @@ func columnsOf(a drivers.QueueAttributes) (attrColumns, error) {
 	if c.retention <= 0 {
 		c.retention = sqsrule.DefaultMessageRetentionPeriod // the gateway normally resolves it
 	}
-	if rp := a.RedrivePolicy; rp != nil && rp.DeadLetterQueue != "" && rp.MaxReceiveCount > 0 {
-		c.maxReceive, c.dlqName = &rp.MaxReceiveCount, &rp.DeadLetterQueue
+	if dlq, maxCount, ok := sqsrule.RedriveTarget(name, a.RedrivePolicy); ok {
+		c.maxReceive, c.dlqName = &maxCount, &dlq
 	}
 	return c, nil
 }
@@ -58,7 +58,7 @@ func columnsOf(a drivers.QueueAttributes) (attrColumns, error) {
 // CreateQueue inserts the queue, or returns the existing one with Existed set.
 func (d *Driver) CreateQueue(ctx context.Context, req drivers.CreateQueueRequest) (drivers.CreateQueueResult, error) {
 	q := req.Queue
-	c, err := columnsOf(q.Attributes)
+	c, err := columnsOf(q.Name, q.Attributes)
 	if err != nil {
 		return drivers.CreateQueueResult{}, err
 	}
@@ -159,7 +159,7 @@ func (d *Driver) ListQueues(ctx context.Context, req drivers.ListQueuesRequest) 
 
 // SetQueueAttributes replaces the attributes and the columns derived from them.
 func (d *Driver) SetQueueAttributes(ctx context.Context, req drivers.SetQueueAttributesRequest) error {
-	c, err := columnsOf(req.Attributes)
+	c, err := columnsOf(req.Name, req.Attributes)
 	if err != nil {
 		return err
 	}

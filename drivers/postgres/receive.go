@@ -113,8 +113,9 @@ const lockGroupsSQL = `SELECT set_config('anysqs.claim_groups', coalesce(array_a
 	ORDER BY g.ready_at LIMIT $3 FOR UPDATE SKIP LOCKED) s`
 
 // claimSQL claims candidates in one statement: messages already received
-// maxReceiveCount times move to the dead-letter queue (FIFO ones with a new sequence
-// number there), the others get a new receipt token, deadline and receive count. With
+// maxReceiveCount times move to the dead-letter queue the queue's columns name
+// (sqsrule.RedriveDue and sqsrule.DLQEnqueueTime, written in SQL; FIFO ones with a new
+// sequence number there), the others get a new receipt token, deadline and receive count. With
 // an attempt id ($6) the claimed set is recorded for replay. The updates address the
 // rows c locked by ctid: a TID scan is every planner's cheapest choice, whereas an
 // index condition on queue_id alone could tempt a plan made while the table was small

@@ -21,8 +21,10 @@ import (
 // 8 only adds the receipt key table; an older driver issues unsealed handles, which the
 // newer drivers refuse, and refuses their sealed ones (see receipt.go): during a rolling
 // upgrade a message received through one version and deleted through the other comes
-// back after its visibility timeout, as with any handle that no longer deletes.
-var oldestDriver = []int{1, 2, 3, 3, 3, 3, 3, 3}
+// back after its visibility timeout, as with any handle that no longer deletes. 9 only
+// clears columns; an older driver moves a message of a queue that is its own dead-letter
+// queue to that queue again, as it did.
+var oldestDriver = []int{1, 2, 3, 3, 3, 3, 3, 3, 3}
 
 // migrations are applied in order; migration i brings the schema to version i+1. Never
 // edit a released migration: append a new one, with its oldestDriver entry.
@@ -195,6 +197,12 @@ CREATE TABLE receipt_key (
 	id  integer PRIMARY KEY CHECK (id = 1),
 	key bytea NOT NULL
 );
+`,
+	// 9: a queue that names itself as its dead-letter queue has no redrive target
+	// (sqsrule.RedriveTarget); older drivers stored one, and their claims moved its
+	// messages to the queue they were in instead of delivering them.
+	`
+UPDATE queues SET max_receive = NULL, dlq_name = NULL WHERE dlq_name = name;
 `,
 }
 

@@ -11,8 +11,8 @@
 // with duplicate detection over a 5-minute window. The entity is named entity_prefix plus
 // the queue name. MessageRetentionPeriod is the entity's default time-to-live; a
 // RedrivePolicy is MaxDeliveryCount = maxReceiveCount with ForwardDeadLetteredMessagesTo
-// the dead-letter queue's entity (no policy: the largest count, so nothing is
-// dead-lettered). Everything else Service Bus has no property for (the other attributes,
+// the dead-letter queue's entity (no policy, or one naming the queue itself: the largest
+// count, so nothing is dead-lettered). Everything else Service Bus has no property for (the other attributes,
 // the tags, the policy document, the exact queue name, creation and modification
 // times) is JSON in the entity's user metadata: it lives with the entity, needs no other
 // store, and goes when the entity goes. Entities without that metadata are not listed.

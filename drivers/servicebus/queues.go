@@ -35,14 +35,15 @@ type meta struct {
 	KMSReuse     int32             `json:"kr,omitempty"`
 	SSE          bool              `json:"e,omitempty"`
 	Tags         map[string]string `json:"t,omitempty"`
-	// Redrive is the redrive policy as set. The entity forwards to the dead-letter
-	// queue's entity when that exists, which the gateway checks before setting one.
+	// Redrive is the redrive policy as set. The entity forwards to the entity of its
+	// target (sqsrule.RedriveTarget) when that exists, which the gateway checks before
+	// setting one.
 	Redrive *drivers.RedrivePolicy `json:"r,omitempty"`
 }
 
 const metaVersion = 1
 
-// noRedrive is the MaxDeliveryCount of a queue without a redrive policy: Service Bus
+// noRedrive is the MaxDeliveryCount of a queue without a redrive target: Service Bus
 // always dead-letters at some count, so the count is its largest.
 const noRedrive = 1<<31 - 1
 
@@ -68,10 +69,10 @@ func (d *Driver) properties(ctx context.Context, q drivers.Queue) (QueueProperti
 	if a.FifoQueue {
 		p.DuplicateDetectionWindow = sqsrule.DedupWindow
 	}
-	if rp := a.RedrivePolicy; rp != nil {
-		if _, _, err := d.get(ctx, rp.DeadLetterQueue); err == nil {
-			p.MaxDeliveryCount = rp.MaxReceiveCount
-			p.ForwardDeadLetteredMessagesTo = d.entity(rp.DeadLetterQueue)
+	if dlq, maxCount, ok := sqsrule.RedriveTarget(q.Name, a.RedrivePolicy); ok {
+		if _, _, err := d.get(ctx, dlq); err == nil {
+			p.MaxDeliveryCount = maxCount
+			p.ForwardDeadLetteredMessagesTo = d.entity(dlq)
 		} else if drivers.KindOf(err) != drivers.KindNotFound {
 			return QueueProperties{}, err
 		}

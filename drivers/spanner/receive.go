@@ -29,10 +29,10 @@ type queueInfo struct {
 	q        drivers.Queue
 	cutoff   time.Time // messages enqueued at or before it have expired
 	purged   time.Time // messages committed at or before it were purged
-	dlq      string    // empty without a redrive policy whose queue exists
+	dlq      string    // empty without a redrive target (sqsrule.RedriveTarget) that exists
 	dlqFIFO  bool
 	dlqByGrp bool
-	maxRecv  int64
+	maxRecv  int32
 }
 
 func (d *Driver) queueInfo(ctx context.Context, tx reader, name string, now time.Time) (queueInfo, error) {
@@ -41,11 +41,11 @@ func (d *Driver) queueInfo(ctx context.Context, tx reader, name string, now time
 		return queueInfo{}, err
 	}
 	qi := queueInfo{q: qr.q, cutoff: now.Add(-retention(qr.q.Attributes)), purged: qr.purged}
-	if rp := qr.q.Attributes.RedrivePolicy; rp != nil && rp.DeadLetterQueue != "" && rp.MaxReceiveCount > 0 {
-		dq, err := readQueue(ctx, tx, rp.DeadLetterQueue)
+	if dlq, maxCount, ok := sqsrule.RedriveTarget(qr.q.Name, qr.q.Attributes.RedrivePolicy); ok {
+		dq, err := readQueue(ctx, tx, dlq)
 		switch {
 		case err == nil:
-			qi.dlq, qi.dlqFIFO, qi.maxRecv = rp.DeadLetterQueue, dq.q.Attributes.FifoQueue, int64(rp.MaxReceiveCount)
+			qi.dlq, qi.dlqFIFO, qi.maxRecv = dlq, dq.q.Attributes.FifoQueue, maxCount
 			qi.dlqByGrp = dq.q.Attributes.DeduplicationScope == "messageGroup"
 		case drivers.KindOf(err) != drivers.KindNotFound:
 			return queueInfo{}, err
@@ -101,14 +101,14 @@ type claimedKey struct {
 // claimOne writes m's claim, or its move to the dead-letter queue when it has been
 // received maxReceiveCount times already.
 func (d *Driver) claimOne(ctx context.Context, tx *spanner.ReadWriteTransaction, qi queueInfo, st *claimState, m msgRow, now, deadline time.Time) error {
-	if qi.dlq != "" && m.ReceiveCount >= qi.maxRecv {
+	if qi.dlq != "" && sqsrule.RedriveDue(m.ReceiveCount, qi.maxRecv) {
 		st.ms = append(st.ms, spanner.Delete("Messages", m.key()))
 		mv := m
 		mv.Queue, mv.VisibleAt, mv.Token, mv.ReceivedAt = qi.dlq, now, spanner.NullString{}, spanner.NullTime{}
 		mv.DlqSource = nullString(qi.q.Name)
+		mv.EnqueuedAt = sqsrule.DLQEnqueueTime(qi.dlqFIFO, m.EnqueuedAt, now)
 		if qi.dlqFIFO {
-			// As in SQS, the message's retention restarts in a FIFO dead-letter queue and its
-			// deduplication id becomes its MessageId.
+			// As in SQS, the message's deduplication id becomes its MessageId.
 			if st.dlqGrps == nil {
 				st.dlqGrps = map[string]*group{}
 			}
@@ -122,7 +122,7 @@ func (d *Driver) claimOne(ctx context.Context, tx *spanner.ReadWriteTransaction,
 				st.dlqGrps[m.GroupID.StringVal] = g
 			}
 			mv.Part, mv.Seq = m.GroupID.StringVal, g.takeSeq(now)
-			mv.EnqueuedAt, mv.DedupID = now, nullString(m.MessageID)
+			mv.DedupID = nullString(m.MessageID)
 		}
 		st.ms = append(st.ms, spanner.Insert("Messages", messageCols, mv.values()))
 		st.moved++

@@ -6,6 +6,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/anysqs/anysqs/drivers"
+	"github.com/anysqs/anysqs/drivers/sqsrule"
 )
 
 // MoveMessages moves up to req.Limit visible messages out of req.Source in one transaction.
@@ -134,10 +135,10 @@ func destinationOf(ctx context.Context, tx conn, fixed *queueRow, cache map[stri
 }
 
 // moveMessage moves m from src to dst. A redrive to the dead-letter queue keeps the
-// message and its delivery history and records the source queue; SQS keeps the enqueue
-// time (retention) for standard queues and resets it for FIFO ones, and replaces a FIFO
-// message's deduplication id with its message id. A move task makes a new message: new
-// MessageID, send and enqueue time Now, fresh delivery state.
+// message and its delivery history and records the source queue; its enqueue time is
+// sqsrule.DLQEnqueueTime, and a FIFO message's deduplication id becomes its message id.
+// A move task makes a new message: new MessageID, send and enqueue time Now, fresh
+// delivery state.
 func moveMessage(ctx context.Context, tx conn, src, dst queueRow, m msgRow, now int64, redrive bool) error {
 	var seq int64
 	if dst.fifo {
@@ -149,8 +150,8 @@ func moveMessage(ctx context.Context, tx conn, src, dst queueRow, m msgRow, now 
 	n := m
 	if redrive {
 		n.dlqSource = src.name
+		n.enqueuedAt = sqsrule.DLQEnqueueTime(dst.fifo, m.enqueuedAt, now)
 		if dst.fifo {
-			n.enqueuedAt = now
 			n.dedupID = m.messageID
 		}
 	} else {

@@ -152,7 +152,7 @@ func (d *Driver) claimMessages(ctx context.Context, tx conn, q queueRow, req dri
 		redriven := 0
 		var claimed []msgRow
 		for _, m := range rows {
-			if dlq != nil && m.receiveCount >= maxCount {
+			if dlq != nil && sqsrule.RedriveDue(int64(m.receiveCount), maxCount) {
 				if err := moveMessage(ctx, tx, q, *dlq, m, now, true); err != nil {
 					return nil, err
 				}
@@ -199,21 +199,21 @@ func (d *Driver) claimMessages(ctx context.Context, tx conn, q queueRow, req dri
 	return out, nil
 }
 
-// redriveTarget returns the queue's dead-letter queue, or nil when it has none (or the
-// named queue no longer exists, in which case messages are delivered as usual).
+// redriveTarget returns the queue's dead-letter queue (sqsrule.RedriveTarget), or nil
+// when it has none or the named queue no longer exists.
 func redriveTarget(tx conn, q queueRow) (*queueRow, int32, error) {
-	rp := q.attrs.RedrivePolicy
-	if rp == nil || rp.MaxReceiveCount <= 0 || rp.DeadLetterQueue == "" || rp.DeadLetterQueue == q.name {
+	name, maxCount, ok := sqsrule.RedriveTarget(q.name, q.attrs.RedrivePolicy)
+	if !ok {
 		return nil, 0, nil
 	}
-	dlq, err := tx.queueRow(rp.DeadLetterQueue)
+	dlq, err := tx.queueRow(name)
 	if drivers.KindOf(err) == drivers.KindNotFound {
 		return nil, 0, nil
 	}
 	if err != nil {
 		return nil, 0, err
 	}
-	return &dlq, rp.MaxReceiveCount, nil
+	return &dlq, maxCount, nil
 }
 
 // fifoCandidates selects receivable FIFO messages (?1 queue, ?2 now, ?3 retention

@@ -11,6 +11,7 @@ import (
 
 	"github.com/anysqs/anysqs/capabilities"
 	"github.com/anysqs/anysqs/drivers"
+	"github.com/anysqs/anysqs/drivers/sqsrule"
 )
 
 // checkBrowse refuses, before anything is written, a run that needs BrowseMessages
@@ -106,11 +107,11 @@ func (m *migration) messages(ctx context.Context, rep *Report) error {
 	return nil
 }
 
-// isDeadLetterTarget reports whether a queue among runs names name as its dead-letter
-// queue.
+// isDeadLetterTarget reports whether a queue among runs redrives to name
+// (sqsrule.RedriveTarget).
 func isDeadLetterTarget(name string, runs []*queueRun) bool {
 	for _, r := range runs {
-		if rp := r.q.Attributes.RedrivePolicy; rp != nil && rp.DeadLetterQueue == name {
+		if dlq, _, ok := sqsrule.RedriveTarget(r.q.Name, r.q.Attributes.RedrivePolicy); ok && dlq == name {
 			return true
 		}
 	}
