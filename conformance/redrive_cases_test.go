@@ -40,6 +40,27 @@ func redriveCases() []tc {
 				h.T.Fatalf("DeadLetterQueueSourceArn = %s, want %s", dls, h.Arn(src))
 			}
 		}},
+		{caps: dlq, name: "own-dlq-keeps-messages", run: func(h *H) {
+			// SQS accepts a queue as its own dead-letter queue; its messages then stay and
+			// keep being delivered (sqsrule.RedriveTarget).
+			q := h.Queue()
+			pol := `{"deadLetterTargetArn":"` + h.Arn(q) + `","maxReceiveCount":1}`
+			h.SetAttrs(q, "RedrivePolicy", pol)
+			h.wantSameJSON(h.Attr(q, types.QueueAttributeNameRedrivePolicy), pol, "RedrivePolicy")
+			h.Send(q, "a")
+			h.Send(q, "b")
+			for i := 1; i <= 3; i++ {
+				for _, m := range h.receiveN(q, 2, 30) {
+					if c := h.ReceiveCount(m); c != i {
+						h.T.Fatalf("receive %d of %q: ApproximateReceiveCount %d, want %d", i, aws.ToString(m.Body), c, i)
+					}
+					h.release(q, m)
+				}
+			}
+			if got := h.drain(q, 2); len(got) != 2 || got[0] != "a" || got[1] != "b" {
+				h.T.Fatalf("queue holds %v after receives past maxReceiveCount, want [a b]", got)
+			}
+		}},
 		{caps: dlq, name: "deleted-messages-not-moved", run: func(h *H) {
 			dl, src := h.withDLQ(1)
 			h.Send(src, "fine")
