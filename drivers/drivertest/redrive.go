@@ -1,6 +1,7 @@
 package drivertest
 
 import (
+	"fmt"
 	"strings"
 	"time"
 
@@ -24,6 +25,7 @@ var redriveCases = []testCase{
 	{capability: string(capabilities.RedriveDLQ), name: "moved-after-max-receives", run: movedAfterMaxReceives, degraded: asNative(movedAfterMaxReceives)},
 	{capability: string(capabilities.RedriveDLQ), name: "fifo-next-in-group-delivered", run: fifoNextInGroup, degraded: asNative(fifoNextInGroup)},
 	{capability: string(capabilities.RedriveDLQ), name: "dlq-retention-clock", run: dlqRetentionClock, degraded: asNative(dlqRetentionClock)},
+	{capability: string(capabilities.RedriveDLQ), name: "own-dlq-keeps-messages", run: ownDLQKeepsMessages, degraded: asNative(ownDLQKeepsMessages)},
 	{capability: string(capabilities.RedriveMoveTasks), name: "move-back-to-source", run: moveBackToSource, degraded: asNative(moveBackToSource)},
 	{capability: string(capabilities.RedriveMoveTasks), name: "move-to-destination-visible-only", run: moveToDestination, degraded: asNative(moveToDestination)},
 	{capability: string(capabilities.RedriveMoveTasks), name: "move-back-past-unmovable", run: moveBackPastUnmovable, degraded: moveBackStopsAtUnmovable},
@@ -88,6 +90,30 @@ func movedAfterMaxReceives(e *env) {
 		}
 	}
 	e.expectBodies("the source after the move", e.receive(src, third+time.Second, 10, 10).Messages)
+}
+
+// ownDLQKeepsMessages: a queue whose RedrivePolicy names itself redrives nowhere
+// (sqsrule.RedriveTarget): past maxReceiveCount its message stays and is delivered
+// again, its receive count growing.
+func ownDLQKeepsMessages(e *env) {
+	q := e.standard("own")
+	attrs := StandardAttributes()
+	attrs.RedrivePolicy = &drivers.RedrivePolicy{DeadLetterQueue: q, MaxReceiveCount: 1}
+	if err := e.d.SetQueueAttributes(e.ctx, drivers.SetQueueAttributesRequest{Name: q, Attributes: attrs, Now: e.at(0)}); err != nil {
+		e.t.Fatalf("SetQueueAttributes with a RedrivePolicy naming the queue: %v", err)
+	}
+	e.send(q, 0, msg("loop"))
+	for i := int32(1); i <= 3; i++ {
+		at := time.Duration(i) * time.Millisecond
+		got := e.receive(q, at, 10, 30).Messages
+		e.expectBodies(fmt.Sprintf("receive %d", i), got, "loop")
+		if got[0].ReceiveCount != i || got[0].DeadLetterSource != "" {
+			e.t.Fatalf("receive %d: ReceiveCount %d DeadLetterSource %q, want %d and none", i, got[0].ReceiveCount, got[0].DeadLetterSource, i)
+		}
+		if err := e.change(q, at, got[0].ReceiptHandle, 0); err != nil {
+			e.t.Fatalf("receive %d: release: %v", i, err)
+		}
+	}
 }
 
 func fifoNextInGroup(e *env) {
