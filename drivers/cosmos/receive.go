@@ -125,7 +125,7 @@ func (d *Driver) ReceiveMessages(ctx context.Context, req drivers.ReceiveMessage
 	}
 	if q.Attrs.FifoQueue && req.ReceiveRequestAttemptID != "" && len(claims) > 0 {
 		a := attemptDoc{ID: attemptItemID(req.ReceiveRequestAttemptID), PK: q.pk(), Kind: "attempt", Claims: claims,
-			Exp: ms(req.Now.Add(sqsrule.DedupWindow)), TTL: recordTTL}
+			Exp: ms(sqsrule.AttemptExpiry(req.Now)), TTL: recordTTL}
 		if err := d.upsert(ctx, "ReceiveMessages", q.pk(), a); err != nil {
 			return drivers.ReceiveMessagesResult{}, mapErr(ctx, err, "record receive attempt")
 		}

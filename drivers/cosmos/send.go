@@ -206,16 +206,14 @@ func (d *Driver) sendFIFO(ctx context.Context, op string, q queueDoc, m msgDoc, 
 			return "", 0, false, err
 		}
 		marker := dedupDoc{ID: dedupItemID(q, m.Group, m.Dedup), PK: q.pk(), Kind: "dedup", MID: m.MID,
-			Exp: ms(now.Add(sqsrule.DedupWindow)), TTL: recordTTL}
+			Exp: ms(sqsrule.DedupExpiry(now)), TTL: recordTTL}
 		if dedup {
 			var old dedupDoc
 			_, seen, err := d.readItem(ctx, op, q.pk(), marker.ID, &old)
 			if err != nil {
 				return "", 0, false, err
 			}
-			// A marker written at or before the queue's last purge (at Exp minus the
-			// window) no longer counts: SQS forgets deduplication ids at a purge.
-			if seen && old.Exp > ms(now) && old.Exp-sqsrule.DedupWindow.Milliseconds() > q.LastPurge {
+			if seen && sqsrule.DedupHolds(time.UnixMilli(old.Exp), now, time.UnixMilli(q.LastPurge)) {
 				return old.MID, old.Seq, true, nil
 			}
 		}

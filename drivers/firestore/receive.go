@@ -406,7 +406,7 @@ func (d *Driver) claimFIFO(ctx context.Context, q *queue, req drivers.ReceiveMes
 			mv.flush(&w)
 		}
 		if req.ReceiveRequestAttemptID != "" && len(attempt.Docs) > 0 {
-			attempt.Expires = now + int64(sqsrule.DedupWindow)
+			attempt.Expires = toNanos(sqsrule.AttemptExpiry(req.Now))
 			w.set(d.attempts(&cur.doc).Doc(hashID(req.ReceiveRequestAttemptID)), attempt)
 		}
 		return w.apply(tx)

@@ -153,9 +153,7 @@ func (d *Driver) sendFIFO(ctx context.Context, tx *fs.Transaction, q *queue, now
 			if err := snaps[i].DataTo(&dd); err != nil {
 				return err
 			}
-			// A record from a send at or before the queue's last purge no longer counts:
-			// SQS forgets deduplication ids at a purge. (It was written at Expires-window.)
-			if dd.Expires > now && dd.Expires-int64(sqsrule.DedupWindow) > q.doc.Purged {
+			if sqsrule.DedupHolds(fromNanos(dd.Expires), fromNanos(now), fromNanos(q.doc.Purged)) {
 				out[i] = drivers.SendEntryResult{EntryID: e.EntryID, MessageID: dd.MID, SequenceNumber: sqsrule.SequenceNumber(dd.Seq), Duplicate: true}
 				continue
 			}
@@ -175,7 +173,7 @@ func (d *Driver) sendFIFO(ctx context.Context, tx *fs.Transaction, q *queue, now
 		g.Ready = min(g.Ready, m.Vis)
 		touched[e.MessageGroupID] = true
 		seen[key] = out[i]
-		w.set(dedupRefs[i], dedupDoc{MID: e.MessageID, Seq: m.Seq, Expires: now + int64(sqsrule.DedupWindow)})
+		w.set(dedupRefs[i], dedupDoc{MID: e.MessageID, Seq: m.Seq, Expires: toNanos(sqsrule.DedupExpiry(fromNanos(now)))})
 	}
 	for id := range touched {
 		w.set(d.groups(&q.doc).Doc(hashID(id)), groups[id])

@@ -356,7 +356,7 @@ func (d *Driver) claim(ctx context.Context, req drivers.ReceiveMessagesRequest, 
 	var decodeErr error
 	args := []any{req.Name, req.Now, max, deadline, d.channel}
 	if fifo {
-		args = append(args, attempt, req.Now.Add(sqsrule.DedupWindow))
+		args = append(args, attempt, sqsrule.AttemptExpiry(req.Now))
 		// Statements of one batch share one transaction; each takes a new snapshot.
 		b.Queue(lockGroupsSQL, req.Name, req.Now, max+fifoExtraGroups)
 	}

@@ -271,7 +271,7 @@ func (d *Driver) insertFIFO(ctx context.Context, queue string, entries []timedSe
 		visible := s.now.Add(time.Duration(e.DelaySeconds) * time.Second)
 		o := &outs[i]
 		b.Queue(sendFIFOSQL, queue, s.now, e.MessageGroupID, e.MessageDeduplicationID, e.MessageID,
-			s.now.Add(sqsrule.DedupWindow), e.Body, attrs, sys, e.SenderID, visible).
+			sqsrule.DedupExpiry(s.now), e.Body, attrs, sys, e.SenderID, visible).
 			QueryRow(func(r pgx.Row) error { return r.Scan(&o.queueFound, &o.insertedSeq) })
 		b.Queue(dedupLookupSQL, queue, e.MessageGroupID, e.MessageDeduplicationID).
 			QueryRow(func(r pgx.Row) error {

@@ -58,7 +58,7 @@ func (d *Driver) SendMessages(ctx context.Context, req drivers.SendMessagesReque
 			key = dedupKey{req.Name, msg.MessageID}
 			now := d.now()
 			d.mu.Lock()
-			if seen, ok := d.dedups[key]; ok && now.Sub(seen.at) < sqsrule.DedupWindow {
+			if seen, ok := d.dedups[key]; ok && sqsrule.DedupExpiry(seen.at).After(now) {
 				// Service Bus drops it; the message keeps the original id should it not.
 				r.MessageID, r.Duplicate = seen.messageID, true
 				msg.Properties[propID] = seen.messageID
@@ -153,7 +153,7 @@ func (d *Driver) pruneDedupsLocked() {
 	}
 	now := d.now()
 	for k, v := range d.dedups {
-		if now.Sub(v.at) >= sqsrule.DedupWindow {
+		if !sqsrule.DedupExpiry(v.at).After(now) {
 			delete(d.dedups, k)
 		}
 	}

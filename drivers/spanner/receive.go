@@ -369,7 +369,7 @@ func (d *Driver) claimFIFO(ctx context.Context, req drivers.ReceiveMessagesReque
 				return err
 			}
 			st.ms = append(st.ms, spanner.InsertOrUpdate("ReceiveAttempts", []string{"QueueName", "AttemptId", "Shard", "Claimed", "ExpiresAt"},
-				[]any{req.Name, req.ReceiveRequestAttemptID, shardOf(req.ReceiveRequestAttemptID), string(b), req.Now.Add(sqsrule.DedupWindow)}))
+				[]any{req.Name, req.ReceiveRequestAttemptID, shardOf(req.ReceiveRequestAttemptID), string(b), sqsrule.AttemptExpiry(req.Now)}))
 		}
 		return st.finish(tx, qi.dlq)
 	})

@@ -275,7 +275,7 @@ func (d *Driver) sendFIFO(ctx context.Context, req drivers.SendMessagesRequest) 
 			m.Part, m.Seq = e.MessageGroupID, g.takeSeq(req.Now)
 			ms = append(ms, spanner.Insert("Messages", messageCols, m.values()),
 				spanner.InsertOrUpdate("Dedup", []string{"QueueName", "Scope", "DedupId", "Shard", "MessageId", "Seq", "ExpiresAt"},
-					[]any{req.Name, scope, e.MessageDeduplicationID, shardOf(e.MessageDeduplicationID), e.MessageID, m.Seq, req.Now.Add(sqsrule.DedupWindow)}))
+					[]any{req.Name, scope, e.MessageDeduplicationID, shardOf(e.MessageDeduplicationID), e.MessageID, m.Seq, sqsrule.DedupExpiry(req.Now)}))
 			dedups[dk] = &dd{messageID: e.MessageID, seq: m.Seq}
 			r.MessageID, r.SequenceNumber = e.MessageID, seqString(m.Seq)
 		}

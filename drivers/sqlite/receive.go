@@ -192,7 +192,7 @@ func (d *Driver) claimMessages(ctx context.Context, tx conn, q queueRow, req dri
 			return nil, err
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO receive_attempts(queue_id, attempt_id, claims, expires_at)
-			VALUES (?, ?, ?, ?)`, q.id, req.ReceiveRequestAttemptID, string(b), now+int64(sqsrule.DedupWindow)); err != nil {
+			VALUES (?, ?, ?, ?)`, q.id, req.ReceiveRequestAttemptID, string(b), toNanos(sqsrule.AttemptExpiry(req.Now))); err != nil {
 			return nil, err
 		}
 	}

@@ -108,7 +108,7 @@ func (d *Driver) sendOne(ctx context.Context, tx conn, q queueRow, now int64, e 
 	}
 	if q.fifo {
 		_, err = tx.ExecContext(ctx, `INSERT OR REPLACE INTO dedup(queue_id, scope, dedup_id, message_id, seq, expires_at)
-			VALUES (?, ?, ?, ?, ?, ?)`, q.id, scope, e.MessageDeduplicationID, e.MessageID, seq, now+int64(sqsrule.DedupWindow))
+			VALUES (?, ?, ?, ?, ?, ?)`, q.id, scope, e.MessageDeduplicationID, e.MessageID, seq, toNanos(sqsrule.DedupExpiry(fromNanos(now))))
 	}
 	return r, err
 }

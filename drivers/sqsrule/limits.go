@@ -48,9 +48,12 @@ const (
 	DedupWindowSeconds = 300
 )
 
-// DedupWindow is how long SQS remembers a FIFO deduplication id, and a FIFO receive
-// request attempt id (5 minutes).
+// DedupWindow is how long SQS remembers a FIFO deduplication id (5 minutes).
 const DedupWindow = DedupWindowSeconds * time.Second
+
+// ReceiveAttemptWindow is how long SQS replays a FIFO receive by its
+// ReceiveRequestAttemptId: as long as it remembers a deduplication id.
+const ReceiveAttemptWindow = DedupWindow
 
 // SequenceNumber renders a FIFO message's sequence number as SQS does, in 20 decimal
 // digits. Zero is no sequence number (a standard queue's message): the empty string.
