@@ -132,24 +132,18 @@ type Driver interface {
 	// after it, as in SQS; among the messages a driver looks at, older sends go first.
 	// The receive.redelivery-order declaration says whether the driver does so.
 	//
-	// FIFO: a group's receivable messages are its visible messages before the group's
-	// first invisible one (in flight or delayed), in sequence order: so no message is ever
-	// returned while an earlier message of its group is in flight, and one whose
-	// visibility ended is receivable again even while later messages of its group that
-	// were claimed with it are still in flight. The group's head (its first message)
-	// is therefore the first receivable message or the group has none, and the group is
-	// available from the moment its head became visible: when sent (or its delay ended),
-	// or when its visibility ended. A call serves available groups oldest first by that
-	// moment, so a group that comes back follows the groups that were waiting, and takes
-	// as many receivable messages of a group as it still has room for before moving to the
-	// next group; results are in that order. A driver whose backend cannot release a
-	// group's head on its own (one lock per group, say) declares fifo.group-release
-	// degraded: its groups wait until none of their messages is in flight, and a call may
-	// interleave groups; order within a group holds either way.
+	// FIFO: a call walks each group's messages from its head as sqsrule.RunNext says, so
+	// no message is returned while an earlier one of its group is in flight, and one
+	// whose visibility ended is receivable again while later ones claimed with it are
+	// still in flight. It serves groups in sqsrule.FIFORuns' order (the group whose head
+	// has been visible longest first), taking as many of a group's messages as it has room
+	// for before the next group. A driver whose backend cannot release a group's head on
+	// its own declares fifo.group-release degraded: its groups wait until none of their
+	// messages is in flight, and a call may interleave groups.
 	//
-	// If req.ReceiveRequestAttemptID was used within the last five minutes, the call
-	// returns the same messages with the same receipt handles as the first call, provided
-	// they are still in flight under those handles; otherwise it behaves as a new receive.
+	// A req.ReceiveRequestAttemptID seen within sqsrule.ReceiveAttemptWindow returns the
+	// same messages with the same receipt handles, while they are still in flight under
+	// those handles; otherwise the call is a new receive.
 	//
 	// An empty result is normal. A driver that declares BlockingReceive may wait up to
 	// req.WaitTime for a message before answering empty; others answer at once.

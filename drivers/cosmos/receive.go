@@ -1,14 +1,12 @@
 package cosmos
 
 import (
-	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"math/rand/v2"
 	"net/http"
-	"slices"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
@@ -261,36 +259,16 @@ func (d *Driver) fifoCandidates(ctx context.Context, q queueDoc, now time.Time, 
 	return fifoRuns(msgs, inFlight, nowMS, want), nil
 }
 
-// fifoRuns cuts msgs (in sequence order) into the groups' runs of receivable messages,
-// at most want each, ordered by the moment each run's head became visible. inFlight
-// holds each group's lowest sequence number in flight, as read before msgs; a message
-// claimed since then is caught by its own vis.
+// fifoRuns cuts msgs (in sequence order) into the groups' runs of receivable messages
+// (sqsrule.FIFORuns), at most want each. inFlight holds each group's lowest sequence
+// number in flight, as read before msgs; a message claimed since then is caught by its
+// own vis.
 func fifoRuns(msgs []msgDoc, inFlight map[string]int64, nowMS int64, want int) [][]msgDoc {
-	index := map[string]int{} // group -> run index; -1: closed
-	var runs [][]msgDoc
-	for _, m := range msgs {
-		i, seen := index[m.Group]
-		if seen && i < 0 {
-			continue
-		}
-		if s, ok := inFlight[m.Group]; (ok && m.Seq >= s) || m.Vis > nowMS || (seen && len(runs[i]) >= want) {
-			index[m.Group] = -1 // later messages of the group must wait too
-			continue
-		}
-		if !seen {
-			index[m.Group] = len(runs)
-			runs = append(runs, []msgDoc{m})
-			continue
-		}
-		runs[i] = append(runs[i], m)
-	}
-	slices.SortStableFunc(runs, func(a, b []msgDoc) int {
-		if c := cmp.Compare(a[0].Vis, b[0].Vis); c != 0 {
-			return c
-		}
-		return cmp.Compare(a[0].Seq, b[0].Seq)
+	return sqsrule.FIFORuns(msgs, want, func(m msgDoc) sqsrule.RunMessage {
+		s, held := inFlight[m.Group]
+		return sqsrule.RunMessage{Group: m.Group, Seq: m.Seq, VisibleAt: m.Vis,
+			Receivable: m.Vis <= nowMS && !(held && m.Seq >= s)}
 	})
-	return runs
 }
 
 // nextVisible is the earliest future visibility deadline or delay end, zero if none.

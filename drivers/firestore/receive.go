@@ -356,6 +356,7 @@ func (d *Driver) claimFIFO(ctx context.Context, q *queue, req drivers.ReceiveMes
 			}
 			claimed := map[string]int64{}
 			ready := noReady
+		walk:
 			for _, s := range snaps {
 				if !s.Exists() {
 					continue // deleted or moved since the query
@@ -364,15 +365,15 @@ func (d *Driver) claimFIFO(ctx context.Context, q *queue, req drivers.ReceiveMes
 				if err != nil {
 					return err
 				}
-				if m.Enq <= cutoff {
-					continue // expired: never delivered, Sweep deletes it
-				}
-				if m.Vis > now || len(claimed) == left {
+				switch sqsrule.RunNext(m.Enq <= cutoff, m.Vis <= now, len(claimed), left) {
+				case sqsrule.RunPass:
+					continue // Sweep deletes it
+				case sqsrule.RunEnd:
 					ready = m.Vis
-					if len(claimed) == left {
+					if len(claimed) >= left {
 						ready = now
 					}
-					break
+					break walk
 				}
 				if mv != nil && sqsrule.RedriveDue(m.RC, mv.maxCount) {
 					if mv.full() {

@@ -334,15 +334,16 @@ func (d *Driver) claimFIFO(ctx context.Context, req drivers.ReceiveMessagesReque
 				Params: map[string]any{"q": req.Name, "g": c.Part, "cutoff": qi.cutoff, "purged": qi.purged,
 					"n": int64(want - len(st.msgs) + 10)}}).
 				Do(func(r *spanner.Row) error {
-					if stop || len(st.msgs) >= want {
+					if stop {
 						return nil
 					}
 					m, err := scanMsg(r)
 					if err != nil {
 						return err
 					}
-					if m.VisibleAt.After(req.Now) {
-						stop = true // a hidden message ends what may be taken in order
+					// The query passes over expired messages.
+					if sqsrule.RunNext(false, !m.VisibleAt.After(req.Now), len(st.msgs), want) == sqsrule.RunEnd {
+						stop = true
 						return nil
 					}
 					lastSeq = m.Seq
