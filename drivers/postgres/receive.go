@@ -26,7 +26,7 @@ import (
 // before committing, so for the groups it holds the claim's snapshot is current. Per
 // group it reads the head (first unexpired message) and, when the head is visible and
 // nothing of the group is in flight, the following messages up to the first one still
-// hidden, all by the (queue_id, group_id, id) index: the cost depends on the groups
+// hidden (the run of sqsrule.RunNext), all by the (queue_id, group_id, id) index: the cost depends on the groups
 // locked, not on the backlog. Then it writes each locked group's ready_at: the new
 // deadline where it claimed, else the exact earliest moment the group may be claimable
 // (which corrects the early values other writers leave), and it deletes the rows of

@@ -217,7 +217,8 @@ func redriveTarget(tx conn, q queueRow) (*queueRow, int32, error) {
 }
 
 // fifoCandidates selects receivable FIFO messages (?1 queue, ?2 now, ?3 retention
-// cutoff, ?4 limit) in the contract's order. The walk goes through the groups whose
+// cutoff, ?4 limit) in the contract's order: the runs of sqsrule.FIFORuns, in SQL. The
+// walk goes through the groups whose
 // head is visible, in order of the moment it became visible (fifo_groups_ready), and
 // through each group's messages in sequence order, up to the group's first invisible
 // message, in flight or delayed (looked up per group in messages_group_hidden, which
