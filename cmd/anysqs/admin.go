@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/anysqs/anysqs/drivers"
+	"github.com/anysqs/anysqs/internal/console"
 )
 
 // admin is the operators' listener (config admin_listen): Prometheus metrics and the
@@ -26,7 +27,7 @@ type admin struct {
 	describe func(context.Context) (drivers.Description, error)
 	draining atomic.Bool // set at shutdown: /readyz fails so balancers stop sending
 	srv      *http.Server
-	console  *console // nil unless the configuration enables it
+	console  *console.Console // nil unless the configuration enables it
 }
 
 // newAdmin builds the registry: the Go runtime's and the process's series and the build.
@@ -51,7 +52,7 @@ func newAdmin(backend string) (*admin, error) {
 func (a *admin) handler() http.Handler {
 	mux := http.NewServeMux()
 	if a.console != nil {
-		a.console.register(mux)
+		a.console.Register(mux)
 	}
 	mux.Handle("GET /metrics", promhttp.HandlerFor(a.reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {

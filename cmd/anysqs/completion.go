@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/anysqs/anysqs/internal/cli"
+	"github.com/anysqs/anysqs/internal/mq"
 )
 
 // The scripts complete command names from the table at generation time and flags by
@@ -49,27 +52,27 @@ complete -c anysqs -f -n "__fish_seen_subcommand_from completion" -a "bash zsh f
 `
 
 func runCompletion(_ context.Context, args []string, stdout, _ io.Writer) error {
-	fs := newFlags("completion", "bash|zsh|fish", `Print a shell completion script. Load it with
+	fs := cli.NewFlags("completion", "bash|zsh|fish", `Print a shell completion script. Load it with
   bash:  source <(anysqs completion bash)      (or save it in /etc/bash_completion.d/anysqs)
   zsh:   source <(anysqs completion zsh)
   fish:  anysqs completion fish | source`)
-	if err := fs.parse(args, stdout); err != nil {
+	if err := fs.ParseArgs(args, stdout); err != nil {
 		return err
 	}
-	cmds, mq := commandNames(), mqCommandNames()
+	cmds, subs := commandNames(), mq.CommandNames()
 	cmds = strings.ReplaceAll(cmds, ", ", " ")
 	switch fs.Arg(0) {
 	case "bash":
-		fmt.Fprintf(stdout, bashCompletion, cmds, mq)
+		fmt.Fprintf(stdout, bashCompletion, cmds, subs)
 	case "zsh":
 		fmt.Fprint(stdout, zshCompletion)
-		fmt.Fprintf(stdout, bashCompletion, cmds, mq)
+		fmt.Fprintf(stdout, bashCompletion, cmds, subs)
 	case "fish":
-		fmt.Fprintf(stdout, fishCompletion, cmds, mq)
+		fmt.Fprintf(stdout, fishCompletion, cmds, subs)
 	case "":
-		return usagef("completion: name a shell: bash, zsh or fish")
+		return cli.Usagef("completion: name a shell: bash, zsh or fish")
 	default:
-		return usagef("completion: unknown shell %q; want bash, zsh or fish", fs.Arg(0))
+		return cli.Usagef("completion: unknown shell %q; want bash, zsh or fish", fs.Arg(0))
 	}
 	return nil
 }

@@ -25,7 +25,7 @@ func startConsoleGateway(t *testing.T) (api, admin string) {
 
 func TestConsole(t *testing.T) {
 	api, admin := startConsoleGateway(t)
-	c := cli{t, api}
+	c := mqCLI{t, api}
 	getPath := func(path, user, pass string) (int, string) {
 		req, _ := http.NewRequest(http.MethodGet, admin+path, nil)
 		if user != "" {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/anysqs/anysqs/drivers"
 	"github.com/anysqs/anysqs/drivers/plugin"
+	"github.com/anysqs/anysqs/internal/cli"
 )
 
 // driverCommand runs `anysqs driver serve <name>`: one of the built-in drivers as an
@@ -20,14 +21,14 @@ func driverCommand(_ context.Context, args []string, stdout io.Writer) error {
 	usage := fmt.Sprintf("usage: anysqs driver serve <%s>", strings.Join(names, "|"))
 	if len(args) == 1 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
 		fmt.Fprintln(stdout, usage+"\n\nServe a built-in driver as an out-of-process plugin; a gateway configured with\nbackend: {name: plugin, ...} starts it.")
-		return errHelpShown
+		return cli.ErrHelpShown
 	}
 	if len(args) != 2 || args[0] != "serve" {
-		return usagef("%s", usage)
+		return cli.Usagef("%s", usage)
 	}
 	name := args[1]
 	if !slices.Contains(names, name) {
-		return usagef("driver serve: unknown driver %q (built in: %s)", name, strings.Join(names, ", "))
+		return cli.Usagef("driver serve: unknown driver %q (built in: %s)", name, strings.Join(names, ", "))
 	}
 	plugin.Serve(func(ctx context.Context, raw map[string]any) (drivers.Driver, error) {
 		return drivers.Open(ctx, name, raw)

@@ -5,6 +5,8 @@ import (
 	"io"
 	"strings"
 	"testing"
+
+	"github.com/anysqs/anysqs/internal/cli"
 )
 
 // TestDriverServeArguments: `anysqs driver serve` takes exactly one built-in driver;
@@ -21,8 +23,8 @@ func TestDriverServeArguments(t *testing.T) {
 		{[]string{"driver", "serve", "plugin"}, `unknown driver "plugin"`},
 	} {
 		err := run(context.Background(), tt.args, io.Discard, io.Discard)
-		if err == nil || !strings.Contains(err.Error(), tt.want) || exitCode(err) != 2 {
-			t.Errorf("%v: got %v (exit %d), want %q and exit 2", tt.args, err, exitCode(err), tt.want)
+		if err == nil || !strings.Contains(err.Error(), tt.want) || cli.ExitCode(err) != 2 {
+			t.Errorf("%v: got %v (exit %d), want %q and exit 2", tt.args, err, cli.ExitCode(err), tt.want)
 		}
 	}
 }

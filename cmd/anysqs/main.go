@@ -23,7 +23,9 @@ import (
 	_ "github.com/anysqs/anysqs/drivers/postgres" // registers "postgres"
 	_ "github.com/anysqs/anysqs/drivers/sqlite"   // registers "sqlite"
 	"github.com/anysqs/anysqs/gateway"
+	"github.com/anysqs/anysqs/internal/cli"
 	"github.com/anysqs/anysqs/internal/config"
+	"github.com/anysqs/anysqs/internal/console"
 	"github.com/anysqs/anysqs/internal/gctune"
 )
 
@@ -48,10 +50,10 @@ func init() {
 
 func main() {
 	err := run(context.Background(), os.Args[1:], os.Stdout, os.Stderr)
-	if err != nil && !errors.Is(err, errHelpShown) {
+	if err != nil && !errors.Is(err, cli.ErrHelpShown) {
 		fmt.Fprintln(os.Stderr, "anysqs:", err)
 	}
-	os.Exit(exitCode(err))
+	os.Exit(cli.ExitCode(err))
 }
 
 // run is main without the process: tests call it.
@@ -60,7 +62,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 }
 
 func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("serve", "[flags]", `Run the gateway: the SQS API on listen, and /metrics, /healthz and /readyz on
+	fs := cli.NewFlags("serve", "[flags]", `Run the gateway: the SQS API on listen, and /metrics, /healthz and /readyz on
 admin_listen when the configuration sets it. Without --config: the embedded SQLite
 backend with its data in ./data. Relative paths in a configuration file are relative
 to that file. Environment variables ANYSQS_* override the file (docs/configuration.md lists them).
@@ -68,10 +70,10 @@ SIGINT or SIGTERM drain in-flight requests and stop.`)
 	cfgPath := fs.String("config", "", "YAML configuration `FILE` (configs/ has examples)")
 	listen := fs.String("listen", "", "`HOST:PORT` of the SQS listener (overrides listen and ANYSQS_LISTEN; without keys, loopback only)")
 	pprofAddr := fs.String("pprof", "", "`HOST:PORT` for Go's /debug/pprof profiles (off by default; loopback only)")
-	if err := fs.parse(args, stdout); err != nil {
+	if err := fs.ParseArgs(args, stdout); err != nil {
 		return err
 	}
-	if err := fs.noArgs(); err != nil {
+	if err := fs.NoArgs(); err != nil {
 		return err
 	}
 	// --listen is applied, and checked, with the file and the environment: a gateway
@@ -170,7 +172,7 @@ SIGINT or SIGTERM drain in-flight requests and stop.`)
 			if err != nil {
 				return fmt.Errorf("backend %s: %w", cfg.Backend.Name, err)
 			}
-			adm.console = newConsole(gw, desc, cfg.Auth.Secrets(), adm.reg, cfg.Region)
+			adm.console = console.New(gw, desc, cfg.Auth.Secrets(), adm.reg, cfg.Region, buildInfo().String())
 			log.Info("console enabled", "url", scheme(cfg.AdminTLS)+"://"+admLn.Addr().String()+"/console")
 		}
 		adm.serve(admLn, log)

@@ -15,6 +15,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/anysqs/anysqs/internal/cli"
 )
 
 // Help is asked for in every usual way, on every command, and answers on stdout with
@@ -53,7 +55,7 @@ func TestHelpAndExitCodes(t *testing.T) {
 	} {
 		var out, errOut bytes.Buffer
 		err := run(context.Background(), tc.args, &out, &errOut)
-		if got := exitCode(err); got != tc.code {
+		if got := cli.ExitCode(err); got != tc.code {
 			t.Errorf("anysqs %v: exit %d, want %d (err %v)", tc.args, got, tc.code, err)
 			continue
 		}

@@ -20,12 +20,13 @@ import (
 	"time"
 
 	"github.com/anysqs/anysqs/drivers"
+	"github.com/anysqs/anysqs/internal/cli"
 	"github.com/anysqs/anysqs/internal/config"
 	"github.com/anysqs/anysqs/internal/migrate"
 )
 
 func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("migrate", "--from FILE --to FILE [flags]", `Copy or move queues and their messages from one backend to another, both opened
+	fs := cli.NewFlags("migrate", "--from FILE --to FILE [flags]", `Copy or move queues and their messages from one backend to another, both opened
 in this process from gateway configuration files (docs/migration.md). Environment
 overrides apply with a prefix per side: ANYSQS_FROM_BACKEND_OPTIONS for --from,
 ANYSQS_TO_BACKEND_OPTIONS for --to, and so on for every ANYSQS_* variable.
@@ -41,14 +42,14 @@ A journal (--state) records progress: run the same command again to resume.`)
 	state := fs.String("state", "migrate-state.json", "journal `FILE` (or directory) recording progress, for resuming")
 	vt := fs.Duration("visibility-timeout", time.Minute, "how long a moving receive hides a message at the source (and how soon after a crash it returns)")
 	workers := fs.Int("workers", 4, "concurrent batches per standard queue")
-	if err := fs.parse(args, stdout); err != nil {
+	if err := fs.ParseArgs(args, stdout); err != nil {
 		return err
 	}
-	if err := fs.noArgs(); err != nil {
+	if err := fs.NoArgs(); err != nil {
 		return err
 	}
 	if *from == "" || *to == "" {
-		return usagef("migrate: --from and --to are required (see anysqs migrate --help)")
+		return cli.Usagef("migrate: --from and --to are required (see anysqs migrate --help)")
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -62,7 +63,7 @@ A journal (--state) records progress: run the same command again to resume.`)
 		return fmt.Errorf("--to: %w", sideEnv(err, "ANYSQS_TO_"))
 	}
 	if srcCfg.Backend.Name == dstCfg.Backend.Name && reflect.DeepEqual(srcCfg.Backend.Options, dstCfg.Backend.Options) {
-		return usagef("migrate: --from and --to name the same storage (backend %s with the same options)", srcCfg.Backend.Name)
+		return cli.Usagef("migrate: --from and --to name the same storage (backend %s with the same options)", srcCfg.Backend.Name)
 	}
 	src, err := openSide(ctx, srcCfg)
 	if err != nil {

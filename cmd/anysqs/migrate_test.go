@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/anysqs/anysqs/internal/cli"
 	"github.com/anysqs/anysqs/internal/migrate"
 )
 
@@ -46,7 +47,7 @@ func TestMigrateCommand(t *testing.T) {
 	for _, tt := range tests {
 		var out, errb bytes.Buffer
 		err := run(context.Background(), tt.args, &out, &errb)
-		if got := exitCode(err); got != tt.code {
+		if got := cli.ExitCode(err); got != tt.code {
 			t.Errorf("%s: exit %d (%v), want %d\n%s%s", tt.name, got, err, tt.code, out.String(), errb.String())
 		}
 		if !strings.Contains(out.String(), tt.out) {

@@ -8,6 +8,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/anysqs/anysqs/internal/mq"
 )
 
 // startGateway runs `anysqs serve` in process on SQLite in memory, with SigV4 auth on,
@@ -19,14 +21,14 @@ func startGateway(t *testing.T) string {
 	return "http://" + api
 }
 
-// cli runs `anysqs mq --endpoint EP <args>` with the gateway's credentials and returns
+// mqCLI runs `anysqs mq --endpoint EP <args>` with the gateway's credentials and returns
 // stdout, or the error.
-type cli struct {
+type mqCLI struct {
 	t        *testing.T
 	endpoint string
 }
 
-func (c cli) run(args ...string) (string, error) {
+func (c mqCLI) run(args ...string) (string, error) {
 	var out bytes.Buffer
 	full := append([]string{"mq", "--endpoint", c.endpoint, "--region", "us-east-1",
 		"--access-key-id", "AKIAMQTEST", "--secret-access-key", "mq-secret"}, args...)
@@ -34,7 +36,7 @@ func (c cli) run(args ...string) (string, error) {
 	return out.String(), err
 }
 
-func (c cli) ok(args ...string) string {
+func (c mqCLI) ok(args ...string) string {
 	c.t.Helper()
 	out, err := c.run(args...)
 	if err != nil {
@@ -44,7 +46,7 @@ func (c cli) ok(args ...string) string {
 }
 
 // json runs with --output json and decodes the answer into v.
-func (c cli) json(v any, args ...string) {
+func (c mqCLI) json(v any, args ...string) {
 	c.t.Helper()
 	out := c.ok(append([]string{"--output", "json"}, args...)...)
 	if err := json.Unmarshal([]byte(out), v); err != nil {
@@ -52,7 +54,7 @@ func (c cli) json(v any, args ...string) {
 	}
 }
 
-func (c cli) fails(want string, args ...string) {
+func (c mqCLI) fails(want string, args ...string) {
 	c.t.Helper()
 	_, err := c.run(args...)
 	if err == nil || !strings.Contains(err.Error(), want) {
@@ -61,11 +63,11 @@ func (c cli) fails(want string, args ...string) {
 }
 
 type received struct {
-	Messages []message `json:"messages"`
+	Messages []mq.Message `json:"messages"`
 }
 
 func TestMQCommands(t *testing.T) {
-	c := cli{t, startGateway(t)}
+	c := mqCLI{t, startGateway(t)}
 
 	// create, list, attributes
 	var created map[string]string
@@ -102,9 +104,9 @@ func TestMQCommands(t *testing.T) {
 	}
 	c.ok("send", "-q", "jobs", "--body", "later", "--delay", "600")
 	c.ok("send", "-q", "events.fifo", "--body", "e1", "--group", "g")
-	var list struct{ Queues []queueCounts }
+	var list struct{ Queues []mq.QueueCounts }
 	c.json(&list, "list")
-	counts := map[string]queueCounts{}
+	counts := map[string]mq.QueueCounts{}
 	for _, q := range list.Queues {
 		counts[q.Name] = q
 	}
@@ -132,7 +134,7 @@ func TestMQCommands(t *testing.T) {
 		handles = append(handles, m.ReceiptHandle)
 	}
 	c.ok("visibility", "-q", "jobs", "-r", handles[0], "-t", "0")
-	var batch batchResult
+	var batch mq.BatchResult
 	c.json(&batch, "delete-batch", "-q", "jobs", "-r", strings.Join(handles[1:], ","))
 	if len(batch.Successful) != 9 || len(batch.Failed) != 0 {
 		t.Fatalf("delete-batch: %+v", batch)
@@ -188,7 +190,7 @@ func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) 
 // TestMQPeek: mq peek lists messages across pages with their state, and a later receive
 // sees each as never received.
 func TestMQPeek(t *testing.T) {
-	c := cli{t, startGateway(t)}
+	c := mqCLI{t, startGateway(t)}
 	c.ok("create", "-q", "dead")
 	for _, b := range []string{"one", "two", "three"} {
 		c.ok("send", "-q", "dead", "--body", b, "--attr", "k=v")
@@ -197,7 +199,7 @@ func TestMQPeek(t *testing.T) {
 	c.json(&held, "receive", "-q", "dead", "--visibility", "300")
 	var got struct {
 		Messages []struct {
-			message
+			mq.Message
 			State string `json:"state"`
 		} `json:"messages"`
 		NextToken string `json:"next_token"`

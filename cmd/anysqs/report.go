@@ -9,13 +9,14 @@ import (
 	"strings"
 
 	"github.com/anysqs/anysqs/capabilities/report"
+	"github.com/anysqs/anysqs/internal/cli"
 )
 
 // report runs the conformance suite (or reads a saved run) and writes the compatibility
 // reports. Running the suite needs the source tree and the Go toolchain: the suite is a
 // go test package, so that `go test -json` output alone is enough to rebuild a report.
 func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("report", "[flags]", `Run the conformance suite (from the source tree, with go test) or read a saved run,
+	fs := cli.NewFlags("report", "[flags]", `Run the conformance suite (from the source tree, with go test) or read a saved run,
 and write each backend's compatibility report (<backend>.md and .json), the matrix
 README.md and the page index.html. `+"`make report`"+` is the usual way to call it.`)
 	backends := fs.String("backends", "", "comma-separated backends to run and check (default: every backend; with --check, each committed report must be among those that ran)")
@@ -26,10 +27,10 @@ README.md and the page index.html. `+"`make report`"+` is the usual way to call 
 	allowNoEvidence := fs.Bool("allow-no-evidence", false, "treat capabilities without cases as warnings")
 	check := fs.String("check", "", "compare the fresh reports with the committed ones in this directory; differences fail")
 	quiet := fs.Bool("quiet", false, "print only the cases that did not pass, then the counts")
-	if err := fs.parse(args, stdout); err != nil {
+	if err := fs.ParseArgs(args, stdout); err != nil {
 		return err
 	}
-	if err := fs.noArgs(); err != nil {
+	if err := fs.NoArgs(); err != nil {
 		return err
 	}
 
@@ -52,7 +53,7 @@ README.md and the page index.html. `+"`make report`"+` is the usual way to call 
 	var wait func() error
 	if *from != "" {
 		if *decls == "" {
-			return usagef("report: --from needs --declarations DIR")
+			return cli.Usagef("report: --from needs --declarations DIR")
 		}
 		f, err := os.Open(*from)
 		if err != nil {

@@ -6,6 +6,8 @@ import (
 	"io"
 	"runtime"
 	"runtime/debug"
+
+	"github.com/anysqs/anysqs/internal/cli"
 )
 
 // Set at build time by the Makefile:
@@ -64,12 +66,12 @@ func (b build) String() string {
 }
 
 func runVersion(_ context.Context, args []string, stdout, _ io.Writer) error {
-	fs := newFlags("version", "[flags]", "Print the version, the commit it was built from and the Go version.")
+	fs := cli.NewFlags("version", "[flags]", "Print the version, the commit it was built from and the Go version.")
 	short := fs.Bool("short", false, "print the version only")
-	if err := fs.parse(args, stdout); err != nil {
+	if err := fs.ParseArgs(args, stdout); err != nil {
 		return err
 	}
-	if err := fs.noArgs(); err != nil {
+	if err := fs.NoArgs(); err != nil {
 		return err
 	}
 	if *short {

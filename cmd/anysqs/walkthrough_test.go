@@ -3,6 +3,8 @@ package main
 import (
 	"strings"
 	"testing"
+
+	"github.com/anysqs/anysqs/internal/mq"
 )
 
 // TestSeedWalkthrough scripts the guide "Receiving, Visibility, and the DLQ"
@@ -12,7 +14,7 @@ import (
 // sleep. Where the guide's tool differs from SQS (error names, body shown as an object),
 // SQS's behaviour is what is checked.
 func TestSeedWalkthrough(t *testing.T) {
-	c := cli{t, startGateway(t)}
+	c := mqCLI{t, startGateway(t)}
 	c.ok("create", "-q", "order-processing", "--dlq", "failed-orders", "--max-receives", "2",
 		"--attr", "VisibilityTimeout=1")
 
@@ -66,7 +68,7 @@ func TestSeedWalkthrough(t *testing.T) {
 	}
 
 	// Acks batch too; the answer lists successful and failed handles.
-	var batch batchResult
+	var batch mq.BatchResult
 	out, err := c.run("--output", "json", "delete-batch", "-q", "order-processing", "-r", r.Messages[0].ReceiptHandle+",rh_never-issued")
 	if err == nil || !strings.Contains(err.Error(), "1 of 2 receipt handles not deleted") {
 		t.Fatalf("delete-batch with a bogus handle: %v", err)
@@ -86,10 +88,10 @@ func TestSeedWalkthrough(t *testing.T) {
 		t.Fatalf("second receive of the poison message: %+v", r)
 	}
 	var dlq struct {
-		Source  string    `json:"source_queue"`
-		DLQ     string    `json:"dlq_name"`
-		Count   int       `json:"approximate_message_count"`
-		Samples []message `json:"sample_messages"`
+		Source  string       `json:"source_queue"`
+		DLQ     string       `json:"dlq_name"`
+		Count   int          `json:"approximate_message_count"`
+		Samples []mq.Message `json:"sample_messages"`
 	}
 	for i := 0; dlq.Count == 0; i++ { // the move happens on a receive after the second window lapses
 		if i == 10 {

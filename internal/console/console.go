@@ -1,4 +1,4 @@
-package main
+package console
 
 import (
 	"context"
@@ -23,17 +23,19 @@ import (
 
 	"github.com/anysqs/anysqs/capabilities"
 	"github.com/anysqs/anysqs/drivers"
+	"github.com/anysqs/anysqs/internal/sqsclient"
 )
 
-// console is the read-mostly web console on the admin listener (config console: true).
+// Console is the read-mostly web console on the admin listener (config console: true).
 // It reads and acts through the SQS API of its own gateway, in process and signed with
 // a configured access key, so it sees exactly what clients see and obeys the same
 // capability policy. Its one action is starting a redrive.
-type console struct {
+type Console struct {
 	sqs     *sqs.Client
 	desc    drivers.Description
 	users   map[string]string // access key ID → secret: HTTP Basic credentials; nil: open
 	gather  prometheus.Gatherer
+	build   string // the version line the page shows
 	started time.Time
 
 	mu       sync.Mutex
@@ -54,7 +56,9 @@ func (t handlerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return rec.Result(), nil
 }
 
-func newConsole(gw http.Handler, desc drivers.Description, users map[string]string, gather prometheus.Gatherer, region string) *console {
+// New returns the console of the gateway gw, whose driver describes itself as desc;
+// users are the Basic credentials it accepts (nil: open), gather its metrics.
+func New(gw http.Handler, desc drivers.Description, users map[string]string, gather prometheus.Gatherer, region, build string) *Console {
 	key, secret := "console", "console"
 	ids := make([]string, 0, len(users))
 	for id := range users {
@@ -70,10 +74,11 @@ func newConsole(gw http.Handler, desc drivers.Description, users map[string]stri
 		Credentials:  credentials.NewStaticCredentialsProvider(key, secret, ""),
 		HTTPClient:   &http.Client{Transport: handlerTransport{gw}},
 	})
-	return &console{sqs: client, desc: desc, users: users, gather: gather, started: time.Now()}
+	return &Console{sqs: client, desc: desc, users: users, gather: gather, build: build, started: time.Now()}
 }
 
-func (c *console) register(mux *http.ServeMux) {
+// Register adds the console's pages to mux, under /console.
+func (c *Console) Register(mux *http.ServeMux) {
 	mux.Handle("GET /console", c.auth(http.HandlerFunc(c.page)))
 	mux.Handle("POST /console/redrive", c.auth(http.HandlerFunc(c.redrive)))
 	mux.Handle("GET /console/queue", c.auth(http.HandlerFunc(c.queuePage)))
@@ -81,7 +86,7 @@ func (c *console) register(mux *http.ServeMux) {
 
 // auth asks for an access key ID and its secret (HTTP Basic) when the gateway has
 // credentials: the console is behind the same keys as the API.
-func (c *console) auth(next http.Handler) http.Handler {
+func (c *Console) auth(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if len(c.users) > 0 {
 			id, secret, ok := r.BasicAuth()
@@ -125,9 +130,9 @@ type consoleCapability struct{ ID, Level, Note string }
 // consoleOperation is one of the driver's operational properties, as the report shows it.
 type consoleOperation struct{ Title, Value string }
 
-func (c *console) page(w http.ResponseWriter, r *http.Request) {
+func (c *Console) page(w http.ResponseWriter, r *http.Request) {
 	p := consolePage{Backend: c.desc.Name, Version: c.desc.Version, Service: c.desc.ServiceVersion,
-		Build: buildInfo().String(), Message: r.URL.Query().Get("msg")}
+		Build: c.build, Message: r.URL.Query().Get("msg")}
 	queues, err := c.queues(r.Context())
 	if err != nil {
 		p.Error = err.Error()
@@ -153,7 +158,7 @@ func (c *console) page(w http.ResponseWriter, r *http.Request) {
 
 // queues lists every queue with its counts, its DLQ, and for DLQs their sources and
 // latest move task.
-func (c *console) queues(ctx context.Context) ([]consoleQueue, error) {
+func (c *Console) queues(ctx context.Context) ([]consoleQueue, error) {
 	var out []consoleQueue
 	byARN := map[string]int{}
 	for p := sqs.NewListQueuesPaginator(c.sqs, &sqs.ListQueuesInput{MaxResults: aws.Int32(1000)}); p.HasMorePages(); {
@@ -165,9 +170,9 @@ func (c *console) queues(ctx context.Context) ([]consoleQueue, error) {
 			a, err := c.sqs.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: aws.String(u),
 				AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameAll}})
 			if err != nil {
-				return out, fmt.Errorf("queue %s: %w", queueName(u), err)
+				return out, fmt.Errorf("queue %s: %w", sqsclient.QueueName(u), err)
 			}
-			q := consoleQueue{Name: queueName(u)}
+			q := consoleQueue{Name: sqsclient.QueueName(u)}
 			q.Visible, _ = strconv.Atoi(a.Attributes["ApproximateNumberOfMessages"])
 			q.InFlight, _ = strconv.Atoi(a.Attributes["ApproximateNumberOfMessagesNotVisible"])
 			q.Delayed, _ = strconv.Atoi(a.Attributes["ApproximateNumberOfMessagesDelayed"])
@@ -189,7 +194,7 @@ func (c *console) queues(ctx context.Context) ([]consoleQueue, error) {
 			out[j].Sources = append(out[j].Sources, out[i].Name)
 			out[i].DLQ = out[j].Name
 		} else if out[i].DLQ != "" {
-			out[i].DLQ = arnName(out[i].DLQ) + " (missing)"
+			out[i].DLQ = sqsclient.ARNName(out[i].DLQ) + " (missing)"
 		}
 	}
 	for arn, j := range byARN {
@@ -198,7 +203,7 @@ func (c *console) queues(ctx context.Context) ([]consoleQueue, error) {
 		}
 		tasks, err := c.sqs.ListMessageMoveTasks(ctx, &sqs.ListMessageMoveTasksInput{SourceArn: aws.String(arn), MaxResults: aws.Int32(1)})
 		if err != nil {
-			out[j].Task = "move tasks unavailable: " + sqsErr(out[j].Name, err).Error()
+			out[j].Task = "move tasks unavailable: " + sqsclient.Err(out[j].Name, err).Error()
 			continue
 		}
 		if len(tasks.Results) > 0 {
@@ -210,7 +215,7 @@ func (c *console) queues(ctx context.Context) ([]consoleQueue, error) {
 }
 
 // rates reports requests per action since the previous view (or since start).
-func (c *console) rates() []consoleRate {
+func (c *Console) rates() []consoleRate {
 	mfs, err := c.gather.Gather()
 	if err != nil {
 		return nil
@@ -250,7 +255,7 @@ func (c *console) rates() []consoleRate {
 }
 
 // redrive starts a move task out of a DLQ, back to each message's source queue.
-func (c *console) redrive(w http.ResponseWriter, r *http.Request) {
+func (c *Console) redrive(w http.ResponseWriter, r *http.Request) {
 	// A form post from another site must not start one (no CSRF through a logged-in browser).
 	if o := r.Header.Get("Origin"); o != "" && o != "http://"+r.Host && o != "https://"+r.Host {
 		http.Error(w, "cross-origin request refused", http.StatusForbidden)
@@ -264,18 +269,18 @@ func (c *console) redrive(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, "/console?msg="+url.QueryEscape(msg), http.StatusSeeOther)
 }
 
-func (c *console) startRedrive(ctx context.Context, name string) (string, error) {
+func (c *Console) startRedrive(ctx context.Context, name string) (string, error) {
 	u, err := c.sqs.GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: aws.String(name)})
 	if err != nil {
-		return "", sqsErr(name, err)
+		return "", sqsclient.Err(name, err)
 	}
 	a, err := c.sqs.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: u.QueueUrl,
 		AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameQueueArn}})
 	if err != nil {
-		return "", sqsErr(name, err)
+		return "", sqsclient.Err(name, err)
 	}
 	if _, err := c.sqs.StartMessageMoveTask(ctx, &sqs.StartMessageMoveTaskInput{SourceArn: aws.String(a.Attributes["QueueArn"])}); err != nil {
-		return "", sqsErr(name, err)
+		return "", sqsclient.Err(name, err)
 	}
 	return "started a redrive of " + name + " back to its source queues", nil
 }

@@ -1,4 +1,4 @@
-package main
+package console
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/anysqs/anysqs/internal/sqsclient"
 )
 
 // consolePageSize is how many messages one page of the console's queue view lists.
@@ -30,7 +32,7 @@ type consoleQueuePage struct {
 
 // queuePage lists a queue's messages with AnysqsPeekMessages, a page at a time: what a
 // dead-letter queue holds, without receiving (and so without changing) any of it.
-func (c *console) queuePage(w http.ResponseWriter, r *http.Request) {
+func (c *Console) queuePage(w http.ResponseWriter, r *http.Request) {
 	p := consoleQueuePage{Queue: r.URL.Query().Get("name"), After: r.URL.Query().Get("after")}
 	msgs, next, err := c.peek(r.Context(), p.Queue, p.After)
 	if err != nil {
@@ -43,10 +45,10 @@ func (c *console) queuePage(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (c *console) peek(ctx context.Context, name, after string) ([]consoleMessage, string, error) {
+func (c *Console) peek(ctx context.Context, name, after string) ([]consoleMessage, string, error) {
 	u, err := c.sqs.GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: aws.String(name)})
 	if err != nil {
-		return nil, "", sqsErr(name, err)
+		return nil, "", sqsclient.Err(name, err)
 	}
 	var out struct {
 		Messages []struct {
@@ -60,8 +62,8 @@ func (c *console) peek(ctx context.Context, name, after string) ([]consoleMessag
 	if after != "" {
 		in["NextToken"] = after
 	}
-	if err := callExtension(ctx, c.sqs, "AnysqsPeekMessages", in, &out); err != nil {
-		return nil, "", sqsErr(name, err)
+	if err := sqsclient.CallExtension(ctx, c.sqs, "AnysqsPeekMessages", in, &out); err != nil {
+		return nil, "", sqsclient.Err(name, err)
 	}
 	stamp := func(ms string) string {
 		n, err := strconv.ParseInt(ms, 10, 64)

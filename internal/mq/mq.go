@@ -1,10 +1,9 @@
-package main
+package mq
 
 import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/url"
@@ -21,22 +20,20 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/ec2/imds"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
-	"github.com/aws/smithy-go"
 
 	"github.com/anysqs/anysqs/drivers/sqsrule"
+	"github.com/anysqs/anysqs/internal/cli"
+	"github.com/anysqs/anysqs/internal/sqsclient"
 )
 
 // mqCommand is one `anysqs mq` subcommand. Each speaks SQS through aws-sdk-go-v2, so it
 // works against any anysqs backend, with or without auth, and against AWS SQS itself.
 type mqCommand struct {
 	name, synopsis, summary string
-	run                     func(ctx context.Context, m *mq, fs *flags, args []string) error
+	run                     func(ctx context.Context, m *mq, fs *cli.Flags, args []string) error
 }
 
 var mqCommands []mqCommand
-
-// stdin is where send --body - and delete-batch -r - read; tests replace it.
-var stdin io.Reader = os.Stdin
 
 func init() {
 	mqCommands = []mqCommand{
@@ -55,7 +52,8 @@ func init() {
 	}
 }
 
-func mqCommandNames() string {
+// CommandNames lists the subcommands, for completion.
+func CommandNames() string {
 	names := make([]string, len(mqCommands))
 	for i, c := range mqCommands {
 		names[i] = c.name
@@ -84,7 +82,7 @@ Subcommands:
 `
 
 // mqFlags adds the connection and output flags to fs.
-func (m *mq) flags(fs *flags) {
+func (m *mq) flags(fs *cli.Flags) {
 	fs.StringVar(&m.endpoint, "endpoint", m.endpoint, "gateway `URL`, or aws for AWS SQS")
 	fs.StringVar(&m.region, "region", m.region, "AWS `REGION`")
 	fs.StringVar(&m.profile, "profile", m.profile, "AWS shared-config `PROFILE`")
@@ -93,48 +91,50 @@ func (m *mq) flags(fs *flags) {
 	fs.StringVar(&m.output, "output", m.output, "table or json")
 }
 
-func runMQ(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+// Run runs `anysqs mq` with args (after "mq"): stdin is where send --body - and
+// delete-batch -r - read.
+func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	m := &mq{output: "table", stdout: stdout, stdin: stdin}
 	about := mqAbout
 	for _, c := range mqCommands {
 		about += fmt.Sprintf("  %-13s %s\n", c.name, c.summary)
 	}
 	about += "\nRun `anysqs mq SUBCOMMAND --help` for its flags."
-	top := newFlags("mq", "[connection flags] SUBCOMMAND [flags]", about)
+	top := cli.NewFlags("mq", "[connection flags] SUBCOMMAND [flags]", about)
 	m.flags(top)
-	if err := top.parse(args, stdout); err != nil {
+	if err := top.ParseArgs(args, stdout); err != nil {
 		return err
 	}
 	rest := top.Args()
 	if len(rest) == 0 {
-		return usagef("mq: name a subcommand: %s (see anysqs mq --help)", mqCommandNames())
+		return cli.Usagef("mq: name a subcommand: %s (see anysqs mq --help)", CommandNames())
 	}
 	for _, c := range mqCommands {
 		if c.name != rest[0] {
 			continue
 		}
-		fs := newFlags("mq "+c.name, c.synopsis, c.summary+".")
+		fs := cli.NewFlags("mq "+c.name, c.synopsis, c.summary+".")
 		m.flags(fs)
 		return c.run(ctx, m, fs, rest[1:])
 	}
-	return usagef("unknown mq subcommand %q; subcommands: %s", rest[0], mqCommandNames())
+	return cli.Usagef("unknown mq subcommand %q; subcommands: %s", rest[0], CommandNames())
 }
 
 // parse parses the subcommand's flags, checks the output format and connects.
-func (m *mq) parse(fs *flags, args []string, required ...string) error {
-	if err := fs.parse(args, m.stdout); err != nil {
+func (m *mq) parse(fs *cli.Flags, args []string, required ...string) error {
+	if err := fs.ParseArgs(args, m.stdout); err != nil {
 		return err
 	}
-	if err := fs.noArgs(); err != nil {
+	if err := fs.NoArgs(); err != nil {
 		return err
 	}
 	for _, name := range required {
 		if f := fs.Lookup(name); f != nil && f.Value.String() == "" {
-			return usagef("%s: --%s is required (see anysqs %s --help)", fs.Name(), name, fs.Name())
+			return cli.Usagef("%s: --%s is required (see anysqs %s --help)", fs.Name(), name, fs.Name())
 		}
 	}
 	if m.output != "table" && m.output != "json" {
-		return usagef("%s: --output %q: want table or json", fs.Name(), m.output)
+		return cli.Usagef("%s: --output %q: want table or json", fs.Name(), m.output)
 	}
 	return nil
 }
@@ -174,7 +174,7 @@ func (m *mq) connect(ctx context.Context) error {
 	}
 	if endpoint != "" {
 		if u, err := url.Parse(endpoint); err != nil || u.Scheme == "" || u.Host == "" {
-			return usagef("--endpoint %q: want a URL such as http://127.0.0.1:9324, or aws", endpoint)
+			return cli.Usagef("--endpoint %q: want a URL such as http://127.0.0.1:9324, or aws", endpoint)
 		}
 		if _, err := cfg.Credentials.Retrieve(ctx); err != nil {
 			// A gateway without auth takes any signature; the SDK still needs keys to sign.
@@ -196,21 +196,10 @@ func (m *mq) queueURL(ctx context.Context, q string) (string, error) {
 	}
 	out, err := m.client.GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: aws.String(q)})
 	if err != nil {
-		return "", sqsErr(q, err)
+		return "", sqsclient.Err(q, err)
 	}
 	return aws.ToString(out.QueueUrl), nil
 }
-
-// sqsErr names the queue and the SQS error code, the two things an operator needs.
-func sqsErr(queue string, err error) error {
-	var api smithy.APIError
-	if errors.As(err, &api) {
-		return fmt.Errorf("queue %s: %s: %s", queue, api.ErrorCode(), api.ErrorMessage())
-	}
-	return fmt.Errorf("queue %s: %w", queue, err)
-}
-
-func queueName(u string) string { return u[strings.LastIndex(u, "/")+1:] }
 
 // emit prints v as JSON, or calls table with a tab writer.
 func (m *mq) emit(v any, table func(w io.Writer)) error {
@@ -243,7 +232,8 @@ var countAttrs = []types.QueueAttributeName{
 	types.QueueAttributeNameApproximateNumberOfMessagesDelayed,
 }
 
-type queueCounts struct {
+// QueueCounts is a queue as `mq list --output json` prints it.
+type QueueCounts struct {
 	Name     string `json:"name"`
 	URL      string `json:"url"`
 	Visible  int    `json:"visible"`
@@ -251,7 +241,7 @@ type queueCounts struct {
 	Delayed  int    `json:"delayed"`
 }
 
-func mqList(ctx context.Context, m *mq, fs *flags, args []string) error {
+func mqList(ctx context.Context, m *mq, fs *cli.Flags, args []string) error {
 	prefix := fs.String("prefix", "", "only queues whose name starts with `P`")
 	if err := m.parse(fs, args); err != nil {
 		return err
@@ -259,7 +249,7 @@ func mqList(ctx context.Context, m *mq, fs *flags, args []string) error {
 	if err := m.connect(ctx); err != nil {
 		return err
 	}
-	var rows []queueCounts
+	var rows []QueueCounts
 	in := &sqs.ListQueuesInput{MaxResults: aws.Int32(1000)}
 	if *prefix != "" {
 		in.QueueNamePrefix = prefix
@@ -267,13 +257,13 @@ func mqList(ctx context.Context, m *mq, fs *flags, args []string) error {
 	for p := sqs.NewListQueuesPaginator(m.client, in); p.HasMorePages(); {
 		page, err := p.NextPage(ctx)
 		if err != nil {
-			return sqsErr("list", err)
+			return sqsclient.Err("list", err)
 		}
 		for _, u := range page.QueueUrls {
-			row := queueCounts{Name: queueName(u), URL: u}
+			row := QueueCounts{Name: sqsclient.QueueName(u), URL: u}
 			a, err := m.client.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: aws.String(u), AttributeNames: countAttrs})
 			if err != nil {
-				return sqsErr(row.Name, err)
+				return sqsclient.Err(row.Name, err)
 			}
 			row.Visible, _ = strconv.Atoi(a.Attributes[string(countAttrs[0])])
 			row.InFlight, _ = strconv.Atoi(a.Attributes[string(countAttrs[1])])
@@ -296,7 +286,7 @@ func orEmpty[T any](s []T) []T {
 	return s
 }
 
-func mqCreate(ctx context.Context, m *mq, fs *flags, args []string) error {
+func mqCreate(ctx context.Context, m *mq, fs *cli.Flags, args []string) error {
 	name := fs.String("q", "", "queue `NAME` (FIFO names end in .fifo)")
 	fifo := fs.Bool("fifo", false, "a FIFO queue (the name gets .fifo if it lacks it)")
 	dlq := fs.String("dlq", "", "dead-letter queue `NAME` or URL, created if missing")
@@ -307,7 +297,7 @@ func mqCreate(ctx context.Context, m *mq, fs *flags, args []string) error {
 		return err
 	}
 	if *maxReceives != 0 && *dlq == "" {
-		return usagef("mq create: --max-receives needs --dlq")
+		return cli.Usagef("mq create: --max-receives needs --dlq")
 	}
 	if err := m.connect(ctx); err != nil {
 		return err
@@ -325,7 +315,7 @@ func mqCreate(ctx context.Context, m *mq, fs *flags, args []string) error {
 			dlqAttrs["FifoQueue"] = "true"
 		}
 		if _, err := m.client.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(dlqName), Attributes: dlqAttrs}); err != nil {
-			return sqsErr(dlqName, err)
+			return sqsclient.Err(dlqName, err)
 		}
 		u, err := m.queueURL(ctx, dlqName)
 		if err != nil {
@@ -343,7 +333,7 @@ func mqCreate(ctx context.Context, m *mq, fs *flags, args []string) error {
 	}
 	out, err := m.client.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: name, Attributes: attrs})
 	if err != nil {
-		return sqsErr(*name, err)
+		return sqsclient.Err(*name, err)
 	}
 	u := aws.ToString(out.QueueUrl)
 	return m.emit(map[string]string{"queue_url": u}, func(w io.Writer) { fmt.Fprintln(w, u) })
@@ -353,12 +343,12 @@ func (m *mq) queueARN(ctx context.Context, u string) (string, error) {
 	a, err := m.client.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: aws.String(u),
 		AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameQueueArn}})
 	if err != nil {
-		return "", sqsErr(queueName(u), err)
+		return "", sqsclient.Err(sqsclient.QueueName(u), err)
 	}
 	return a.Attributes["QueueArn"], nil
 }
 
-func mqDelete(ctx context.Context, m *mq, fs *flags, args []string) error {
+func mqDelete(ctx context.Context, m *mq, fs *cli.Flags, args []string) error {
 	q := fs.String("q", "", "`QUEUE` name or URL")
 	if err := m.parse(fs, args, "q"); err != nil {
 		return err
@@ -371,12 +361,12 @@ func mqDelete(ctx context.Context, m *mq, fs *flags, args []string) error {
 		return err
 	}
 	if _, err := m.client.DeleteQueue(ctx, &sqs.DeleteQueueInput{QueueUrl: &u}); err != nil {
-		return sqsErr(*q, err)
+		return sqsclient.Err(*q, err)
 	}
 	return m.emit(map[string]string{"deleted": u}, func(w io.Writer) { fmt.Fprintln(w, "deleted", u) })
 }
 
-func mqPurge(ctx context.Context, m *mq, fs *flags, args []string) error {
+func mqPurge(ctx context.Context, m *mq, fs *cli.Flags, args []string) error {
 	q := fs.String("q", "", "`QUEUE` name or URL")
 	if err := m.parse(fs, args, "q"); err != nil {
 		return err
@@ -389,12 +379,12 @@ func mqPurge(ctx context.Context, m *mq, fs *flags, args []string) error {
 		return err
 	}
 	if _, err := m.client.PurgeQueue(ctx, &sqs.PurgeQueueInput{QueueUrl: &u}); err != nil {
-		return sqsErr(*q, err)
+		return sqsclient.Err(*q, err)
 	}
 	return m.emit(map[string]string{"purged": u}, func(w io.Writer) { fmt.Fprintln(w, "purged", u) })
 }
 
-func mqAttributes(ctx context.Context, m *mq, fs *flags, args []string) error {
+func mqAttributes(ctx context.Context, m *mq, fs *cli.Flags, args []string) error {
 	q := fs.String("q", "", "`QUEUE` name or URL")
 	set := kv{}
 	fs.Var(set, "set", "set attribute `K=V`, repeatable; without it, show all")
@@ -410,13 +400,13 @@ func mqAttributes(ctx context.Context, m *mq, fs *flags, args []string) error {
 	}
 	if len(set) > 0 {
 		if _, err := m.client.SetQueueAttributes(ctx, &sqs.SetQueueAttributesInput{QueueUrl: &u, Attributes: set}); err != nil {
-			return sqsErr(*q, err)
+			return sqsclient.Err(*q, err)
 		}
 	}
 	a, err := m.client.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: &u,
 		AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameAll}})
 	if err != nil {
-		return sqsErr(*q, err)
+		return sqsclient.Err(*q, err)
 	}
 	return m.emit(map[string]any{"queue_url": u, "attributes": a.Attributes}, func(w io.Writer) {
 		keys := make([]string, 0, len(a.Attributes))
@@ -430,7 +420,7 @@ func mqAttributes(ctx context.Context, m *mq, fs *flags, args []string) error {
 	})
 }
 
-func mqSend(ctx context.Context, m *mq, fs *flags, args []string) error {
+func mqSend(ctx context.Context, m *mq, fs *cli.Flags, args []string) error {
 	q := fs.String("q", "", "`QUEUE` name or URL")
 	body := fs.String("body", "", "message `TEXT`; - sends one message per line of stdin, in batches")
 	group := fs.String("group", "", "message group `ID` (FIFO queues)")
@@ -443,7 +433,7 @@ func mqSend(ctx context.Context, m *mq, fs *flags, args []string) error {
 		return err
 	}
 	if *batch < 1 || *batch > sqsrule.MaxBatchEntries {
-		return usagef("mq send: --batch %d: want 1 to %d", *batch, sqsrule.MaxBatchEntries)
+		return cli.Usagef("mq send: --batch %d: want 1 to %d", *batch, sqsrule.MaxBatchEntries)
 	}
 	if err := m.connect(ctx); err != nil {
 		return err
@@ -471,7 +461,7 @@ func mqSend(ctx context.Context, m *mq, fs *flags, args []string) error {
 		out, err := m.client.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &u, MessageBody: body,
 			MessageGroupId: opt(*group), MessageDeduplicationId: opt(*dedup), DelaySeconds: int32(*delay), MessageAttributes: mattrs})
 		if err != nil {
-			return sqsErr(*q, err)
+			return sqsclient.Err(*q, err)
 		}
 		ids = append(ids, sent{aws.ToString(out.MessageId), aws.ToString(out.SequenceNumber)})
 	} else {
@@ -484,7 +474,7 @@ func mqSend(ctx context.Context, m *mq, fs *flags, args []string) error {
 			}
 			out, err := m.client.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: &u, Entries: entries})
 			if err != nil {
-				return sqsErr(*q, err)
+				return sqsclient.Err(*q, err)
 			}
 			if len(out.Failed) > 0 {
 				f := out.Failed[0]
@@ -520,8 +510,8 @@ func mqSend(ctx context.Context, m *mq, fs *flags, args []string) error {
 	})
 }
 
-// message is a received message in the CLI's output.
-type message struct {
+// Message is a received message as `mq receive --output json` prints it.
+type Message struct {
 	MessageID     string            `json:"message_id"`
 	ReceiptHandle string            `json:"receipt_handle"`
 	Body          string            `json:"body"`
@@ -539,8 +529,8 @@ type systemAttributes struct {
 	DeadLetterQueueSource   string `json:"dead_letter_queue_source_arn,omitempty"`
 }
 
-func toMessage(msg types.Message) message {
-	out := message{MessageID: aws.ToString(msg.MessageId), ReceiptHandle: aws.ToString(msg.ReceiptHandle),
+func toMessage(msg types.Message) Message {
+	out := Message{MessageID: aws.ToString(msg.MessageId), ReceiptHandle: aws.ToString(msg.ReceiptHandle),
 		Body: aws.ToString(msg.Body), Attributes: map[string]string{}}
 	for k, v := range msg.MessageAttributes {
 		out.Attributes[k] = aws.ToString(v.StringValue)
@@ -560,7 +550,7 @@ func toMessage(msg types.Message) message {
 	return out
 }
 
-func (m *mq) receive(ctx context.Context, u string, max, wait, visibility int) ([]message, error) {
+func (m *mq) receive(ctx context.Context, u string, max, wait, visibility int) ([]Message, error) {
 	in := &sqs.ReceiveMessageInput{QueueUrl: &u, MaxNumberOfMessages: int32(max), WaitTimeSeconds: int32(wait),
 		MessageSystemAttributeNames: []types.MessageSystemAttributeName{types.MessageSystemAttributeNameAll},
 		MessageAttributeNames:       []string{"All"}}
@@ -569,9 +559,9 @@ func (m *mq) receive(ctx context.Context, u string, max, wait, visibility int) (
 	}
 	out, err := m.client.ReceiveMessage(ctx, in)
 	if err != nil {
-		return nil, sqsErr(queueName(u), err)
+		return nil, sqsclient.Err(sqsclient.QueueName(u), err)
 	}
-	msgs := make([]message, 0, len(out.Messages))
+	msgs := make([]Message, 0, len(out.Messages))
 	var back []types.ChangeMessageVisibilityBatchRequestEntry
 	for i, msg := range out.Messages {
 		msgs = append(msgs, toMessage(msg))
@@ -582,16 +572,16 @@ func (m *mq) receive(ctx context.Context, u string, max, wait, visibility int) (
 	if visibility == 0 && len(back) > 0 {
 		res, err := m.client.ChangeMessageVisibilityBatch(ctx, &sqs.ChangeMessageVisibilityBatchInput{QueueUrl: &u, Entries: back})
 		if err != nil {
-			return nil, sqsErr(queueName(u), err)
+			return nil, sqsclient.Err(sqsclient.QueueName(u), err)
 		}
 		if len(res.Failed) > 0 {
-			return nil, fmt.Errorf("queue %s: %d messages not made visible again: %s", queueName(u), len(res.Failed), aws.ToString(res.Failed[0].Code))
+			return nil, fmt.Errorf("queue %s: %d messages not made visible again: %s", sqsclient.QueueName(u), len(res.Failed), aws.ToString(res.Failed[0].Code))
 		}
 	}
 	return msgs, nil
 }
 
-func printMessages(w io.Writer, msgs []message) {
+func printMessages(w io.Writer, msgs []Message) {
 	fmt.Fprintln(w, "MESSAGE ID\tRECEIVES\tRECEIPT HANDLE\tBODY")
 	for _, msg := range msgs {
 		body := msg.Body
@@ -602,7 +592,7 @@ func printMessages(w io.Writer, msgs []message) {
 	}
 }
 
-func mqReceive(ctx context.Context, m *mq, fs *flags, args []string) error {
+func mqReceive(ctx context.Context, m *mq, fs *cli.Flags, args []string) error {
 	q := fs.String("q", "", "`QUEUE` name or URL")
 	max := fs.Int("m", 1, "at most `N` messages (1-10)")
 	wait := fs.Int("w", 0, "long-poll up to `SECONDS` for a message (0-20)")
@@ -612,7 +602,7 @@ func mqReceive(ctx context.Context, m *mq, fs *flags, args []string) error {
 		return err
 	}
 	if *max < 1 || *max > sqsrule.MaxReceiveMessages || *wait < 0 || *wait > sqsrule.MaxWaitTimeSeconds {
-		return usagef("mq receive: -m wants 1 to %d and -w 0 to %d", sqsrule.MaxReceiveMessages, sqsrule.MaxWaitTimeSeconds)
+		return cli.Usagef("mq receive: -m wants 1 to %d and -w 0 to %d", sqsrule.MaxReceiveMessages, sqsrule.MaxWaitTimeSeconds)
 	}
 	if err := m.connect(ctx); err != nil {
 		return err
@@ -644,7 +634,7 @@ func mqReceive(ctx context.Context, m *mq, fs *flags, args []string) error {
 	return nil
 }
 
-func mqVisibility(ctx context.Context, m *mq, fs *flags, args []string) error {
+func mqVisibility(ctx context.Context, m *mq, fs *cli.Flags, args []string) error {
 	q := fs.String("q", "", "`QUEUE` name or URL")
 	handle := fs.String("r", "", "receipt `HANDLE` of a message received and still held")
 	timeout := fs.String("t", "", "new visibility timeout in `SECONDS` from now (0 gives the message back)")
@@ -653,7 +643,7 @@ func mqVisibility(ctx context.Context, m *mq, fs *flags, args []string) error {
 	}
 	secs, err := strconv.Atoi(*timeout)
 	if err != nil || secs < 0 || secs > sqsrule.MaxVisibilityTimeout {
-		return usagef("mq visibility: -t %q: want 0 to %d seconds", *timeout, sqsrule.MaxVisibilityTimeout)
+		return cli.Usagef("mq visibility: -t %q: want 0 to %d seconds", *timeout, sqsrule.MaxVisibilityTimeout)
 	}
 	if err := m.connect(ctx); err != nil {
 		return err
@@ -664,27 +654,29 @@ func mqVisibility(ctx context.Context, m *mq, fs *flags, args []string) error {
 	}
 	if _, err := m.client.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: &u,
 		ReceiptHandle: handle, VisibilityTimeout: int32(secs)}); err != nil {
-		return sqsErr(*q, err)
+		return sqsclient.Err(*q, err)
 	}
 	return m.emit(map[string]any{"visibility_timeout": secs}, func(w io.Writer) {
 		fmt.Fprintf(w, "visible again in %d s\n", secs)
 	})
 }
 
-type batchResult struct {
+// BatchResult is what `mq delete-batch --output json` prints.
+type BatchResult struct {
 	Successful []string      `json:"successful"`
-	Failed     []batchFailed `json:"failed"`
+	Failed     []BatchFailed `json:"failed"`
 }
 
-type batchFailed struct {
+// BatchFailed is an entry of a batch that failed.
+type BatchFailed struct {
 	ReceiptHandle string `json:"receipt_handle"`
 	Code          string `json:"code"`
 	Error         string `json:"error"`
 }
 
 // deleteBatch deletes handles in batches of ten, collecting per-handle outcomes.
-func (m *mq) deleteBatch(ctx context.Context, u string, handles []string) (batchResult, error) {
-	res := batchResult{Successful: []string{}, Failed: []batchFailed{}}
+func (m *mq) deleteBatch(ctx context.Context, u string, handles []string) (BatchResult, error) {
+	res := BatchResult{Successful: []string{}, Failed: []BatchFailed{}}
 	for len(handles) > 0 {
 		n := min(sqsrule.MaxBatchEntries, len(handles))
 		chunk := handles[:n]
@@ -695,7 +687,7 @@ func (m *mq) deleteBatch(ctx context.Context, u string, handles []string) (batch
 		}
 		out, err := m.client.DeleteMessageBatch(ctx, &sqs.DeleteMessageBatchInput{QueueUrl: &u, Entries: entries})
 		if err != nil {
-			return res, sqsErr(queueName(u), err)
+			return res, sqsclient.Err(sqsclient.QueueName(u), err)
 		}
 		for _, s := range out.Successful {
 			i, _ := strconv.Atoi(aws.ToString(s.Id))
@@ -703,14 +695,14 @@ func (m *mq) deleteBatch(ctx context.Context, u string, handles []string) (batch
 		}
 		for _, f := range out.Failed {
 			i, _ := strconv.Atoi(aws.ToString(f.Id))
-			res.Failed = append(res.Failed, batchFailed{chunk[i], aws.ToString(f.Code),
+			res.Failed = append(res.Failed, BatchFailed{chunk[i], aws.ToString(f.Code),
 				aws.ToString(f.Code) + ": " + aws.ToString(f.Message)})
 		}
 	}
 	return res, nil
 }
 
-func mqDeleteBatch(ctx context.Context, m *mq, fs *flags, args []string) error {
+func mqDeleteBatch(ctx context.Context, m *mq, fs *cli.Flags, args []string) error {
 	q := fs.String("q", "", "`QUEUE` name or URL")
 	var handles []string
 	fs.Func("r", "receipt `HANDLES`, comma-separated, repeatable; - reads one per line of stdin", func(s string) error {
@@ -734,7 +726,7 @@ func mqDeleteBatch(ctx context.Context, m *mq, fs *flags, args []string) error {
 		return err
 	}
 	if len(handles) == 0 {
-		return usagef("mq delete-batch: -r is required (see anysqs mq delete-batch --help)")
+		return cli.Usagef("mq delete-batch: -r is required (see anysqs mq delete-batch --help)")
 	}
 	if err := m.connect(ctx); err != nil {
 		return err
@@ -768,7 +760,7 @@ func (m *mq) redrivePolicy(ctx context.Context, u string) (arn string, maxReceiv
 	a, err := m.client.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: &u,
 		AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameRedrivePolicy}})
 	if err != nil {
-		return "", 0, sqsErr(queueName(u), err)
+		return "", 0, sqsclient.Err(sqsclient.QueueName(u), err)
 	}
 	raw := a.Attributes["RedrivePolicy"]
 	if raw == "" {
@@ -779,7 +771,7 @@ func (m *mq) redrivePolicy(ctx context.Context, u string) (arn string, maxReceiv
 		Max    any    `json:"maxReceiveCount"` // SQS writes it as a string or a number
 	}
 	if err := json.Unmarshal([]byte(raw), &p); err != nil {
-		return "", 0, fmt.Errorf("queue %s: RedrivePolicy %q: %w", queueName(u), raw, err)
+		return "", 0, fmt.Errorf("queue %s: RedrivePolicy %q: %w", sqsclient.QueueName(u), raw, err)
 	}
 	maxReceives, _ = strconv.Atoi(fmt.Sprint(p.Max))
 	return p.Target, maxReceives, nil
@@ -793,19 +785,19 @@ func (m *mq) arnToURL(ctx context.Context, arn string) (string, error) {
 	}
 	out, err := m.client.GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: aws.String(parts[5]), QueueOwnerAWSAccountId: aws.String(parts[4])})
 	if err != nil {
-		return "", sqsErr(parts[5], err)
+		return "", sqsclient.Err(parts[5], err)
 	}
 	return aws.ToString(out.QueueUrl), nil
 }
 
-func mqDLQ(ctx context.Context, m *mq, fs *flags, args []string) error {
+func mqDLQ(ctx context.Context, m *mq, fs *cli.Flags, args []string) error {
 	q := fs.String("q", "", "`SOURCE` queue (the one with the RedrivePolicy), name or URL")
 	sample := fs.Int("sample", 5, "show up to `N` messages (0-10); each is received with visibility 0, which counts as a receive")
 	if err := m.parse(fs, args, "q"); err != nil {
 		return err
 	}
 	if *sample < 0 || *sample > sqsrule.MaxReceiveMessages {
-		return usagef("mq dlq: --sample wants 0 to %d", sqsrule.MaxReceiveMessages)
+		return cli.Usagef("mq dlq: --sample wants 0 to %d", sqsrule.MaxReceiveMessages)
 	}
 	if err := m.connect(ctx); err != nil {
 		return err
@@ -827,28 +819,28 @@ func mqDLQ(ctx context.Context, m *mq, fs *flags, args []string) error {
 	}
 	a, err := m.client.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: &dlqURL, AttributeNames: countAttrs})
 	if err != nil {
-		return sqsErr(queueName(dlqURL), err)
+		return sqsclient.Err(sqsclient.QueueName(dlqURL), err)
 	}
 	depth, _ := strconv.Atoi(a.Attributes[string(countAttrs[0])])
 	inFlight, _ := strconv.Atoi(a.Attributes[string(countAttrs[1])])
-	msgs := []message{}
+	msgs := []Message{}
 	if *sample > 0 && depth > 0 {
 		if msgs, err = m.receive(ctx, dlqURL, *sample, 0, 0); err != nil {
 			return err
 		}
 	}
-	report := map[string]any{"source_queue": queueName(u), "dlq_name": queueName(dlqURL), "dlq_url": dlqURL,
+	report := map[string]any{"source_queue": sqsclient.QueueName(u), "dlq_name": sqsclient.QueueName(dlqURL), "dlq_url": dlqURL,
 		"max_receive_count": maxReceives, "approximate_message_count": depth, "in_flight": inFlight, "sample_messages": msgs}
 	return m.emit(report, func(w io.Writer) {
 		fmt.Fprintf(w, "source queue\t%s\ndead-letter queue\t%s\nmax receives\t%d\nmessages\t%d visible, %d in flight\n\n",
-			queueName(u), dlqURL, maxReceives, depth, inFlight)
+			sqsclient.QueueName(u), dlqURL, maxReceives, depth, inFlight)
 		if len(msgs) > 0 {
 			printMessages(w, msgs)
 		}
 	})
 }
 
-func mqRedrive(ctx context.Context, m *mq, fs *flags, args []string) error {
+func mqRedrive(ctx context.Context, m *mq, fs *cli.Flags, args []string) error {
 	q := fs.String("q", "", "`QUEUE`: a source queue (its DLQ is redriven back to it) or a DLQ (back to each message's source)")
 	to := fs.String("to", "", "move to this `QUEUE` instead")
 	rate := fs.Int("rate", 0, "at most `N` messages per second (default: the service's)")
@@ -893,7 +885,7 @@ func mqRedrive(ctx context.Context, m *mq, fs *flags, args []string) error {
 	}
 	start, err := m.client.StartMessageMoveTask(ctx, in)
 	if err != nil {
-		return sqsErr(arnName(dlqARN), err)
+		return sqsclient.Err(sqsclient.ARNName(dlqARN), err)
 	}
 	handle := aws.ToString(start.TaskHandle)
 	progress := func(t types.ListMessageMoveTasksResultEntry) {
@@ -913,10 +905,10 @@ func mqRedrive(ctx context.Context, m *mq, fs *flags, args []string) error {
 	for {
 		out, err := m.client.ListMessageMoveTasks(ctx, &sqs.ListMessageMoveTasksInput{SourceArn: &dlqARN, MaxResults: aws.Int32(1)})
 		if err != nil {
-			return sqsErr(arnName(dlqARN), err)
+			return sqsclient.Err(sqsclient.ARNName(dlqARN), err)
 		}
 		if len(out.Results) == 0 {
-			return fmt.Errorf("queue %s: the move task %s is not listed", arnName(dlqARN), handle)
+			return fmt.Errorf("queue %s: the move task %s is not listed", sqsclient.ARNName(dlqARN), handle)
 		}
 		t := out.Results[0]
 		progress(t)
@@ -924,7 +916,7 @@ func mqRedrive(ctx context.Context, m *mq, fs *flags, args []string) error {
 		case "COMPLETED":
 			return m.emitRedrive(t, dlqARN, destARN)
 		case "FAILED", "CANCELLED":
-			return fmt.Errorf("queue %s: move task %s: %s", arnName(dlqARN), aws.ToString(t.Status), aws.ToString(t.FailureReason))
+			return fmt.Errorf("queue %s: move task %s: %s", sqsclient.ARNName(dlqARN), aws.ToString(t.Status), aws.ToString(t.FailureReason))
 		}
 		select {
 		case <-ctx.Done():
@@ -937,12 +929,10 @@ func mqRedrive(ctx context.Context, m *mq, fs *flags, args []string) error {
 func (m *mq) emitRedrive(t types.ListMessageMoveTasksResultEntry, src, dest string) error {
 	destName := "each message's source queue"
 	if dest != "" {
-		destName = arnName(dest)
+		destName = sqsclient.ARNName(dest)
 	}
-	return m.emit(map[string]any{"messages_redriven": t.ApproximateNumberOfMessagesMoved, "source_queue": arnName(src),
+	return m.emit(map[string]any{"messages_redriven": t.ApproximateNumberOfMessagesMoved, "source_queue": sqsclient.ARNName(src),
 		"destination_queue": destName}, func(w io.Writer) {
-		fmt.Fprintf(w, "moved %d messages from %s to %s\n", t.ApproximateNumberOfMessagesMoved, arnName(src), destName)
+		fmt.Fprintf(w, "moved %d messages from %s to %s\n", t.ApproximateNumberOfMessagesMoved, sqsclient.ARNName(src), destName)
 	})
 }
-
-func arnName(arn string) string { return arn[strings.LastIndex(arn, ":")+1:] }
