@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/anysqs/anysqs/drivers"
+	"github.com/anysqs/anysqs/gateway/policy"
 	"github.com/anysqs/anysqs/gateway/queueattr"
 	"github.com/anysqs/anysqs/gateway/sqserr"
 )
@@ -39,7 +40,7 @@ func (s *Server) storedName(account, name string) string {
 
 // splitStored returns the account and the queue name of a stored name.
 func (s *Server) splitStored(stored string) (account, name string) {
-	if len(stored) > nsPrefixLength && stored[12:nsPrefixLength] == nsSeparator && isAccountID(stored[:12]) {
+	if len(stored) > nsPrefixLength && stored[12:nsPrefixLength] == nsSeparator && policy.IsAccountID(stored[:12]) {
 		return stored[:12], stored[nsPrefixLength:]
 	}
 	return s.cfg.AccountID, stored
@@ -68,10 +69,6 @@ func (s *Server) checkNameFits(account, name string) error {
 	return sqserr.New(sqserr.InvalidParameterValue, "Can only include alphanumeric characters, hyphens, or underscores. 1 to %d in length (account %s on this gateway).", max, account)
 }
 
-func isAccountID(s string) bool {
-	return len(s) == 12 && strings.Trim(s, "0123456789") == ""
-}
-
 // accountOf is the account of access key key ("" for an unauthenticated request).
 func (s *Server) accountOf(key string) string {
 	if a, ok := s.cfg.Accounts[key]; ok && a != "" {
@@ -94,8 +91,8 @@ func (s *Server) authorize(ctx context.Context, c *call, stored string) error {
 	if err != nil && drivers.KindOf(err) != drivers.KindNotFound {
 		return driverError(err, stored)
 	}
-	if err == nil && allowedByPolicy(q.Attributes.Policy, c.account, iamAction(c.action), s.arn(stored),
-		newRequestContext(c.facts, c.account, s.cfg.Region, s.clock.Now())) {
+	if err == nil && policy.AllowedByPolicy(q.Attributes.Policy, c.account, iamAction(c.action), s.arn(stored),
+		policy.NewRequestContext(c.facts, c.account, s.cfg.Region, s.clock.Now())) {
 		return nil
 	}
 	return sqserr.New(sqserr.AccessDenied, "Access to the resource %s is denied.", s.queueURL(c.base, stored))

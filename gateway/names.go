@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/anysqs/anysqs/gateway/policy"
 	"github.com/anysqs/anysqs/gateway/sqserr"
 )
 
@@ -44,7 +45,7 @@ func (s *Server) queueNameFromURL(ctx context.Context, c *call, raw string) (str
 	if len(parts) != 2 || parts[1] == "" {
 		return "", sqserr.New(sqserr.InvalidAddress, "The address %s is not valid for this endpoint: expected /<account-id>/<queue-name>.", raw)
 	}
-	if !isAccountID(parts[0]) || strings.Contains(parts[1], nsSeparator) {
+	if !policy.IsAccountID(parts[0]) || strings.Contains(parts[1], nsSeparator) {
 		return "", sqserr.New(sqserr.QueueDoesNotExist, "The specified queue %s does not exist.", raw)
 	}
 	stored := s.storedName(parts[0], parts[1])
@@ -67,7 +68,7 @@ func (s *Server) parseARN(arn string) (string, bool) {
 	if len(p) != 6 || p[0] != "arn" || p[2] != "sqs" || p[5] == "" {
 		return "", false
 	}
-	if p[3] != s.cfg.Region || !isAccountID(p[4]) || strings.Contains(p[5], nsSeparator) {
+	if p[3] != s.cfg.Region || !policy.IsAccountID(p[4]) || strings.Contains(p[5], nsSeparator) {
 		return "", false
 	}
 	return s.storedName(p[4], p[5]), true

@@ -15,7 +15,7 @@ import (
 // AddPermission and RemovePermission edit the queue's Policy attribute as SQS does: one
 // statement per label (its Sid), Allow, the accounts' root principals, SQS:<action> and
 // the queue's ARN. The policy is stored like any Policy attribute, through the same checks
-// (the attribute.Policy declaration, checkQueuePolicy), and the gateway enforces it.
+// (the attribute.Policy declaration, policy.CheckQueuePolicy), and the gateway enforces it.
 
 type addPermissionInput struct {
 	QueueUrl      string   `json:"QueueUrl"`

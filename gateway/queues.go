@@ -9,6 +9,7 @@ import (
 	"github.com/anysqs/anysqs/capabilities"
 	"github.com/anysqs/anysqs/drivers"
 	"github.com/anysqs/anysqs/drivers/sqsrule"
+	"github.com/anysqs/anysqs/gateway/policy"
 	"github.com/anysqs/anysqs/gateway/queueattr"
 	"github.com/anysqs/anysqs/gateway/sqserr"
 )
@@ -48,7 +49,7 @@ func (s *Server) createQueue(ctx context.Context, c *call) (any, error) {
 	if err := s.limits.checkAttributes(c, in.QueueName, in.Attributes, attrs); err != nil {
 		return nil, err
 	}
-	if err := checkQueuePolicy(attrs.Policy); err != nil {
+	if err := policy.CheckQueuePolicy(attrs.Policy); err != nil {
 		return nil, err
 	}
 	stored := s.storedName(c.account, in.QueueName)
@@ -198,7 +199,7 @@ func (s *Server) getQueueURL(ctx context.Context, c *call) (any, error) {
 	if in.QueueOwnerAWSAccountId != "" {
 		owner = in.QueueOwnerAWSAccountId
 	}
-	if !isAccountID(owner) || strings.Contains(in.QueueName, nsSeparator) {
+	if !policy.IsAccountID(owner) || strings.Contains(in.QueueName, nsSeparator) {
 		return nil, sqserr.New(sqserr.QueueDoesNotExist, "The specified queue %s does not exist for account %s.", in.QueueName, owner)
 	}
 	stored := s.storedName(owner, in.QueueName)
@@ -396,7 +397,7 @@ func (s *Server) changeAttributes(ctx context.Context, c *call, q drivers.Queue,
 	if err != nil {
 		return nil, err
 	}
-	if err := checkQueuePolicy(attrs.Policy); err != nil {
+	if err := policy.CheckQueuePolicy(attrs.Policy); err != nil {
 		return nil, err
 	}
 	if err := c.needAttributes(q.Name, change); err != nil {

@@ -23,6 +23,8 @@ import (
 
 	"github.com/anysqs/anysqs/capabilities"
 	"github.com/anysqs/anysqs/drivers"
+	"github.com/anysqs/anysqs/gateway/auth"
+	"github.com/anysqs/anysqs/gateway/policy"
 	"github.com/anysqs/anysqs/gateway/sqserr"
 	"github.com/anysqs/anysqs/internal/clock"
 )
@@ -84,7 +86,7 @@ type Server struct {
 	bg     sync.WaitGroup
 
 	metrics  *metrics       // nil: none
-	auth     *verifier      // nil: requests are not authenticated
+	auth     *auth.Verifier // nil: requests are not authenticated
 	clients  *clientLimiter // nil: no per-key limits
 	inflight *inFlight
 
@@ -130,7 +132,7 @@ type call struct {
 	// AWSTraceHeader system attribute when the sender sets none.
 	traceHeader string
 	// facts are what the conditions of another account's queue policy read.
-	facts requestFacts
+	facts policy.RequestFacts
 }
 
 // decode unmarshals the request body into in. A body of the wrong shape is the client's
@@ -251,7 +253,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		cfg.Region = "us-east-1"
 	}
 	for key, a := range cfg.Accounts {
-		if !isAccountID(a) {
+		if !policy.IsAccountID(a) {
 			return nil, fmt.Errorf("gateway: the account of access key %s, %q, is not 12 digits", key, a)
 		}
 	}
@@ -290,7 +292,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.watched, s.watchedPruneAt = map[string]time.Time{}, minWatchedPrune
 	s.moves = newMoveTasks(s)
 	s.actions = s.actionTable()
-	s.auth = newVerifier(cfg.Credentials)
+	s.auth = auth.NewVerifier(cfg.Credentials)
 	s.clients = newClientLimiter(cfg.ClientLimits, s.clock.Now)
 	if cfg.MaxInFlight == 0 {
 		cfg.MaxInFlight = DefaultMaxInFlight
@@ -452,7 +454,7 @@ var errClientGone = errors.New("client went away")
 // decodeRequest returns the action name and the request normalised to AWS JSON 1.0.
 func (s *Server) decodeRequest(w http.ResponseWriter, r *http.Request, proto protocol) (string, *call, error) {
 	c := &call{base: s.baseURL(r), policy: s.policy, traceHeader: r.Header.Get("X-Amzn-Trace-Id"),
-		facts: requestFacts{remoteAddr: r.RemoteAddr, secure: r.TLS != nil, userAgent: r.UserAgent(), referer: r.Referer()}}
+		facts: policy.RequestFacts{RemoteAddr: r.RemoteAddr, Secure: r.TLS != nil, UserAgent: r.UserAgent(), Referer: r.Referer()}}
 	var body []byte
 	var err error
 	if r.Body != nil { // server requests always have one; hand-built ones may not
@@ -461,7 +463,7 @@ func (s *Server) decodeRequest(w http.ResponseWriter, r *http.Request, proto pro
 	if err != nil {
 		return "", nil, sqserr.New(sqserr.InvalidParameterValue, "request body unreadable or larger than %d bytes: %v", maxRequestBytes, err)
 	}
-	if err := s.auth.verify(r, body); err != nil {
+	if err := s.auth.Verify(r, body); err != nil {
 		return "", nil, err
 	}
 	if s.auth != nil {

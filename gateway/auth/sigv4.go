@@ -1,4 +1,4 @@
-package gateway
+package auth
 
 import (
 	"crypto/hmac"
@@ -15,15 +15,6 @@ import (
 	"github.com/anysqs/anysqs/gateway/sqserr"
 )
 
-// AWS Signature Version 4 verification, for gateways configured with credentials
-// (Config.Credentials). The gateway rebuilds the canonical request from what arrived,
-// using the headers the client says it signed, and compares signatures, as SQS does.
-// Requests may be signed in the Authorization header, as every SDK sends them, or in the
-// query string (presigned URLs: X-Amz-Algorithm, -Credential, -Date, -Expires,
-// -SignedHeaders, -Signature). A presigned request is valid from 15 minutes before its
-// X-Amz-Date until X-Amz-Expires seconds after it, and never more than 15 minutes after
-// it, which is as long as SQS honours one. Session tokens are not supported.
-
 const (
 	sigv4Algorithm = "AWS4-HMAC-SHA256"
 	amzDateFormat  = "20060102T150405Z"
@@ -34,7 +25,8 @@ const (
 	unsignedPayload   = "UNSIGNED-PAYLOAD"
 )
 
-type verifier struct {
+// Verifier checks AWS Signature Version 4 signatures against the configured secrets.
+type Verifier struct {
 	secrets map[string]string // access key ID → secret access key
 	now     func() time.Time  // the wall clock: signatures age in real time, not queue time
 
@@ -42,15 +34,17 @@ type verifier struct {
 	keys map[string][]byte // access key/date/region → derived signing key
 }
 
-func newVerifier(secrets map[string]string) *verifier {
+// NewVerifier returns a Verifier of secrets (access key ID → secret access key), or nil,
+// which accepts every request, when there are none.
+func NewVerifier(secrets map[string]string) *Verifier {
 	if len(secrets) == 0 {
 		return nil
 	}
-	return &verifier{secrets: secrets, now: time.Now, keys: map[string][]byte{}}
+	return &Verifier{secrets: secrets, now: time.Now, keys: map[string][]byte{}}
 }
 
-// verify checks r's signature over body. A nil verifier accepts everything.
-func (v *verifier) verify(r *http.Request, body []byte) error {
+// Verify checks r's signature over body. A nil Verifier accepts everything.
+func (v *Verifier) Verify(r *http.Request, body []byte) error {
 	if v == nil {
 		return nil
 	}
@@ -122,7 +116,7 @@ type scope struct {
 }
 
 // credentialScope checks the parts key/day/region/service/aws4_request of a Credential.
-func (v *verifier) credentialScope(parts []string) (scope, error) {
+func (v *Verifier) credentialScope(parts []string) (scope, error) {
 	sc := scope{keyID: parts[0], day: parts[1], region: parts[2], service: parts[3], term: parts[4]}
 	if sc.service != "sqs" || sc.term != "aws4_request" {
 		return sc, sqserr.New(sqserr.SignatureDoesNotMatch, "Credential should be scoped to service 'sqs' and terminated by 'aws4_request', not '%s/%s'.", sc.service, sc.term)
@@ -144,7 +138,7 @@ func (sc scope) checkDay(amzDate string) error {
 
 // checkSignature compares signature with the one computed over r, its query rawQuery (the
 // presigning parameters but the signature itself) and each of the payload hashes given.
-func (v *verifier) checkSignature(r *http.Request, sc scope, amzDate, signedHeaders, signature, rawQuery string, payloads ...string) error {
+func (v *Verifier) checkSignature(r *http.Request, sc scope, amzDate, signedHeaders, signature, rawQuery string, payloads ...string) error {
 	got, err := hex.DecodeString(signature)
 	key := v.signingKey(sc.keyID, sc.secret, sc.day, sc.region)
 	credScope := sc.day + "/" + sc.region + "/" + sc.service + "/" + sc.term
@@ -164,7 +158,7 @@ func (v *verifier) checkSignature(r *http.Request, sc scope, amzDate, signedHead
 
 // verifyPresigned checks a request signed in its query string, as SDK presigners sign
 // URLs. The signed payload is the body's hash or UNSIGNED-PAYLOAD, as the presigner chose.
-func (v *verifier) verifyPresigned(r *http.Request, q url.Values, body []byte) error {
+func (v *Verifier) verifyPresigned(r *http.Request, q url.Values, body []byte) error {
 	for _, p := range []string{"X-Amz-Algorithm", "X-Amz-Credential", "X-Amz-Date", "X-Amz-Expires", "X-Amz-SignedHeaders", "X-Amz-Signature"} {
 		if len(q[p]) != 1 || q.Get(p) == "" {
 			return sqserr.New(sqserr.IncompleteSignature, "A presigned request needs exactly one non-empty %s query parameter.", p)
@@ -354,7 +348,7 @@ func uriEncode(s string, encodeSlash bool) string {
 }
 
 // signingKey derives (and caches, per key, day and region) the request signing key.
-func (v *verifier) signingKey(keyID, secret, day, region string) []byte {
+func (v *Verifier) signingKey(keyID, secret, day, region string) []byte {
 	id := keyID + "/" + day + "/" + region
 	v.mu.Lock()
 	defer v.mu.Unlock()

@@ -1,4 +1,4 @@
-package gateway
+package policy
 
 import (
 	"encoding/json"
@@ -10,8 +10,8 @@ import (
 
 // condRequest is the context the table below evaluates in: account 000000000002 over
 // plain HTTP from 192.0.2.10 at 2026-12-03T12:00:00Z.
-func condRequest() requestContext {
-	return newRequestContext(requestFacts{remoteAddr: "192.0.2.10:50000", userAgent: "aws-sdk-go-v2/1.0"},
+func condRequest() RequestContext {
+	return NewRequestContext(RequestFacts{RemoteAddr: "192.0.2.10:50000", UserAgent: "aws-sdk-go-v2/1.0"},
 		"000000000002", "us-east-1", time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC))
 }
 
@@ -131,7 +131,7 @@ func TestConditionSemantics(t *testing.T) {
 // addresses of their own kind.
 func TestConditionRequestContext(t *testing.T) {
 	t.Parallel()
-	rc := newRequestContext(requestFacts{remoteAddr: "[::ffff:127.0.0.1]:1234", secure: true},
+	rc := NewRequestContext(RequestFacts{RemoteAddr: "[::ffff:127.0.0.1]:1234", Secure: true},
 		"000000000002", "eu-west-1", time.Date(2026, 12, 3, 12, 0, 0, 700e6, time.UTC))
 	want := map[string]string{
 		"aws:currenttime": "2026-12-03T12:00:00Z", "aws:epochtime": "1796299200",
@@ -153,10 +153,10 @@ func TestConditionRequestContext(t *testing.T) {
 			t.Errorf("the context has %s, which requestKeys does not list", k)
 		}
 	}
-	if rc := newRequestContext(requestFacts{remoteAddr: "[2001:db8::1%eth0]:443"}, "000000000002", "us-east-1", time.Now()); rc["aws:sourceip"] != "2001:db8::1" {
+	if rc := NewRequestContext(RequestFacts{RemoteAddr: "[2001:db8::1%eth0]:443"}, "000000000002", "us-east-1", time.Now()); rc["aws:sourceip"] != "2001:db8::1" {
 		t.Errorf("IPv6 peer: aws:SourceIp = %q", rc["aws:sourceip"])
 	}
-	if rc := newRequestContext(requestFacts{remoteAddr: "@"}, "000000000002", "us-east-1", time.Now()); rc["aws:sourceip"] != "" {
+	if rc := NewRequestContext(RequestFacts{RemoteAddr: "@"}, "000000000002", "us-east-1", time.Now()); rc["aws:sourceip"] != "" {
 		t.Errorf("a peer that is no address: aws:SourceIp = %q, want absent", rc["aws:sourceip"])
 	}
 	for _, k := range []string{"aws:useragent", "aws:referer", "aws:sourcearn", "aws:sourceaccount", "aws:username"} {
@@ -223,18 +223,18 @@ func TestPolicyConditionsEvaluated(t *testing.T) {
 		{"Deny without TLS", doc(allowAll, `{"Effect":"Deny","Principal":"*","Action":"*","Resource":"*","Condition":{"Bool":{"aws:SecureTransport":"false"}}}`), false},
 		{"Deny of another account", doc(allowAll, `{"Effect":"Deny","Principal":"*","Action":"*","Resource":"*","Condition":{"StringNotEquals":{"aws:PrincipalAccount":"000000000002"}}}`), true},
 	} {
-		if err := checkQueuePolicy(c.doc); err != nil {
+		if err := CheckQueuePolicy(c.doc); err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
 		action := "SendMessage"
 		if strings.Contains(c.name, "another action") {
 			action = "ReceiveMessage"
 		}
-		if got := allowedByPolicy(c.doc, "000000000002", action, polARN, rc); got != c.want {
+		if got := AllowedByPolicy(c.doc, "000000000002", action, polARN, rc); got != c.want {
 			t.Errorf("%s: allowed = %v, want %v", c.name, got, c.want)
 		}
 	}
-	err := checkQueuePolicy(doc(allowAll, `{"Effect":"Deny","Principal":"*","Action":"*","Resource":"*","Condition":{"StringEqualz":{"aws:SourceIp":"x"}}}`))
+	err := CheckQueuePolicy(doc(allowAll, `{"Effect":"Deny","Principal":"*","Action":"*","Resource":"*","Condition":{"StringEqualz":{"aws:SourceIp":"x"}}}`))
 	if err == nil || err.Error() != "InvalidAttributeValue: Invalid value for the parameter Policy. Reason: statement 2: the condition operator StringEqualz is not an IAM condition operator, so the condition cannot be evaluated" {
 		t.Errorf("an unknown operator: %v", err)
 	}

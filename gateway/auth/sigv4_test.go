@@ -1,4 +1,4 @@
-package gateway
+package auth
 
 import (
 	"context"
@@ -20,7 +20,7 @@ import (
 // can be incomplete or not match are told apart with SQS's codes.
 func TestVerifierEdges(t *testing.T) {
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
-	v := newVerifier(map[string]string{"AKID": "secret"})
+	v := NewVerifier(map[string]string{"AKID": "secret"})
 	v.now = func() time.Time { return now }
 	const body = `{"QueueName":"q"}`
 	signed := func(target string, at time.Time, edit func(*http.Request)) *http.Request {
@@ -81,11 +81,11 @@ func TestVerifierEdges(t *testing.T) {
 		}(), "", sqserr.IncompleteSignature},
 		{"unsigned", func() *http.Request { r, _ := http.NewRequest(http.MethodPost, "http://gw/", nil); return r }(), "", sqserr.MissingAuthenticationToken},
 	} {
-		if got := code(v.verify(c.req, []byte(c.body))); got != c.want {
+		if got := code(v.Verify(c.req, []byte(c.body))); got != c.want {
 			t.Errorf("%s: %q, want %q", c.name, got, c.want)
 		}
 	}
-	if (*verifier)(nil).verify(&http.Request{Header: http.Header{}}, nil) != nil || newVerifier(nil) != nil {
+	if (*Verifier)(nil).Verify(&http.Request{Header: http.Header{}}, nil) != nil || NewVerifier(nil) != nil {
 		t.Fatal("without credentials every request must pass")
 	}
 }
@@ -96,7 +96,7 @@ func TestVerifierEdges(t *testing.T) {
 func TestPresignedExpiry(t *testing.T) {
 	signedAt := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	now := signedAt
-	v := newVerifier(map[string]string{"AKID": "secret"})
+	v := NewVerifier(map[string]string{"AKID": "secret"})
 	v.now = func() time.Time { return now }
 	emptySum := sha256.Sum256(nil)
 	presign := func(expires string, extra string) *http.Request {
@@ -112,7 +112,7 @@ func TestPresignedExpiry(t *testing.T) {
 	check := func(what string, r *http.Request, want sqserr.Code) {
 		t.Helper()
 		var e *sqserr.Error
-		err := v.verify(r, nil)
+		err := v.Verify(r, nil)
 		if got := sqserr.Code(""); err != nil && errors.As(err, &e) {
 			got = e.Code
 			if got != want {
@@ -153,7 +153,7 @@ func FuzzVerify(f *testing.F) {
 	// presigned path.
 	f.Add("", "", "/000000000000/q?Action=ReceiveMessage&X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKID%2F20261130%2Fus-east-1%2Fsqs%2Faws4_request&X-Amz-Date=20261130T120000Z&X-Amz-Expires=60&X-Amz-SignedHeaders=host&X-Amz-Signature=00", "")
 	f.Add("", "", "/?X-Amz-Credential=////&X-Amz-Expires=-1&X-Amz-Signature=", "")
-	v := newVerifier(map[string]string{"AKID": "secret"})
+	v := NewVerifier(map[string]string{"AKID": "secret"})
 	v.now = func() time.Time { return time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC) }
 	f.Fuzz(func(t *testing.T, auth, date, target, extra string) {
 		r, err := http.NewRequest(http.MethodPost, "http://gw"+target, strings.NewReader("{}"))
@@ -163,7 +163,7 @@ func FuzzVerify(f *testing.F) {
 		r.Header.Set("Authorization", auth)
 		r.Header.Set("X-Amz-Date", date)
 		r.Header.Set("X-Extra", extra)
-		if err := v.verify(r, []byte("{}")); err != nil {
+		if err := v.Verify(r, []byte("{}")); err != nil {
 			var e *sqserr.Error
 			if !errors.As(err, &e) {
 				t.Fatalf("not an SQS error: %v", err)

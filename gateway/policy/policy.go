@@ -1,4 +1,4 @@
-package gateway
+package policy
 
 import (
 	"bytes"
@@ -51,8 +51,8 @@ var policyKeys = map[string]bool{"Version": true, "Id": true, "Statement": true}
 // NotAction, NotResource) are refused by name.
 var statementKeys = map[string]bool{"Sid": true, "Effect": true, "Principal": true, "Action": true, "Resource": true, "Condition": true}
 
-// checkQueuePolicy refuses a Policy the gateway would not enforce as written.
-func checkQueuePolicy(doc string) error {
+// CheckQueuePolicy refuses a Policy the gateway would not enforce as written.
+func CheckQueuePolicy(doc string) error {
 	if doc == "" {
 		return nil
 	}
@@ -62,10 +62,10 @@ func checkQueuePolicy(doc string) error {
 	return nil
 }
 
-// allowedByPolicy reports whether the policy doc lets account perform action (an SQS
+// AllowedByPolicy reports whether the policy doc lets account perform action (an SQS
 // action name) on the queue whose ARN is arn, in request context rc (for the statements'
 // conditions). A policy that does not parse allows nothing.
-func allowedByPolicy(doc, account, action, arn string, rc requestContext) bool {
+func AllowedByPolicy(doc, account, action, arn string, rc RequestContext) bool {
 	if doc == "" {
 		return false
 	}
@@ -249,11 +249,11 @@ func parsePrincipal(raw json.RawMessage) ([]string, error) {
 }
 
 func principalAccount(p string) (string, bool) {
-	if p == "*" || isAccountID(p) {
+	if p == "*" || IsAccountID(p) {
 		return p, true
 	}
 	if a, ok := strings.CutPrefix(p, "arn:aws:iam::"); ok {
-		if a, ok := strings.CutSuffix(a, ":root"); ok && isAccountID(a) {
+		if a, ok := strings.CutSuffix(a, ":root"); ok && IsAccountID(a) {
 			return a, true
 		}
 	}
@@ -289,4 +289,9 @@ func strictUnmarshal(b []byte, v any) error {
 		return fmt.Errorf("trailing data")
 	}
 	return nil
+}
+
+// IsAccountID says whether s is an AWS account ID: 12 digits.
+func IsAccountID(s string) bool {
+	return len(s) == 12 && strings.Trim(s, "0123456789") == ""
 }

@@ -1,4 +1,4 @@
-package gateway
+package policy
 
 import (
 	"bytes"
@@ -31,9 +31,9 @@ import (
 // its operator cannot read, or a policy variable (${...}) refuses the policy when it is
 // set: nothing is stored that would be evaluated otherwise than as written.
 
-// requestContext maps the lower-case names of the condition keys a request has to
+// RequestContext maps the lower-case names of the condition keys a request has to
 // their values. A key not in the map is absent.
-type requestContext map[string]string
+type RequestContext map[string]string
 
 // requestKeys are the condition keys the gateway puts in a request's context, in the
 // case IAM documents them.
@@ -43,20 +43,20 @@ var requestKeys = []string{
 	"aws:SecureTransport", "aws:SourceIp", "aws:UserAgent", "aws:userid", "aws:ViaAWSService",
 }
 
-// requestFacts is what a request tells about itself, kept on the call for the
+// RequestFacts is what a request tells about itself, kept on the call for the
 // conditions of another account's queue policy.
-type requestFacts struct {
-	remoteAddr string // http.Request.RemoteAddr: the connection's peer, not X-Forwarded-For
-	secure     bool   // the request came over TLS
-	userAgent  string
-	referer    string
+type RequestFacts struct {
+	RemoteAddr string // http.Request.RemoteAddr: the connection's peer, not X-Forwarded-For
+	Secure     bool   // the request came over TLS
+	UserAgent  string
+	Referer    string
 }
 
-// newRequestContext is the context of a request by account (whose keys act as the
+// NewRequestContext is the context of a request by account (whose keys act as the
 // account's root user) at now, in region.
-func newRequestContext(f requestFacts, account, region string, now time.Time) requestContext {
+func NewRequestContext(f RequestFacts, account, region string, now time.Time) RequestContext {
 	now = now.UTC().Truncate(time.Second)
-	rc := requestContext{
+	rc := RequestContext{
 		"aws:currenttime":           now.Format(time.RFC3339),
 		"aws:epochtime":             strconv.FormatInt(now.Unix(), 10),
 		"aws:principalaccount":      account,
@@ -64,18 +64,18 @@ func newRequestContext(f requestFacts, account, region string, now time.Time) re
 		"aws:principalisawsservice": "false",
 		"aws:principaltype":         "Account",
 		"aws:requestedregion":       region,
-		"aws:securetransport":       strconv.FormatBool(f.secure),
+		"aws:securetransport":       strconv.FormatBool(f.Secure),
 		"aws:userid":                account,
 		"aws:viaawsservice":         "false",
 	}
-	if ip, ok := remoteIP(f.remoteAddr); ok {
+	if ip, ok := remoteIP(f.RemoteAddr); ok {
 		rc["aws:sourceip"] = ip
 	}
-	if f.userAgent != "" {
-		rc["aws:useragent"] = f.userAgent
+	if f.UserAgent != "" {
+		rc["aws:useragent"] = f.UserAgent
 	}
-	if f.referer != "" {
-		rc["aws:referer"] = f.referer
+	if f.Referer != "" {
+		rc["aws:referer"] = f.Referer
 	}
 	return rc
 }
@@ -200,7 +200,7 @@ func parseCondition(raw json.RawMessage, variables bool) ([]condition, error) {
 }
 
 // conditionsHold reports whether every condition holds in rc.
-func conditionsHold(conds []condition, rc requestContext) bool {
+func conditionsHold(conds []condition, rc RequestContext) bool {
 	for _, c := range conds {
 		if !c.holds(rc) {
 			return false
@@ -209,7 +209,7 @@ func conditionsHold(conds []condition, rc requestContext) bool {
 	return true
 }
 
-func (c condition) holds(rc requestContext) bool {
+func (c condition) holds(rc RequestContext) bool {
 	v, present := rc[c.key]
 	if c.kind.null {
 		return anyMatch(c.values, func(p string) bool { return strings.EqualFold(p, "true") != present })

@@ -1,4 +1,4 @@
-package gateway
+package policy
 
 import (
 	"strings"
@@ -38,10 +38,10 @@ func TestAllowedByPolicy(t *testing.T) {
 		{"service deny denies no caller", doc(allow(`"*"`, `"sqs:*"`, `"*"`), `{"Effect":"Deny","Principal":{"Service":"sns.amazonaws.com"},"Action":"sqs:*","Resource":"*"}`), "000000000002", "SendMessage", true},
 	}
 	for _, c := range cases {
-		if err := checkQueuePolicy(c.doc); err != nil {
-			t.Errorf("%s: checkQueuePolicy: %v", c.name, err)
+		if err := CheckQueuePolicy(c.doc); err != nil {
+			t.Errorf("%s: CheckQueuePolicy: %v", c.name, err)
 		}
-		if got := allowedByPolicy(c.doc, c.account, c.action, polARN, nil); got != c.want {
+		if got := AllowedByPolicy(c.doc, c.account, c.action, polARN, nil); got != c.want {
 			t.Errorf("%s: allowed = %v, want %v", c.name, got, c.want)
 		}
 	}
@@ -67,7 +67,7 @@ func TestCheckQueuePolicyRefusesWhatItWouldNotEvaluate(t *testing.T) {
 		"trailing data":    `{"Statement":[]} {}`,
 		"principal string": `{"Statement":[{"Effect":"Allow","Principal":"000000000002","Action":"sqs:*","Resource":"*"}]}`,
 	} {
-		err := checkQueuePolicy(doc)
+		err := CheckQueuePolicy(doc)
 		if err == nil || !strings.Contains(err.Error(), "InvalidAttributeValue") && !strings.Contains(err.Error(), "Invalid value for the parameter Policy") {
 			t.Errorf("%s: %v, want InvalidAttributeValue", name, err)
 		}
