@@ -68,7 +68,7 @@ fuzz: ## fuzz each protocol decoder, the JSON package against encoding/json and 
 	$(GO) test -run '^$$' -fuzz FuzzJSONDecode -fuzztime 30s ./gateway/
 	$(GO) test -run '^$$' -fuzz FuzzJSONMatchesStdlib -fuzztime 30s ./gateway/
 	$(GO) test -run '^$$' -fuzz FuzzQueryDecode -fuzztime 30s ./gateway/
-	$(GO) test -run '^$$' -fuzz FuzzVerify -fuzztime 30s ./gateway/
+	$(GO) test -run '^$$' -fuzz FuzzVerify -fuzztime 30s ./gateway/auth/
 
 bench-postgres: ## gateway vs driver vs plain SQL on the local PostgreSQL, one run (docs/performance.md)
 	eval "$$(scripts/test-env.sh)"; scripts/bench-postgres.sh $(BENCH_ARGS)

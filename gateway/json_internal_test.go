@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/segmentio/encoding/json"
+
+	"github.com/anysqs/anysqs/gateway/wire"
 )
 
 // requestShapes are the shapes call.decode fills, one per action's input.
@@ -142,7 +144,7 @@ func FuzzJSONMatchesStdlib(f *testing.F) {
 		}
 		for _, o := range outs {
 			wantB, wantE := stdEncode(o)
-			gotB, gotE := encodeJSON(o)
+			gotB, gotE := wire.EncodeJSON(o)
 			if (wantE == nil) != (gotE == nil) || (wantE == nil && !bytes.Equal(wantB, gotB)) {
 				t.Fatalf("%T with %q: encoding/json renders %q (%v), ours %q (%v)", o, body, wantB, wantE, gotB, gotE)
 			}

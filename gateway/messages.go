@@ -13,6 +13,7 @@ import (
 	"github.com/anysqs/anysqs/drivers/sqsrule"
 	"github.com/anysqs/anysqs/gateway/message"
 	"github.com/anysqs/anysqs/gateway/sqserr"
+	"github.com/anysqs/anysqs/gateway/wire"
 )
 
 func fromWire(in map[string]messageAttributeValue) map[string]drivers.MessageAttribute {
@@ -490,7 +491,7 @@ func (s *Server) deleteMessage(ctx context.Context, c *call) (any, error) {
 		return nil, err
 	}
 	s.deleted(name, 1)
-	return emptyOutput{}, nil
+	return wire.Empty{}, nil
 }
 
 // singleResult turns the result of a one-entry driver batch of op on handle into the
@@ -598,7 +599,7 @@ func (s *Server) changeMessageVisibility(ctx context.Context, c *call) (any, err
 		return nil, err
 	}
 	s.visibilityChanged(name, []drivers.ChangeVisibilityEntry{e})
-	return emptyOutput{}, nil
+	return wire.Empty{}, nil
 }
 
 // visibilityEntry validates one visibility change's parameters. The gateway checks the

@@ -3,34 +3,19 @@ package gateway
 import (
 	"bytes"
 	"testing"
+
+	"github.com/anysqs/anysqs/gateway/wire"
 )
 
-func TestAcceptsJSON(t *testing.T) {
-	for accept, want := range map[string]bool{
-		"":                                  false,
-		"application/json":                  true,
-		"application/json; charset=utf-8":   true,
-		"text/xml":                          false,
-		"*/*":                               false,
-		"text/xml, application/json":        false,
-		"application/json, text/xml;q=0.9":  true,
-		"garbage;;, application/json":       true,
-		"application/x-amz-json-1.0":        false,
-		"application/xml, application/json": false,
-	} {
-		if got := acceptsJSON(accept); got != want {
-			t.Errorf("acceptsJSON(%q) = %v, want %v", accept, got, want)
-		}
-	}
-}
-
+// TestRenderQueryJSON renders the gateway's own output types through the Query
+// protocol's legacy JSON form.
 func TestRenderQueryJSON(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		out  any
 		want string
 	}{
-		{"DeleteQueue", emptyOutput{}, `{"DeleteQueueResponse":{"ResponseMetadata":{"RequestId":"r"}}}`},
+		{"DeleteQueue", wire.Empty{}, `{"DeleteQueueResponse":{"ResponseMetadata":{"RequestId":"r"}}}`},
 		{"GetQueueUrl", queueURLOutput{QueueUrl: "http://h/1/q"},
 			`{"GetQueueUrlResponse":{"GetQueueUrlResult":{"QueueUrl":"http://h/1/q"},"ResponseMetadata":{"RequestId":"r"}}}`},
 		{"GetQueueAttributes", attributesOutput{Attributes: map[string]string{"b": "2", "a": "1"}},
@@ -44,7 +29,7 @@ func TestRenderQueryJSON(t *testing.T) {
 				`"ResponseMetadata":{"RequestId":"r"}}}`},
 	} {
 		var b bytes.Buffer
-		renderQueryJSON(&b, "r", c.name, c.out)
+		wire.RenderQueryJSON(&b, "r", c.name, c.out)
 		if b.String() != c.want {
 			t.Errorf("%s:\n got %s\nwant %s", c.name, b.String(), c.want)
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/anysqs/anysqs/gateway/policy"
 	"github.com/anysqs/anysqs/gateway/queueattr"
 	"github.com/anysqs/anysqs/gateway/sqserr"
+	"github.com/anysqs/anysqs/gateway/wire"
 )
 
 const (
@@ -346,7 +347,7 @@ func (s *Server) deleteQueue(ctx context.Context, c *call) (any, error) {
 	}
 	// Long polls on the queue end now rather than at their deadline.
 	s.waiters.notify(name)
-	return emptyOutput{}, nil
+	return wire.Empty{}, nil
 }
 
 func (s *Server) getQueueAttributes(ctx context.Context, c *call) (any, error) {
@@ -416,7 +417,7 @@ func (s *Server) changeAttributes(ctx context.Context, c *call, q drivers.Queue,
 	if err != nil {
 		return nil, driverError(err, q.Name)
 	}
-	return emptyOutput{}, nil
+	return wire.Empty{}, nil
 }
 
 func (s *Server) purgeQueue(ctx context.Context, c *call) (any, error) {
@@ -435,7 +436,7 @@ func (s *Server) purgeQueue(ctx context.Context, c *call) (any, error) {
 		return nil, driverError(err, name)
 	}
 	s.inflight.forget(name)
-	return emptyOutput{}, nil
+	return wire.Empty{}, nil
 }
 
 func (s *Server) tagQueue(ctx context.Context, c *call) (any, error) {
@@ -471,7 +472,7 @@ func (s *Server) tagQueue(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, driverError(err, q.Name)
 	}
-	return emptyOutput{}, nil
+	return wire.Empty{}, nil
 }
 
 func (s *Server) untagQueue(ctx context.Context, c *call) (any, error) {
@@ -494,7 +495,7 @@ func (s *Server) untagQueue(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, driverError(err, name)
 	}
-	return emptyOutput{}, nil
+	return wire.Empty{}, nil
 }
 
 func (s *Server) listQueueTags(ctx context.Context, c *call) (any, error) {

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"path"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -154,5 +155,42 @@ func TestSeamViolationsCatchesPlants(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// pureImports lists, for each of the gateway's pure packages (request authentication,
+// policy evaluation, the wire codecs), the only module packages it may import: none of
+// drivers, capabilities or the gateway's server, so that each can be read, tested and
+// fuzzed alone.
+var pureImports = map[string][]string{
+	"auth":   {"github.com/anysqs/anysqs/gateway/sqserr"},
+	"policy": {"github.com/anysqs/anysqs/gateway/sqserr"},
+	"wire":   {"github.com/anysqs/anysqs/gateway/sqserr"},
+	"sqserr": nil,
+}
+
+// TestPurePackages: the pure packages import only what pureImports allows of the module.
+func TestPurePackages(t *testing.T) {
+	fset := token.NewFileSet()
+	for dir, allowed := range pureImports {
+		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+		if err != nil || len(files) == 0 {
+			t.Fatalf("%s: no Go files (%v)", dir, err)
+		}
+		for _, name := range files {
+			if strings.HasSuffix(name, "_test.go") {
+				continue
+			}
+			f, err := parser.ParseFile(fset, name, nil, parser.ImportsOnly)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, imp := range f.Imports {
+				p, _ := strconv.Unquote(imp.Path.Value)
+				if strings.HasPrefix(p, "github.com/anysqs/anysqs") && !slices.Contains(allowed, p) {
+					t.Errorf("%s imports %s: package %s may import only %v of this module", name, p, dir, allowed)
+				}
+			}
+		}
 	}
 }

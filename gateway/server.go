@@ -26,6 +26,7 @@ import (
 	"github.com/anysqs/anysqs/gateway/auth"
 	"github.com/anysqs/anysqs/gateway/policy"
 	"github.com/anysqs/anysqs/gateway/sqserr"
+	"github.com/anysqs/anysqs/gateway/wire"
 	"github.com/anysqs/anysqs/internal/clock"
 )
 
@@ -154,7 +155,7 @@ func (c *call) decode(in any) error {
 	if err := decodeError(c.action, json.Unmarshal(c.body, in)); err != nil {
 		return err
 	}
-	return checkJSONText(c.body)
+	return wire.CheckJSONText(c.body)
 }
 
 // decodeError turns an unmarshalling error into the SQS error the client gets. The
@@ -380,7 +381,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	proto := protoQuery
 	if target := r.Header.Get("X-Amz-Target"); target != "" {
 		proto = protoJSON
-	} else if acceptsJSON(r.Header.Get("Accept")) {
+	} else if wire.AcceptsJSON(r.Header.Get("Accept")) {
 		proto = protoQueryJSON
 	}
 	name, c, err := s.decodeRequest(w, r, proto)
@@ -513,7 +514,7 @@ func (s *Server) decodeRequest(w http.ResponseWriter, r *http.Request, proto pro
 		form.Set("QueueUrl", r.URL.Path)
 	}
 	c.action = name
-	if c.body, err = queryToJSON(name, form); err != nil {
+	if c.body, err = wire.QueryToJSON(name, form); err != nil {
 		return name, nil, err
 	}
 	return name, c, nil
@@ -565,7 +566,7 @@ func (s *Server) writeResult(w http.ResponseWriter, proto protocol, reqID, name 
 	w.Header().Set("x-amzn-RequestId", reqID)
 	if proto == protoJSON {
 		buf := jsonBuffers.Get().(*[]byte)
-		body, err := appendJSON((*buf)[:0], out)
+		body, err := wire.AppendJSON((*buf)[:0], out)
 		if err != nil {
 			jsonBuffers.Put(buf)
 			s.writeError(w, proto, reqID, name, err)
@@ -581,18 +582,18 @@ func (s *Server) writeResult(w http.ResponseWriter, proto protocol, reqID, name 
 	}
 	var b bytes.Buffer
 	if proto == protoQueryJSON {
-		renderQueryJSON(&b, reqID, name, out)
+		wire.RenderQueryJSON(&b, reqID, name, out)
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(b.Bytes())
 		return
 	}
 	b.WriteString(xml.Header)
-	b.WriteString(`<` + name + `Response xmlns="` + xmlNamespace + `">`)
-	if _, empty := out.(emptyOutput); !empty {
+	b.WriteString(`<` + name + `Response xmlns="` + wire.XMLNamespace + `">`)
+	if _, empty := out.(wire.Empty); !empty {
 		open := b.Len()
 		b.WriteString("<" + name + "Result>")
 		inner := b.Len()
-		renderXML(&b, reflect.Indirect(reflect.ValueOf(out)))
+		wire.RenderXML(&b, reflect.Indirect(reflect.ValueOf(out)))
 		if b.Len() == inner {
 			// An empty result is self-closed, as SQS writes it: <ReceiveMessageResult/>.
 			b.Truncate(open)
@@ -606,14 +607,6 @@ func (s *Server) writeResult(w http.ResponseWriter, proto protocol, reqID, name 
 	w.Header().Set("Content-Type", "text/xml")
 	_, _ = w.Write(b.Bytes())
 }
-
-// encodeJSON renders a JSON response body. SQS does not HTML-escape "<", ">" and "&" in
-// message bodies; neither do we.
-func encodeJSON(out any) ([]byte, error) { return appendJSON(nil, out) }
-
-// appendJSON appends the JSON response body of out to b: encodeJSON without allocating
-// when b has room. The flags are those of an Encoder with SetEscapeHTML(false).
-func appendJSON(b []byte, out any) ([]byte, error) { return json.Append(b, out, json.SortMapKeys) }
 
 // jsonBuffers hold response bodies between requests; a body larger than maxPooledJSON (a
 // batch of large messages) is left to the collector rather than kept for every request.
@@ -662,14 +655,14 @@ func (s *Server) writeError(w http.ResponseWriter, proto protocol, reqID, name s
 	}
 	var b bytes.Buffer
 	b.WriteString(xml.Header)
-	b.WriteString(`<ErrorResponse xmlns="` + xmlNamespace + `"><Error><Type>` + spec.Fault() + `</Type><Code>`)
-	escape(&b, spec.QueryCode)
+	b.WriteString(`<ErrorResponse xmlns="` + wire.XMLNamespace + `"><Error><Type>` + spec.Fault() + `</Type><Code>`)
+	wire.EscapeXML(&b, spec.QueryCode)
 	b.WriteString("</Code><Message>")
 	if spec.Code == sqserr.QueueDoesNotExist {
 		// SQS's Query wording; the JSON protocol's message names the queue.
 		e.Message = "The specified queue does not exist for this wsdl version."
 	}
-	escape(&b, e.Message)
+	wire.EscapeXML(&b, e.Message)
 	b.WriteString("</Message><Detail/></Error><RequestId>" + reqID + "</RequestId></ErrorResponse>")
 	w.Header().Set("Content-Type", "text/xml")
 	w.WriteHeader(spec.Status)

@@ -249,6 +249,3 @@ type moveTaskEntry struct {
 type listMoveTasksOutput struct {
 	Results []moveTaskEntry `json:"Results" sqsxml:"ListMessageMoveTasksResultEntry"`
 }
-
-// emptyOutput is the result of actions that return nothing but metadata.
-type emptyOutput struct{}

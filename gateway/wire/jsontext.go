@@ -1,4 +1,4 @@
-package gateway
+package wire
 
 import (
 	"bytes"
@@ -9,20 +9,20 @@ import (
 	"github.com/anysqs/anysqs/gateway/sqserr"
 )
 
-// checkJSONText refuses what a JSON decoder accepts silently but changes: a member name
+// CheckJSONText refuses what a JSON decoder accepts silently but changes: a member name
 // that appears twice in one object, of which the decoder keeps the last value, and a \u
-// escape of a lone UTF-16 surrogate, which it replaces with U+FFFD, a character the client
+// EscapeXML of a lone UTF-16 surrogate, which it replaces with U+FFFD, a character the client
 // never sent. Names of a structure's members are compared without regard to case, as the
 // decoder matches them to fields; keys of a map member (mapMembers: tags, queue and
 // message attributes) are compared exactly, as the decoder keeps them and as SQS treats
 // them, so "mytag" and "MyTag" are two tags. b must be valid JSON: the scan does not
 // validate it.
-func checkJSONText(b []byte) error {
+func CheckJSONText(b []byte) error {
 	if name, ok := repeatedMember(b); ok {
 		return sqserr.New(sqserr.InvalidParameterValue, "The request repeats the member %s; send each member once.", name)
 	}
 	if loneSurrogate(b) {
-		return sqserr.New(sqserr.InvalidParameterValue, "The request has a \\u escape of a lone UTF-16 surrogate, which is no character.")
+		return sqserr.New(sqserr.InvalidParameterValue, "The request has a \\u EscapeXML of a lone UTF-16 surrogate, which is no character.")
 	}
 	return nil
 }
@@ -170,7 +170,7 @@ func stringEnd(b []byte, i int) int {
 	return -1
 }
 
-// loneSurrogate says whether a \u escape in b names a UTF-16 surrogate that is not one
+// loneSurrogate says whether a \u EscapeXML in b names a UTF-16 surrogate that is not one
 // half of a high-low pair.
 func loneSurrogate(b []byte) bool {
 	for i := bytes.Index(b, []byte(`\u`)); i >= 0; {

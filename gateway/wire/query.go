@@ -1,4 +1,4 @@
-package gateway
+package wire
 
 import (
 	"encoding/json"
@@ -13,7 +13,7 @@ import (
 
 // Query protocol requests arrive as flat form parameters such as
 // "Attribute.1.Name=VisibilityTimeout&Attribute.1.Value=30" or
-// "SendMessageBatchRequestEntry.2.MessageAttribute.1.Value.StringValue=x". queryToJSON
+// "SendMessageBatchRequestEntry.2.MessageAttribute.1.Value.StringValue=x". QueryToJSON
 // rebuilds the tree those dotted names describe and renames each flattened element
 // (the model's xmlName) to its JSON member name, producing the AWS JSON 1.0 body of the
 // same request. Every action is then decoded once, from JSON.
@@ -82,9 +82,9 @@ func (n *queryNode) child(k string) *queryNode {
 	return c
 }
 
-// queryToJSON converts the parameters of one Query request into the JSON body of the same
+// QueryToJSON converts the parameters of one Query request into the JSON body of the same
 // request. action selects the few members whose JSON name differs between actions.
-func queryToJSON(action string, form url.Values) ([]byte, error) {
+func QueryToJSON(action string, form url.Values) ([]byte, error) {
 	if len(form) > maxQueryParams {
 		return nil, sqserr.New(sqserr.InvalidParameterValue, "too many parameters: %d (at most %d)", len(form), maxQueryParams)
 	}

@@ -1,4 +1,4 @@
-package gateway
+package wire
 
 import (
 	"encoding/json"
@@ -42,7 +42,7 @@ func TestCheckJSONText(t *testing.T) {
 		{`{"MessageBody":"\ud800\u0041"}`, false},
 		{`{"MessageBody":"end \ud83d"}`, false},
 	} {
-		if err := checkJSONText([]byte(c.body)); (err == nil) != c.ok {
+		if err := CheckJSONText([]byte(c.body)); (err == nil) != c.ok {
 			t.Errorf("%s: %v, want ok=%v", c.body, err, c.ok)
 		}
 	}
@@ -50,17 +50,17 @@ func TestCheckJSONText(t *testing.T) {
 	for i := 0; i < 40; i++ {
 		many += `"k` + string(rune('a'+i%26)) + string(rune('a'+i/26)) + `":1,`
 	}
-	if err := checkJSONText([]byte(many + `"kaa":2}`)); err == nil {
+	if err := CheckJSONText([]byte(many + `"kaa":2}`)); err == nil {
 		t.Error("a name repeated after 40 others was not found")
 	}
-	if err := checkJSONText([]byte(many + `"zz":2}`)); err != nil {
+	if err := CheckJSONText([]byte(many + `"zz":2}`)); err != nil {
 		t.Errorf("41 distinct names: %v", err)
 	}
 	tags := `{"Tags":{` + strings.TrimPrefix(many, "{")
-	if err := checkJSONText([]byte(tags + `"KAA":2}}`)); err != nil {
+	if err := CheckJSONText([]byte(tags + `"KAA":2}}`)); err != nil {
 		t.Errorf("a tag key after 40 others that differs in case only: %v", err)
 	}
-	if err := checkJSONText([]byte(tags + `"kaa":2}}`)); err == nil {
+	if err := CheckJSONText([]byte(tags + `"kaa":2}}`)); err == nil {
 		t.Error("a tag key repeated after 40 others was not found")
 	}
 }
@@ -81,7 +81,7 @@ func BenchmarkCheckJSONText(b *testing.B) {
 	b.Run("scan", func(b *testing.B) {
 		b.SetBytes(int64(len(raw)))
 		for b.Loop() {
-			if !utf8.Valid(raw) || checkJSONText(raw) != nil {
+			if !utf8.Valid(raw) || CheckJSONText(raw) != nil {
 				b.Fatal("refused")
 			}
 		}
@@ -89,7 +89,14 @@ func BenchmarkCheckJSONText(b *testing.B) {
 	b.Run("decode", func(b *testing.B) {
 		b.SetBytes(int64(len(raw)))
 		for b.Loop() {
-			var in sendMessageBatchInput
+			var in struct {
+				QueueURL string `json:"QueueUrl"`
+				Entries  []struct {
+					ID                string `json:"Id"`
+					MessageBody       string
+					MessageAttributes map[string]struct{ DataType, StringValue string }
+				}
+			}
 			if err := json.Unmarshal(raw, &in); err != nil {
 				b.Fatal(err)
 			}

@@ -1,4 +1,4 @@
-package gateway
+package wire
 
 import (
 	"bytes"
@@ -23,10 +23,10 @@ import (
 // "queueUrls", "successful"); object keys in byte order at every level; an action
 // without a result has only ResponseMetadata. Errors stay XML, whose shape is known.
 
-// acceptsJSON reports whether an Accept header prefers application/json to XML: the
+// AcceptsJSON reports whether an Accept header prefers application/json to XML: the
 // first of the listed media types that names either wins (quality values are not
 // weighed; no SQS client sends competing ones).
-func acceptsJSON(accept string) bool {
+func AcceptsJSON(accept string) bool {
 	if accept == "" {
 		return false
 	}
@@ -51,11 +51,11 @@ var legacyJSONExtra = map[string][]string{
 	"ListQueues": {"NextExclusiveStartQueueName"},
 }
 
-// renderQueryJSON writes the legacy JSON body of one Query result.
-func renderQueryJSON(b *bytes.Buffer, reqID, name string, out any) {
+// RenderQueryJSON writes the legacy JSON body of one Query result.
+func RenderQueryJSON(b *bytes.Buffer, reqID, name string, out any) {
 	b.WriteString(`{"` + name + `Response":{`)
 	meta := `"ResponseMetadata":{"RequestId":` + strconv.Quote(reqID) + `}`
-	if _, empty := out.(emptyOutput); empty {
+	if _, empty := out.(Empty); empty {
 		b.WriteString(meta + "}}")
 		return
 	}
@@ -179,7 +179,7 @@ func writeLegacyValue(b *bytes.Buffer, v reflect.Value) {
 // writeJSONString writes s as a JSON string, with "<", ">" and "&" as they are, as
 // encodeJSON writes message bodies.
 func writeJSONString(b *bytes.Buffer, s string) {
-	body, err := encodeJSON(s)
+	body, err := EncodeJSON(s)
 	if err != nil { // a Go string always encodes; invalid UTF-8 becomes U+FFFD
 		b.WriteString(`""`)
 		return

@@ -1,4 +1,4 @@
-package gateway
+package wire
 
 import (
 	"bytes"
@@ -10,19 +10,19 @@ import (
 	"strings"
 )
 
-// xmlNamespace is the namespace of every Query protocol response.
-const xmlNamespace = "http://queue.amazonaws.com/doc/2012-11-05/"
+// XMLNamespace is the namespace of every Query protocol response.
+const XMLNamespace = "http://queue.amazonaws.com/doc/2012-11-05/"
 
-// renderXML writes an output struct (types.go) as the body of a Query <…Result> element.
+// RenderXML writes an output struct (types.go) as the body of a Query <…Result> element.
 // Members are named by their json tag; lists and maps are flattened, as the SQS model
 // declares them all, under the element names of the `sqsxml` tag: "Elem" for a list,
 // "Elem,KeyName,ValueName" for a map. Maps are written in key order.
-func renderXML(b *bytes.Buffer, v reflect.Value) {
+func RenderXML(b *bytes.Buffer, v reflect.Value) {
 	t := v.Type()
 	for i := 0; i < t.NumField(); i++ {
 		f, fv := t.Field(i), v.Field(i)
 		if f.Anonymous {
-			renderXML(b, fv)
+			RenderXML(b, fv)
 			continue
 		}
 		if !f.IsExported() {
@@ -77,9 +77,9 @@ func renderMember(b *bytes.Buffer, name string, elem []string, v reflect.Value, 
 func renderValue(b *bytes.Buffer, v reflect.Value) {
 	switch v.Kind() {
 	case reflect.Struct:
-		renderXML(b, v)
+		RenderXML(b, v)
 	case reflect.String:
-		escape(b, v.String())
+		EscapeXML(b, v.String())
 	case reflect.Bool:
 		b.WriteString(strconv.FormatBool(v.Bool()))
 	case reflect.Int, reflect.Int32, reflect.Int64:
@@ -97,12 +97,12 @@ func renderValue(b *bytes.Buffer, v reflect.Value) {
 
 func writeElem(b *bytes.Buffer, name, text string) {
 	b.WriteString("<" + name + ">")
-	escape(b, text)
+	EscapeXML(b, text)
 	b.WriteString("</" + name + ">")
 }
 
-// escape escapes XML text. encoding/xml escapes \r, \n and \t as character references,
+// EscapeXML escapes XML text. encoding/xml escapes \r, \n and \t as character references,
 // which is what keeps a message body's carriage returns intact through XML parsers.
-func escape(b *bytes.Buffer, s string) {
+func EscapeXML(b *bytes.Buffer, s string) {
 	_ = xml.EscapeText(b, []byte(s))
 }
