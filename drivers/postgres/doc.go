@@ -181,6 +181,7 @@
 //	    schema: anysqs          # default
 //	    max_conns: 16           # default; more only adds contention on small machines
 //	    tls: {mode: verify-full, ca_file: ..., cert_file: ..., key_file: ...}
+//	    password_file: ""       # the password, read again for each new connection (rotated tokens)
 //	    notify_in_transaction: false  # default; see "Semantics"
 //	    vacuum_on_sweep: false  # true: VACUUM (ANALYZE) the tables after each sweep; see "Table layout"
 //

@@ -1,0 +1,14 @@
+package postgres_test
+
+import (
+	"testing"
+
+	"github.com/anysqs/anysqs/drivers/drivertest"
+	"github.com/anysqs/anysqs/drivers/postgres"
+)
+
+// TestOptionsDocumented: every option is named in the package documentation and the
+// operator's guide.
+func TestOptionsDocumented(t *testing.T) {
+	drivertest.OptionsDocumented(t, postgres.Options{}, "doc.go", "../../docs/backends/postgres.md")
+}

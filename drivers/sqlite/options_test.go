@@ -1,0 +1,14 @@
+package sqlite_test
+
+import (
+	"testing"
+
+	"github.com/anysqs/anysqs/drivers/drivertest"
+	"github.com/anysqs/anysqs/drivers/sqlite"
+)
+
+// TestOptionsDocumented: every option is named in the package documentation and the
+// operator's guide.
+func TestOptionsDocumented(t *testing.T) {
+	drivertest.OptionsDocumented(t, sqlite.Options{}, "doc.go", "../../docs/backends/sqlite.md")
+}
