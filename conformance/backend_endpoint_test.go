@@ -10,6 +10,7 @@ import (
 	"github.com/anysqs/anysqs/capabilities"
 	"github.com/anysqs/anysqs/capabilities/report"
 	"github.com/anysqs/anysqs/drivers"
+	"github.com/anysqs/anysqs/internal/testenv"
 )
 
 // conformanceEndpoint is the SQS endpoint the endpoint row judges, black box: AWS SQS
@@ -39,7 +40,7 @@ func endpointRow(endpoint, reference string) backend {
 // prefix, so cases do not see each other's queues.
 func prepareEndpoint(t *testing.T) storage {
 	if conformanceEndpoint() == "" {
-		skipUnavailable(t, "no SQS endpoint (set ANYSQS_CONFORMANCE_ENDPOINT)")
+		testenv.Unavailable(t, "no SQS endpoint (set ANYSQS_CONFORMANCE_ENDPOINT)")
 	}
 	return storage{endpoint: conformanceEndpoint()}
 }

@@ -15,7 +15,7 @@ import (
 // so every call of the case crosses the gRPC boundary. Its capability cells are the
 // in-process row's by construction, so the row is test-only: its report is generated
 // and checked, and the matrix lists each backend once.
-func pluginRow(driver string, target func(string) string, prepare func(t *testing.T) map[string]any) backend {
+func pluginRow(driver string, target func(string) string, prepare func(t testing.TB) map[string]any) backend {
 	return backend{name: driver + "-plugin", parallel: true, timeout: 10 * time.Minute, testOnly: true,
 		target: func(v string) string {
 			return target(v) + ", run as a plugin: anysqs driver serve " + driver + " over drivers/plugin's gRPC boundary"
@@ -28,18 +28,6 @@ func pluginRow(driver string, target func(string) string, prepare func(t *testin
 					Checksum: sum, Config: config})
 			}}
 		}}
-}
-
-func sqlitePluginRow() backend {
-	return pluginRow("sqlite", func(v string) string { return "SQLite " + v + " embedded" },
-		func(t *testing.T) map[string]any { return map[string]any{"data_dir": t.TempDir()} })
-}
-
-func postgresPluginRow() backend {
-	return pluginRow("postgres", func(v string) string { return "PostgreSQL " + v + " local server" },
-		func(t *testing.T) map[string]any {
-			return map[string]any{"dsn": postgresDSN(), "schema": postgresCaseSchema(t), "max_conns": 4}
-		})
 }
 
 // anysqsBinary is the anysqs binary the plugin rows run (internal/servetest's: built once

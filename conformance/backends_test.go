@@ -1,11 +1,15 @@
 package conformance_test
 
 import (
+	"context"
 	"os"
 	"runtime"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/anysqs/anysqs/drivers"
+	"github.com/anysqs/anysqs/internal/testbed"
 )
 
 // backend is one row of the backend table.
@@ -44,33 +48,45 @@ type backend struct {
 // backends returns the rows of the table this run selects.
 func backends() []backend { return selectBackends(backendTable()...) }
 
-// backendTable is THE table: every case runs once per row. Whose clock keeps queue time
-// and where receipts are valid come from each driver's Describe at run time.
+// backendTable is THE table: every case runs once per row. Its backends are
+// internal/testbed's, each in process, through the plugin boundary where the backend
+// runs as a plugin, and served; test profiles follow the backend they run on. Whose
+// clock keeps queue time and where receipts are valid come from each driver's Describe
+// at run time.
 func backendTable() []backend {
-	return append([]backend{
-		backend{name: "sqlite", prepare: prepareSQLite, parallel: true, timeout: 10 * time.Minute,
-			target: func(v string) string { return "SQLite " + v + " embedded" }},
-		backend{name: "postgres", service: "scripts/services/postgres.sh", prepare: preparePostgres,
-			parallel: true, timeout: 10 * time.Minute,
-			target: func(v string) string { return "PostgreSQL " + v + " local server" }},
-		backend{name: "postgres-pgbouncer", service: "scripts/services/postgres.sh", prepare: preparePostgresPgBouncer,
-			parallel: true, timeout: 10 * time.Minute, testOnly: true,
-			target: func(v string) string { return "PostgreSQL " + v + " local server through PgBouncer in session pooling" }},
-		backend{name: "spanner", service: "scripts/services/spanner.sh", prepare: prepareSpanner,
-			parallel: true, timeout: 10 * time.Minute, target: spannerTarget},
-		backend{name: "firestore", service: "scripts/services/firestore.sh", prepare: prepareFirestore,
-			parallel: true, timeout: 10 * time.Minute, target: firestoreTarget},
-		backend{name: "cosmos", service: "scripts/services/cosmos.sh", prepare: prepareCosmos, parallel: true, timeout: 10 * time.Minute,
-			target: cosmosTarget},
-		backend{name: "servicebus", prepare: prepareServiceBus, parallel: true, timeout: 8 * time.Minute,
-			target: serviceBusTarget},
-		backend{name: "broker-profile", prepare: prepareBrokerProfile, parallel: true, timeout: 8 * time.Minute,
-			testOnly: true, target: func(v string) string { return "internal/brokerprofile over " + v + ", embedded" }},
-		sqlitePluginRow(),
-		postgresPluginRow(),
-		endpointRow(conformanceEndpoint(), os.Getenv("ANYSQS_CONFORMANCE_REFERENCE")),
-		lyingBackend(),
-	}, servedRows()...)
+	var rows, plugins []backend
+	for _, b := range testbed.All {
+		rows = append(rows, inProcessRow(b))
+		if b.Plugin {
+			plugins = append(plugins, pluginRow(b.Name, b.Target, b.Storage))
+		}
+	}
+	rows = append(append(rows, profileRows...), plugins...)
+	rows = append(rows, endpointRow(conformanceEndpoint(), os.Getenv("ANYSQS_CONFORMANCE_REFERENCE")), lyingBackend())
+	return append(rows, servedRows()...)
+}
+
+// inProcessRow runs b's driver in the test process, on storage of the case's own.
+func inProcessRow(b testbed.Backend) backend {
+	row := backend{name: b.Name, parallel: true, timeout: 10 * time.Minute, target: b.Target,
+		prepare: func(t *testing.T) storage {
+			opts := b.Storage(t)
+			return storage{open: func(ctx context.Context) (drivers.Driver, error) { return b.Open(ctx, opts) }}
+		}}
+	if b.Service != "" {
+		row.service = "scripts/services/" + b.Service + ".sh"
+	}
+	return row
+}
+
+// profileRows are test profiles: rows judging a backend run another way, or a profile
+// of one (internal/brokerprofile), reported and checked but kept out of the matrix.
+var profileRows = []backend{
+	{name: "postgres-pgbouncer", service: "scripts/services/postgres.sh", prepare: preparePostgresPgBouncer,
+		parallel: true, timeout: 10 * time.Minute, testOnly: true,
+		target: func(v string) string { return "PostgreSQL " + v + " local server through PgBouncer in session pooling" }},
+	{name: "broker-profile", prepare: prepareBrokerProfile, parallel: true, timeout: 8 * time.Minute,
+		testOnly: true, target: func(v string) string { return "internal/brokerprofile over " + v + ", embedded" }},
 }
 
 // sqliteBackend is the table's sqlite row, for tests that need one embedded backend.

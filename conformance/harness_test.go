@@ -28,6 +28,8 @@ import (
 	"github.com/anysqs/anysqs/gateway"
 	"github.com/anysqs/anysqs/internal/clock"
 	"github.com/anysqs/anysqs/internal/servetest"
+	"github.com/anysqs/anysqs/internal/testbed"
+	"github.com/anysqs/anysqs/internal/testenv"
 )
 
 const (
@@ -37,19 +39,6 @@ const (
 	testAccessKey = "AKIDCONFORMANCE"
 	testSecretKey = "conformance-secret"
 )
-
-// underCI reports whether a missing service or client must fail rather than skip.
-func underCI() bool { return os.Getenv("CI") == "true" }
-
-// skipUnavailable skips (or, under CI, fails) because something the test needs is not here.
-func skipUnavailable(t testing.TB, format string, args ...any) {
-	t.Helper()
-	msg := "service not available here: " + fmt.Sprintf(format, args...)
-	if underCI() {
-		t.Fatal(msg + " (CI=true: not skipping)")
-	}
-	t.Skip(msg)
-}
 
 // realClockBudget bounds the real time one case may wait on a service-clock backend.
 // Cases run in parallel, so their waits overlap; a case needing more queue time than
@@ -233,13 +222,13 @@ func (h *H) stop() {
 func (h *H) Restart() {
 	h.T.Helper()
 	if h.st.endpoint != "" {
-		skipUnavailable(h.T, "a restart of the service behind %s, which the suite does not run", h.URL)
+		testenv.Unavailable(h.T, "a restart of the service behind %s, which the suite does not run", h.URL)
 	}
 	if h.served != nil {
-		if h.st.served == "servicebus" {
-			// Not the broker's behaviour but the model's: it lives in the gateway process.
-			h.T.Skip("not run when served: the in-repo Service Bus model lives in the gateway process, " +
-				"so a process restart empties it; the in-process servicebus row runs this case")
+		if b, _ := testbed.Named(h.st.served); b.InProcessServed {
+			// Not the service's behaviour but its model's: it lives in the gateway process.
+			h.T.Skipf("not run when served: the %s model lives in the gateway process, "+
+				"so a process restart empties it; the in-process %s row runs this case", b.Name, b.Name)
 		}
 		h.served.Restart()
 		return

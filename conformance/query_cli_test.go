@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/anysqs/anysqs/internal/testenv"
 )
 
 // The core flows through real clients of other SDK generations: Debian's AWS CLI v2.9 and
@@ -37,7 +39,7 @@ type cli struct {
 
 func newCLI(t *testing.T, h *H) *cli {
 	if _, err := os.Stat(awsCLI()); err != nil {
-		skipUnavailable(t, "%s (Debian package awscli; scripts/test-env.sh installs it): %v", awsCLI(), err)
+		testenv.Unavailable(t, "%s (Debian package awscli; scripts/test-env.sh installs it): %v", awsCLI(), err)
 	}
 	home := t.TempDir()
 	return &cli{t: t, h: h, env: append(cleanAWSEnv(),
@@ -235,7 +237,7 @@ func TestBoto3(t *testing.T) {
 			}
 			if err != nil {
 				if py.required {
-					skipUnavailable(t, "boto3 for %s (Debian package python3-boto3): %v", py.exe, err)
+					testenv.Unavailable(t, "boto3 for %s (Debian package python3-boto3): %v", py.exe, err)
 				}
 				t.Skipf("no boto3 for %s: %v", py.exe, err)
 			}

@@ -13,6 +13,7 @@ import (
 	"github.com/anysqs/anysqs/capabilities"
 	"github.com/anysqs/anysqs/drivers"
 	"github.com/anysqs/anysqs/internal/servetest"
+	"github.com/anysqs/anysqs/internal/testbed"
 )
 
 // servedRow judges backend as users run it: each case starts `anysqs serve --config
@@ -23,28 +24,25 @@ import (
 // time within realClockBudget, and a restart is the process stopped and started again on
 // the same storage. Its cells repeat the in-process row's, so the row is test-only: its
 // report is generated and checked, and the matrix lists each backend once.
-func servedRow(name string, target func(string) string, timeout time.Duration) backend {
-	file := servetest.Backends[name]
+func servedRow(name, config string, target func(string) string, timeout time.Duration) backend {
 	return backend{name: name + "-served", parallel: true, timeout: timeout, testOnly: true, served: true,
 		target: func(v string) string {
-			return "anysqs serve --config configs/" + file + ".yaml (this build, a process per case) on " + target(v)
+			return "anysqs serve --config configs/" + config + ".yaml (this build, a process per case) on " + target(v)
 		},
 		prepare: func(t *testing.T) storage { return storage{served: name} }}
 }
 
-// servedRows are the served rows of every backend.
+// servedRows are the served rows: one per backend of internal/testbed, and the plugin
+// boundary's (the served binary as the plugin, over SQLite).
 func servedRows() []backend {
-	return []backend{
-		servedRow("sqlite", func(v string) string { return "SQLite " + v + " embedded" }, 10*time.Minute),
-		servedRow("postgres", func(v string) string { return "PostgreSQL " + v + " local server" }, 10*time.Minute),
-		servedRow("spanner", spannerTarget, 10*time.Minute),
-		servedRow("firestore", firestoreTarget, 10*time.Minute),
-		servedRow("cosmos", cosmosTarget, 10*time.Minute),
-		servedRow("servicebus", serviceBusTarget, 10*time.Minute),
-		servedRow("plugin", func(v string) string {
-			return "SQLite " + v + " embedded, run as a plugin: anysqs driver serve sqlite"
-		}, 10*time.Minute),
+	var rows []backend
+	for _, b := range testbed.All {
+		rows = append(rows, servedRow(b.Name, b.Config, b.Target, 10*time.Minute))
 	}
+	sqlite := testbed.All[0]
+	return append(rows, servedRow("plugin", "plugin", func(v string) string {
+		return sqlite.Target(v) + ", run as a plugin: anysqs driver serve " + sqlite.Name
+	}, 10*time.Minute))
 }
 
 // startServed serves the case's backend from its shipped configuration, with the
@@ -54,13 +52,13 @@ func (h *H) startServed(policy capabilities.Config, maxInFlight int64) {
 	if policy.Mode != "" || len(policy.Overrides) > 0 || len(policy.Require) > 0 {
 		h.T.Fatalf("a served row runs the shipped configuration's policy, not %+v", policy)
 	}
-	env := append(servetest.BackendEnv(h.T, h.st.served),
+	env := append(testbed.Env(h.T, h.st.served),
 		"ANYSQS_ACCOUNT_ID="+testAccount, "ANYSQS_REGION="+testRegion,
 		"ANYSQS_AUTH_CREDENTIALS="+testAccessKey+":"+testSecretKey)
 	if maxInFlight != 0 {
 		env = append(env, "ANYSQS_LIMITS_MAX_IN_FLIGHT="+strconv.FormatInt(maxInFlight, 10))
 	}
-	h.served = servetest.Start(h.T, servetest.Config(servetest.Backends[h.st.served]), env...)
+	h.served = servetest.Start(h.T, testbed.ConfigOf(h.st.served), env...)
 	h.URL = h.served.URL
 	h.Desc = servedDescription(h.T, h.served)
 	// The process runs on its own clock, which the case cannot move.

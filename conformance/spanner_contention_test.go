@@ -26,7 +26,7 @@ import (
 // reports how many read-write transaction attempts Spanner aborted, from the drivers'
 // Metrics.
 func TestSpannerContention(t *testing.T) {
-	st := prepareSpanner(t)
+	st := rowNamed("spanner").prepare(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute) // hang guard
 	defer cancel()
 	const (

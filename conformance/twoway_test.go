@@ -11,6 +11,7 @@ import (
 
 	"github.com/anysqs/anysqs/capabilities/report"
 	"github.com/anysqs/anysqs/drivers"
+	"github.com/anysqs/anysqs/internal/testenv"
 )
 
 // lyingDriver declares everything the embedded backend declares, but its
@@ -36,7 +37,7 @@ func (d lyingDriver) ChangeVisibility(_ context.Context, req drivers.ChangeVisib
 // TestReportCatchesFalseDeclaration.
 func lyingBackend() backend {
 	return backend{name: "sqlite-lying", parallel: true, hidden: true, prepare: func(t *testing.T) storage {
-		st := prepareSQLite(t)
+		st := rowNamed("sqlite").prepare(t)
 		return storage{open: func(ctx context.Context) (drivers.Driver, error) {
 			d, err := st.open(ctx)
 			if err != nil {
@@ -56,7 +57,7 @@ func TestReportCatchesFalseDeclaration(t *testing.T) {
 	}
 	goTool, err := exec.LookPath("go")
 	if err != nil {
-		skipUnavailable(t, "go command for test2json: %v", err)
+		testenv.Unavailable(t, "go command for test2json: %v", err)
 	}
 	decls := t.TempDir()
 	cmd := exec.Command(goTool, "tool", "test2json", "-p", "github.com/anysqs/anysqs/conformance",

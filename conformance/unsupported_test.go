@@ -240,7 +240,7 @@ func (d reducedDriver) Describe(ctx context.Context) (drivers.Description, error
 // reducedBackend is the embedded backend with id declared Unsupported.
 func reducedBackend(id capabilities.ID) backend {
 	return backend{name: "sqlite-reduced", parallel: true, prepare: func(t *testing.T) storage {
-		st := prepareSQLite(t)
+		st := rowNamed("sqlite").prepare(t)
 		return storage{open: func(ctx context.Context) (drivers.Driver, error) {
 			d, err := st.open(ctx)
 			if err != nil {

@@ -107,14 +107,14 @@ func TestDriverErrorKeepsCause(t *testing.T) {
 		code    sqserr.Code
 		message string // the client's message, which must not hold the native text
 	}{
-		{"unavailable", drivers.Wrap(drivers.KindUnavailable, native, "cosmos: SendMessages: FIFO write"), sqserr.ServiceUnavailable,
-			"queue q1: the backend is unavailable, retry: cosmos: SendMessages: FIFO write"},
-		{"over limit", drivers.Wrap(drivers.KindOverLimit, native, "cosmos: send: refused"), sqserr.OverLimit,
-			"queue q1: over a backend limit: cosmos: send: refused"},
+		{"unavailable", drivers.Wrap(drivers.KindUnavailable, native, "backend: SendMessages: FIFO write"), sqserr.ServiceUnavailable,
+			"queue q1: the backend is unavailable, retry: backend: SendMessages: FIFO write"},
+		{"over limit", drivers.Wrap(drivers.KindOverLimit, native, "backend: send: refused"), sqserr.OverLimit,
+			"queue q1: over a backend limit: backend: send: refused"},
 		{"internal", drivers.Wrap(drivers.KindInternal, native, "sqlite"), sqserr.InternalError, "queue q1: internal error: sqlite"},
-		{"throttled, wrapped again", fmt.Errorf("receive: %w", drivers.Wrap(drivers.KindThrottled, native, "firestore: claim")),
-			sqserr.RequestThrottled, "queue q1: the backend is throttling requests: firestore: claim"},
-		{"aborted", drivers.Wrap(drivers.KindAborted, native, "spanner: send"), sqserr.ServiceUnavailable, "retry: spanner: send"},
+		{"throttled, wrapped again", fmt.Errorf("receive: %w", drivers.Wrap(drivers.KindThrottled, native, "backend: claim")),
+			sqserr.RequestThrottled, "queue q1: the backend is throttling requests: backend: claim"},
+		{"aborted", drivers.Wrap(drivers.KindAborted, native, "backend: send"), sqserr.ServiceUnavailable, "retry: backend: send"},
 		{"not a driver error", fmt.Errorf("send: %w", native), sqserr.InternalError, "internal error"},
 		{"context error", fmt.Errorf("%w: %w", context.DeadlineExceeded, native), sqserr.ServiceUnavailable, "cancelled before the backend answered"},
 	} {

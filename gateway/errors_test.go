@@ -125,8 +125,8 @@ func (d failingSend) SendMessages(_ context.Context, req drivers.SendMessagesReq
 func TestBackendWordsLogged(t *testing.T) {
 	native := errors.New(`POST https://acct.documents.azure.com/dbs/anysqs/colls/queues/docs: RESPONSE 503: ServiceUnavailable: "the partition is splitting"`)
 	const said = `RESPONSE 503: ServiceUnavailable: \"the partition is splitting\"`
-	unavailable := &drivers.Error{Kind: drivers.KindUnavailable, Message: "cosmos: SendMessages: FIFO write", Err: native}
-	full := &drivers.Error{Kind: drivers.KindOverLimit, Message: "cosmos: send: refused", Err: native}
+	unavailable := &drivers.Error{Kind: drivers.KindUnavailable, Message: "backend: SendMessages: FIFO write", Err: native}
+	full := &drivers.Error{Kind: drivers.KindOverLimit, Message: "backend: send: refused", Err: native}
 	const queueURL = "http://sqs.test/000000000000/words"
 	single := `{"QueueUrl":"` + queueURL + `","MessageBody":"x"}`
 	batch := `{"QueueUrl":"` + queueURL + `","Entries":[{"Id":"e1","MessageBody":"x"}]}`

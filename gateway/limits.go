@@ -89,7 +89,7 @@ func (l *limits) beyond(spec limitSpec, v int64) (int64, bool) {
 	return b, v > b
 }
 
-// reason says which backend limit a value broke, e.g. "backend servicebus holds messages
+// reason says which backend limit a value broke, e.g. "backend NAME holds messages
 // invisible for at most 300 seconds (capability visibility.max)".
 func (l *limits) reason(spec limitSpec, bound int64) string {
 	return fmt.Sprintf("backend %s %s (capability %s)", l.backend, fmt.Sprintf(spec.does, bound), spec.id)

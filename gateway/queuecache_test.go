@@ -3,19 +3,16 @@ package gateway_test
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/anysqs/anysqs/drivers"
 	"github.com/anysqs/anysqs/drivers/postgres"
 	"github.com/anysqs/anysqs/gateway"
 	"github.com/anysqs/anysqs/internal/clock"
+	"github.com/anysqs/anysqs/internal/testenv"
 )
 
 // newPair starts two gateway instances over one sqlite driver and one fake clock, as two
@@ -45,32 +42,16 @@ func newPairOn(t *testing.T, d drivers.Driver) (a, b *env) {
 }
 
 // newPostgresPair is newPair over the PostgreSQL driver, in a schema of its own that is
-// dropped afterwards. It skips when ANYSQS_TEST_POSTGRES_DSN is unset
-// (eval "$(scripts/test-env.sh)").
+// dropped afterwards (testenv.PostgresSchema).
 func newPostgresPair(t *testing.T) (a, b *env) {
 	t.Helper()
-	dsn := os.Getenv("ANYSQS_TEST_POSTGRES_DSN")
-	if dsn == "" {
-		t.Skip("ANYSQS_TEST_POSTGRES_DSN is not set")
-	}
-	ctx := context.Background()
-	schema := fmt.Sprintf("anysqs_gwqc_%d", rand.Uint64())
-	d, err := postgres.Open(ctx, postgres.Options{DSN: dsn, Schema: schema, MaxConns: 4})
+	dsn := testenv.Postgres(t)
+	schema := testenv.PostgresSchema(t, dsn, "anysqs_gwqc_")
+	d, err := postgres.Open(context.Background(), postgres.Options{DSN: dsn, Schema: schema, MaxConns: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		_ = d.Close()
-		conn, err := pgx.Connect(ctx, dsn)
-		if err != nil {
-			t.Logf("drop schema %s: %v", schema, err)
-			return
-		}
-		defer conn.Close(ctx)
-		if _, err := conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+schema+" CASCADE"); err != nil {
-			t.Logf("drop schema %s: %v", schema, err)
-		}
-	})
+	t.Cleanup(func() { _ = d.Close() })
 	return newPairOn(t, d)
 }
 

@@ -10,13 +10,8 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/anysqs/anysqs/drivers"
-	"github.com/anysqs/anysqs/drivers/cosmos"
-	"github.com/anysqs/anysqs/drivers/firestore"
-	"github.com/anysqs/anysqs/drivers/postgres"
-	"github.com/anysqs/anysqs/drivers/servicebus"
-	"github.com/anysqs/anysqs/drivers/spanner"
-	"github.com/anysqs/anysqs/drivers/sqlite"
 	"github.com/anysqs/anysqs/internal/config"
+	"github.com/anysqs/anysqs/internal/testbed"
 )
 
 // Every Kubernetes ConfigMap carries an anysqs.yaml that the binary accepts: the file's
@@ -24,10 +19,9 @@ import (
 // (unknown keys and wrong types fail). The manifests' Kubernetes schema is checked by
 // deploy/kubernetes/check; this checks what the gateway itself reads.
 func TestKubernetesConfigMaps(t *testing.T) {
-	options := map[string]func() any{
-		"sqlite": func() any { return &sqlite.Options{} }, "postgres": func() any { return &postgres.Options{} },
-		"spanner": func() any { return &spanner.Options{} }, "firestore": func() any { return &firestore.Options{} },
-		"cosmos": func() any { return &cosmos.Options{} }, "servicebus": func() any { return &servicebus.Options{} },
+	options := map[string]func() any{}
+	for _, b := range testbed.All {
+		options[b.Name] = b.Options
 	}
 	files, _ := filepath.Glob("../../deploy/kubernetes/*/configmap.yaml")
 	if len(files) != len(options) {

@@ -16,25 +16,24 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/anysqs/anysqs/drivers"
-	"github.com/anysqs/anysqs/drivers/cosmos"
-	"github.com/anysqs/anysqs/drivers/firestore"
 	"github.com/anysqs/anysqs/drivers/plugin"
-	"github.com/anysqs/anysqs/drivers/postgres"
-	"github.com/anysqs/anysqs/drivers/servicebus"
-	"github.com/anysqs/anysqs/drivers/spanner"
 	"github.com/anysqs/anysqs/drivers/sqlite"
 	"github.com/anysqs/anysqs/internal/config"
+	"github.com/anysqs/anysqs/internal/testbed"
+	"github.com/anysqs/anysqs/internal/testenv"
 )
 
 const helmChart = "../../deploy/helm/anysqs"
 
-// backendOptions gives each backend's options type, for the driver's own decoding rules.
-var backendOptions = map[string]func() any{
-	"sqlite": func() any { return &sqlite.Options{} }, "postgres": func() any { return &postgres.Options{} },
-	"spanner": func() any { return &spanner.Options{} }, "firestore": func() any { return &firestore.Options{} },
-	"cosmos": func() any { return &cosmos.Options{} }, "servicebus": func() any { return &servicebus.Options{} },
-	"plugin": func() any { return &plugin.Options{} },
-}
+// backendOptions gives each backend's options type (internal/testbed's), and the plugin
+// host's, for the driver's own decoding rules.
+var backendOptions = func() map[string]func() any {
+	m := map[string]func() any{"plugin": func() any { return &plugin.Options{} }}
+	for _, b := range testbed.All {
+		m[b.Name] = b.Options
+	}
+	return m
+}()
 
 // TestHelmChart lints and renders deploy/helm/anysqs with each examples/<backend>.yaml,
 // then checks what a cluster and the gateway would make of the result: the manifests
@@ -49,7 +48,7 @@ func TestHelmChart(t *testing.T) {
 		helm, _ = exec.LookPath("helm")
 	}
 	if helm == "" {
-		requireService(t, "helm (scripts/test-env.sh installs it and sets $ANYSQS_TEST_HELM)")
+		testenv.Unavailable(t, "helm (scripts/test-env.sh installs it and sets $ANYSQS_TEST_HELM)")
 	}
 	examples, _ := filepath.Glob(helmChart + "/examples/*.yaml")
 	var names []string
@@ -292,8 +291,12 @@ func loadRenderedConfig(t *testing.T, backend, body string, pod podSpec) config.
 			}
 		}
 	}
-	want := map[string]string{"postgres": "ANYSQS_POSTGRES_DSN", "plugin": "ANYSQS_POSTGRES_DSN",
-		"cosmos": "ANYSQS_COSMOS_KEY", "servicebus": "AZURE_SERVICEBUS_CONNECTION_STRING"}[backend]
+	secretEnv := map[string]string{}
+	for _, b := range testbed.All {
+		secretEnv[b.Name] = b.SecretEnv
+	}
+	secretEnv["plugin"] = secretEnv["postgres"] // examples/plugin.yaml runs the postgres driver as a plugin
+	want := secretEnv[backend]
 	if want != "" && env[want] == "" {
 		t.Errorf("no %s from a Secret", want)
 	}

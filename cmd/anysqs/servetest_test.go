@@ -54,27 +54,6 @@ func serveT(t *testing.T, dir, body string) (api, admin string) {
 	return api, admin
 }
 
-// awsCLIPath is the AWS CLI the serve tests run: $ANYSQS_TEST_AWSCLI, else Debian's.
-func awsCLIPath() string {
-	if cli := os.Getenv("ANYSQS_TEST_AWSCLI"); cli != "" {
-		return cli
-	}
-	return "/usr/bin/aws"
-}
-
-// requireService skips the test when missing names what it lacks, and fails it instead
-// under CI=true, where every service must be there.
-func requireService(t *testing.T, missing string) {
-	t.Helper()
-	if missing == "" {
-		return
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatal("service not available here: " + missing + " (CI=true: not skipping)")
-	}
-	t.Skip("service not available here: " + missing)
-}
-
 // awsCLI returns a runner of `aws sqs ARGS` against url with throwaway credentials and
 // env added, decoding the JSON answer into out (nil: ignored); a failed command fails
 // the test with the CLI's stderr.

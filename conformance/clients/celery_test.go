@@ -15,7 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
-	"github.com/anysqs/anysqs/internal/servetest"
+	"github.com/anysqs/anysqs/internal/testenv"
 )
 
 // celeryPython returns the Python interpreter that has Celery, kombu's SQS transport and
@@ -26,7 +26,7 @@ func celeryPython(t *testing.T) string {
 	t.Helper()
 	py := os.Getenv("ANYSQS_TEST_CELERY_PYTHON")
 	if py == "" {
-		servetest.Unavailable(t, "Celery on kombu's SQS transport: ANYSQS_TEST_CELERY_PYTHON is not set "+
+		testenv.Unavailable(t, "Celery on kombu's SQS transport: ANYSQS_TEST_CELERY_PYTHON is not set "+
 			"(eval \"$(scripts/test-env.sh)\" installs Debian's python3-celery, python3-kombu, python3-pycurl)")
 	}
 	return py

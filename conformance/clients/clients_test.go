@@ -19,6 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/anysqs/anysqs/internal/servetest"
+	"github.com/anysqs/anysqs/internal/testbed"
 )
 
 // The credentials every client of these tests signs with; the shipped configs verify
@@ -32,10 +33,10 @@ const (
 // hang, not a performance bound: each wait ends as soon as its event arrives.
 const hangGuard = 2 * time.Minute
 
-// backends are the shipped configurations the clients run against, by servetest name:
-// every one in configs/ (embedded.yaml for sqlite), each on the service or emulator
-// scripts/test-env.sh provides.
-var backends = []string{"sqlite", "postgres", "spanner", "firestore", "cosmos", "servicebus", "plugin"}
+// backends are the shipped configurations the clients run against: every backend of
+// internal/testbed, and the binary as its own plugin (configs/plugin.yaml), each on the
+// service or emulator scripts/test-env.sh provides.
+var backends = append(testbed.Names(), "plugin")
 
 func TestMain(m *testing.M) {
 	code := m.Run()
@@ -50,7 +51,7 @@ func TestClients(t *testing.T) {
 	for _, b := range backends {
 		t.Run(b, func(t *testing.T) {
 			t.Parallel()
-			g, _ := servetest.StartBackend(t, b)
+			g, _ := testbed.Start(t, b)
 			c := newSQS(g.URL)
 			t.Run("sqs-consumer", func(t *testing.T) {
 				js := jsModules(t)

@@ -3,11 +3,9 @@
 // their own way, and the test judges what they report and what the queues hold afterwards
 // through the SQS API (aws-sdk-go-v2).
 //
-// TestClients serves every shipped configuration through internal/servetest:
-// configs/embedded.yaml (sqlite), postgres.yaml, spanner.yaml and firestore.yaml (their
-// emulators), cosmos.yaml (a partial emulator), servicebus.yaml (the in-repo model of the
-// broker) and plugin.yaml (the binary as its own SQLite plugin), each file as shipped,
-// pointed at this machine's test service on fresh storage by the environment
+// TestClients serves the shipped configuration of every backend of internal/testbed,
+// and plugin.yaml (the binary as its own SQLite plugin), each file as shipped, pointed
+// at this machine's test service on fresh storage by the environment
 // (ANYSQS_BACKEND_OPTIONS, ANYSQS_LISTEN). Backends run in parallel. On each it runs:
 //
 //   - sqs-consumer and sqs-producer on the AWS SDK for JavaScript v3 (JSON protocol),

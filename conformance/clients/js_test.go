@@ -16,7 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
-	"github.com/anysqs/anysqs/internal/servetest"
+	"github.com/anysqs/anysqs/internal/testenv"
 )
 
 // jsModules returns the node_modules that scripts/test-env.sh installed from js/'s lock
@@ -25,11 +25,11 @@ import (
 func jsModules(t *testing.T) string {
 	t.Helper()
 	if _, err := exec.LookPath("node"); err != nil {
-		servetest.Unavailable(t, "node, 20 or later (scripts/test-env.sh installs Debian's nodejs)")
+		testenv.Unavailable(t, "node, 20 or later (scripts/test-env.sh installs Debian's nodejs)")
 	}
 	dir := os.Getenv("ANYSQS_TEST_CLIENTS_JS")
 	if dir == "" {
-		servetest.Unavailable(t, "sqs-consumer and sqs-producer: ANYSQS_TEST_CLIENTS_JS is not set "+
+		testenv.Unavailable(t, "sqs-consumer and sqs-producer: ANYSQS_TEST_CLIENTS_JS is not set "+
 			"(eval \"$(scripts/test-env.sh)\" runs npm ci of conformance/clients/js)")
 	}
 	// test-env.sh keeps the lock file it installed from beside node_modules.
@@ -39,7 +39,7 @@ func jsModules(t *testing.T) string {
 		t.Fatal(err2)
 	}
 	if err1 != nil || !bytes.Equal(installed, want) {
-		servetest.Unavailable(t, "sqs-consumer and sqs-producer as js/package-lock.json pins them: "+
+		testenv.Unavailable(t, "sqs-consumer and sqs-producer as js/package-lock.json pins them: "+
 			"%s holds another install (rerun scripts/test-env.sh)", dir)
 	}
 	return dir

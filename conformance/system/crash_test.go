@@ -18,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/anysqs/anysqs/internal/servetest"
+	"github.com/anysqs/anysqs/internal/testbed"
 )
 
 // crashVT is the consumers' visibility timeout in the crash tests: what a consumer held
@@ -120,15 +121,22 @@ type killCase struct {
 	before, after int
 }
 
-// killCases are the backends of TestKillGatewayUnderLoad, each served from its shipped
-// configs/<backend>.yaml on storage of its own (servetest.BackendEnv). The emulators are
-// slower than PostgreSQL, so their rows put fewer messages through by default.
-var killCases = []killCase{
-	{backend: "postgres", before: 600, after: 300},
-	{backend: "spanner", before: 200, after: 100},
-	{backend: "firestore", before: 200, after: 100},
-	{backend: "cosmos", before: 200, after: 100},
-}
+// killCases are the backends of TestKillGatewayUnderLoad: those of internal/testbed whose
+// storage gateways share, each served from its shipped configuration on storage of its
+// own (testbed.Env). The emulators are slower, so their rows put fewer messages through
+// by default.
+var killCases = func() []killCase {
+	var out []killCase
+	for _, b := range testbed.All {
+		switch {
+		case b.Shared && b.Emulated:
+			out = append(out, killCase{backend: b.Name, before: 200, after: 100})
+		case b.Shared:
+			out = append(out, killCase{backend: b.Name, before: 600, after: 300})
+		}
+	}
+	return out
+}()
 
 // TestKillGatewayUnderLoad runs two gateways on one backend's storage behind a load
 // balancer, with 4 standard and 4 FIFO senders and 16 consumers (8 per queue) going
@@ -142,8 +150,8 @@ var killCases = []killCase{
 func TestKillGatewayUnderLoad(t *testing.T) {
 	for _, kc := range killCases {
 		t.Run(kc.backend, func(t *testing.T) {
-			env := servetest.BackendEnv(t, kc.backend)
-			config := servetest.Config(servetest.Backends[kc.backend])
+			env := testbed.Env(t, kc.backend)
+			config := testbed.ConfigOf(kc.backend)
 			a, b := servetest.Start(t, config, env...), servetest.Start(t, config, env...)
 			lb := &balancer{}
 			lb.setURLs(a.URL, b.URL)

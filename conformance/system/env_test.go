@@ -28,6 +28,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/anysqs/anysqs/internal/servetest"
+	"github.com/anysqs/anysqs/internal/testenv"
 )
 
 func TestMain(m *testing.M) {
@@ -47,23 +48,10 @@ func scale(n int) int {
 	return n
 }
 
-// unavailable skips the test when an environment piece is missing, and fails it under CI.
-func unavailable(t *testing.T, format string, args ...any) {
-	t.Helper()
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("CI=true: "+format, args...)
-	}
-	t.Skipf(format, args...)
-}
-
 // serverDSN is the PostgreSQL the tests run against.
 func serverDSN(t *testing.T) string {
 	t.Helper()
-	dsn := os.Getenv("ANYSQS_TEST_POSTGRES_DSN")
-	if dsn == "" {
-		unavailable(t, "ANYSQS_TEST_POSTGRES_DSN is not set (eval \"$(scripts/test-env.sh)\")")
-	}
-	return dsn
+	return testenv.Postgres(t)
 }
 
 func randomSuffix() string {
@@ -79,7 +67,7 @@ func newDatabase(t *testing.T, dsn string) string {
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, dsn)
 	if err != nil {
-		unavailable(t, "PostgreSQL at %s: %v", dsn, err)
+		testenv.Unavailable(t, "PostgreSQL at %s: %v", dsn, err)
 	}
 	defer conn.Close(ctx)
 	name := "anysqs_sys_" + randomSuffix()
@@ -238,7 +226,7 @@ func newCluster(t *testing.T) *cluster {
 	t.Helper()
 	bins, _ := filepath.Glob("/usr/lib/postgresql/*/bin/initdb")
 	if len(bins) == 0 {
-		unavailable(t, "no PostgreSQL server binaries under /usr/lib/postgresql/*/bin")
+		testenv.Unavailable(t, "no PostgreSQL server binaries under /usr/lib/postgresql/*/bin")
 	}
 	c := &cluster{t: t, bin: filepath.Dir(bins[len(bins)-1])}
 	dir, err := os.MkdirTemp("", "anysqs-sys-pg")
@@ -252,7 +240,7 @@ func newCluster(t *testing.T) *cluster {
 		// initdb refuses to run as root: run the cluster as the postgres user.
 		pg, err := user.Lookup("postgres")
 		if err != nil {
-			unavailable(t, "running as root and no postgres user to own a throwaway cluster")
+			testenv.Unavailable(t, "running as root and no postgres user to own a throwaway cluster")
 		}
 		uid, _ := strconv.Atoi(pg.Uid)
 		gid, _ := strconv.Atoi(pg.Gid)
@@ -269,7 +257,7 @@ func newCluster(t *testing.T) *cluster {
 	}
 	c.port = freePort(t)
 	if out, err := c.asOwner(filepath.Join(c.bin, "initdb"), "-D", c.data(), "-A", "trust", "-U", "postgres").CombinedOutput(); err != nil {
-		unavailable(t, "initdb: %v\n%s", err, out)
+		testenv.Unavailable(t, "initdb: %v\n%s", err, out)
 	}
 	c.start()
 	t.Cleanup(func() { c.stop("immediate") })

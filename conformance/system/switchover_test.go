@@ -18,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/anysqs/anysqs/internal/servetest"
+	"github.com/anysqs/anysqs/internal/testbed"
 )
 
 const (
@@ -68,10 +69,10 @@ var switchCases = []switchCase{
 // migrate runs `anysqs migrate --from from --to to args...`, each side's environment
 // prefixed as migrate reads it, and returns its report and its log; it fails t if
 // migrate fails.
-func migrate(t *testing.T, from, to servetest.Side, args ...string) (report, log string) {
+func migrate(t *testing.T, from, to testbed.Side, args ...string) (report, log string) {
 	t.Helper()
 	cmd := exec.Command(servetest.Binary(t), append([]string{"migrate", "--from", from.Config, "--to", to.Config}, args...)...)
-	cmd.Env = append(os.Environ(), servetest.MigrateEnv(from, to)...)
+	cmd.Env = append(os.Environ(), testbed.MigrateEnv(from, to)...)
 	var stdout, stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
@@ -153,7 +154,7 @@ var (
 func switchover(t *testing.T, sc switchCase) {
 	ctx := context.Background()
 	to := sc.to
-	from, dst := servetest.NewSide(t, "postgres"), servetest.NewSide(t, to)
+	from, dst := testbed.NewSide(t, "postgres"), testbed.NewSide(t, to)
 	oldG := servetest.Start(t, from.Config, from.Env...)
 	oc := clientFor(oldG.URL, 0)
 	old := &route{c: oc, std: queueOn(t, "sw-orders", nil, oc)[0], fifo: queueOn(t, "sw-jobs.fifo", map[string]string{"FifoQueue": "true"}, oc)[0]}

@@ -3,27 +3,20 @@ package cosmos
 import (
 	"context"
 	"fmt"
-	"os"
 	"testing"
 	"time"
 
 	"github.com/anysqs/anysqs/drivers"
+	"github.com/anysqs/anysqs/internal/testenv"
 )
 
 // TestBlockedGroupDoesNotFillWindow: a group with a message in flight and more waiting
 // than one receive reads must not hide the other groups' messages.
 func TestBlockedGroupDoesNotFillWindow(t *testing.T) {
-	ep := os.Getenv("ANYSQS_TEST_COSMOS_ENDPOINT")
-	if ep == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("service not available here: ANYSQS_TEST_COSMOS_ENDPOINT is not set (CI=true: not skipping)")
-		}
-		t.Skip("service not available here: ANYSQS_TEST_COSMOS_ENDPOINT is not set")
-	}
+	e := testenv.CosmosEmulator(t)
 	ctx := context.Background()
-	o := Options{Endpoint: ep, Key: "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw==",
-		Database: "anysqs-test", Container: "bw" + newID(), CreateContainer: true,
-		InsecureSkipVerify: true, QueryReads: os.Getenv("ANYSQS_TEST_COSMOS_QUERY_READS") == "1", BatchPartitionKeys: os.Getenv("ANYSQS_TEST_COSMOS_BATCH_PARTITION_KEYS") == "1"}
+	o := Options{Endpoint: e.Endpoint, Key: e.Key, Database: "anysqs-test", Container: "bw" + newID(), CreateContainer: true,
+		InsecureSkipVerify: true, QueryReads: e.QueryReads, BatchPartitionKeys: e.BatchPartitionKeys}
 	d, err := Open(ctx, o)
 	if err != nil {
 		t.Fatal(err)

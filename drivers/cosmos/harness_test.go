@@ -11,11 +11,11 @@ import (
 
 	"github.com/anysqs/anysqs/drivers"
 	"github.com/anysqs/anysqs/drivers/cosmos"
+	"github.com/anysqs/anysqs/internal/testenv"
 )
 
-// emulatorKey is the Cosmos DB emulator's published well-known key; the local
-// emulators accept it (or any key).
-const emulatorKey = "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw=="
+// emulatorKey is the Cosmos DB emulators' published well-known key.
+const emulatorKey = testenv.CosmosEmulatorKey
 
 // target is one account or emulator the tests run against.
 type target struct {
@@ -27,16 +27,9 @@ type target struct {
 // (ANYSQS_TEST_COSMOS_ENDPOINT), or skips; under CI=true a missing one fails.
 func emulatorTarget(t *testing.T) target {
 	t.Helper()
-	ep := os.Getenv("ANYSQS_TEST_COSMOS_ENDPOINT")
-	if ep == "" {
-		unavailable(t, "ANYSQS_TEST_COSMOS_ENDPOINT is not set (eval \"$(scripts/services/cosmos.sh start)\")")
-	}
-	key := os.Getenv("ANYSQS_TEST_COSMOS_KEY")
-	if key == "" {
-		key = emulatorKey
-	}
-	o := cosmos.Options{Endpoint: ep, Key: key, InsecureSkipVerify: true, QueryReads: os.Getenv("ANYSQS_TEST_COSMOS_QUERY_READS") == "1",
-		CreateContainer: true, Database: "anysqs-test", BatchPartitionKeys: os.Getenv("ANYSQS_TEST_COSMOS_BATCH_PARTITION_KEYS") == "1"}
+	e := testenv.CosmosEmulator(t)
+	o := cosmos.Options{Endpoint: e.Endpoint, Key: e.Key, InsecureSkipVerify: true, QueryReads: e.QueryReads,
+		CreateContainer: true, Database: "anysqs-test", BatchPartitionKeys: e.BatchPartitionKeys}
 	reachable(t, o)
 	return target{name: "emulator", opts: o}
 }
@@ -55,14 +48,6 @@ func accountTarget(t *testing.T) target {
 	return target{name: "account", opts: cosmos.Options{Endpoint: ep, Key: key, Database: db, CreateContainer: true, Throughput: 400}}
 }
 
-func unavailable(t *testing.T, msg string) {
-	t.Helper()
-	if os.Getenv("CI") == "true" {
-		t.Fatal("service not available here: " + msg + " (CI=true: not skipping)")
-	}
-	t.Skip("service not available here: " + msg)
-}
-
 var reachOnce sync.Map
 
 func reachable(t *testing.T, o cosmos.Options) {
@@ -78,7 +63,7 @@ func reachable(t *testing.T, o cosmos.Options) {
 		return d.Close()
 	}))
 	if err := v.(func() error)(); err != nil {
-		unavailable(t, "Cosmos endpoint "+o.Endpoint+": "+err.Error())
+		testenv.Unavailable(t, "the Cosmos DB endpoint %s: %v", o.Endpoint, err)
 	}
 }
 

@@ -4,29 +4,20 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/anysqs/anysqs/drivers"
+	"github.com/anysqs/anysqs/internal/testenv"
 )
 
 // moveTestDriver opens a driver on a container of its own on the emulator.
 func moveTestDriver(t *testing.T) *Driver {
 	t.Helper()
-	ep := os.Getenv("ANYSQS_TEST_COSMOS_ENDPOINT")
-	if ep == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("service not available here: ANYSQS_TEST_COSMOS_ENDPOINT is not set (CI=true: not skipping)")
-		}
-		t.Skip("service not available here: ANYSQS_TEST_COSMOS_ENDPOINT is not set")
-	}
-	o := Options{Endpoint: ep, Key: os.Getenv("ANYSQS_TEST_COSMOS_KEY"), Database: "anysqs-test", Container: "mv" + newID(),
-		CreateContainer: true, InsecureSkipVerify: true, QueryReads: os.Getenv("ANYSQS_TEST_COSMOS_QUERY_READS") == "1", BatchPartitionKeys: os.Getenv("ANYSQS_TEST_COSMOS_BATCH_PARTITION_KEYS") == "1"}
-	if o.Key == "" {
-		o.Key = "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw=="
-	}
+	e := testenv.CosmosEmulator(t)
+	o := Options{Endpoint: e.Endpoint, Key: e.Key, Database: "anysqs-test", Container: "mv" + newID(),
+		CreateContainer: true, InsecureSkipVerify: true, QueryReads: e.QueryReads, BatchPartitionKeys: e.BatchPartitionKeys}
 	d, err := Open(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)

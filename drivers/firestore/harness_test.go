@@ -4,15 +4,13 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"net"
 	"net/http"
-	"os"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/anysqs/anysqs/drivers"
 	"github.com/anysqs/anysqs/drivers/firestore"
+	"github.com/anysqs/anysqs/internal/testenv"
 )
 
 // testProject starts the emulator project of each test case.
@@ -22,21 +20,7 @@ const testProject = "anysqs-test"
 // when none answers.
 func emulator(t testing.TB) string {
 	t.Helper()
-	addr := os.Getenv("FIRESTORE_EMULATOR_HOST")
-	msg := "service not available here: the Firestore emulator (scripts/services/firestore.sh start; FIRESTORE_EMULATOR_HOST unset)"
-	if addr != "" {
-		c, err := net.DialTimeout("tcp", addr, 2*time.Second)
-		if err == nil {
-			c.Close()
-			return addr
-		}
-		msg = "service not available here: the Firestore emulator at " + addr + ": " + err.Error()
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatal(msg + " (CI=true: not skipping)")
-	}
-	t.Skip(msg)
-	return ""
+	return testenv.FirestoreEmulator(t)
 }
 
 func newPrefix() string {

@@ -2,18 +2,13 @@ package plugin_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"os"
 	"reflect"
 	"testing"
-	"time"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/anysqs/anysqs/drivers"
 	"github.com/anysqs/anysqs/drivers/drivertest"
 	"github.com/anysqs/anysqs/drivers/plugin"
+	"github.com/anysqs/anysqs/internal/testenv"
 )
 
 // TestDriverContract runs the driver contract suite on the SQLite and PostgreSQL drivers
@@ -64,37 +59,8 @@ func TestDriverContract(t *testing.T) {
 // postgresSchema returns the test server's DSN and a fresh schema name, the schema
 // dropped afterwards; it skips (fails under CI=true) when no server answers.
 func postgresSchema(t *testing.T) (dsn, schema string) {
-	dsn = os.Getenv("ANYSQS_TEST_POSTGRES_DSN")
-	if dsn == "" {
-		dsn = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("PostgreSQL at %s: %v (CI=true: not skipping)", dsn, err)
-		}
-		t.Skipf("service not available here: PostgreSQL at %s (scripts/services/postgres.sh start): %v", dsn, err)
-	}
-	conn.Close(ctx)
-	var b [6]byte
-	rand.Read(b[:])
-	schema = "anysqs_plugin_" + hex.EncodeToString(b[:])
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		conn, err := pgx.Connect(ctx, dsn)
-		if err != nil {
-			t.Logf("drop schema %s: %v", schema, err)
-			return
-		}
-		defer conn.Close(ctx)
-		if _, err := conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+schema+" CASCADE"); err != nil {
-			t.Logf("drop schema %s: %v", schema, err)
-		}
-	})
-	return dsn, schema
+	dsn = testenv.Postgres(t)
+	return dsn, testenv.PostgresSchema(t, dsn, "anysqs_plugin_")
 }
 
 // TestDescriptionCrosses: the SQLite driver as a plugin describes itself exactly as in

@@ -20,7 +20,7 @@ import (
 func TestBackendWordsCross(t *testing.T) {
 	ctx := context.Background()
 	for _, native := range []error{
-		status.Error(codes.Unavailable, "Spanner is down: connection reset by peer"),
+		status.Error(codes.Unavailable, "the service is down: connection reset by peer"),
 		errors.New("POST https://acct.documents.azure.com/dbs/anysqs/colls/queues/docs\n---\nRESPONSE 503: 503 Service Unavailable\nERROR CODE: 503 Service Unavailable\n{\"code\":\"ServiceUnavailable\"}"),
 		errors.New("ERROR: could not serialize access due to concurrent update (SQLSTATE 40001)"),
 	} {

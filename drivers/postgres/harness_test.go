@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"net/url"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -14,29 +13,16 @@ import (
 
 	"github.com/anysqs/anysqs/drivers"
 	"github.com/anysqs/anysqs/drivers/postgres"
+	"github.com/anysqs/anysqs/internal/testenv"
 )
 
-// adminDSN is the server the tests use: $ANYSQS_TEST_POSTGRES_DSN or a local server.
-func adminDSN() string {
-	if dsn := os.Getenv("ANYSQS_TEST_POSTGRES_DSN"); dsn != "" {
-		return dsn
-	}
-	return "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
-}
+// adminDSN is the server the tests use (testenv.PostgresDSN).
+func adminDSN() string { return testenv.PostgresDSN() }
 
 // requireServer skips when no PostgreSQL is reachable, except under CI where that fails.
 func requireServer(t testing.TB) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, adminDSN())
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("PostgreSQL not reachable at %s (set ANYSQS_TEST_POSTGRES_DSN): %v", adminDSN(), err)
-		}
-		t.Skipf("PostgreSQL not reachable at %s (set ANYSQS_TEST_POSTGRES_DSN to run these tests): %v", adminDSN(), err)
-	}
-	conn.Close(ctx)
+	testenv.RequirePostgres(t, adminDSN())
 }
 
 // newDatabase creates an empty database, dropped when the test ends, and returns its DSN.

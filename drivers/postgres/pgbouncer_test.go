@@ -20,6 +20,7 @@ import (
 
 	"github.com/anysqs/anysqs/drivers"
 	"github.com/anysqs/anysqs/drivers/postgres"
+	"github.com/anysqs/anysqs/internal/testenv"
 )
 
 // throughPgBouncer returns a DSN for a new database on the test server, reached through
@@ -29,10 +30,7 @@ func throughPgBouncer(t *testing.T, mode string) string {
 	env := "ANYSQS_TEST_PGBOUNCER_" + strings.ToUpper(mode) + "_DSN"
 	bouncer := os.Getenv(env)
 	if bouncer == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is not set (eval \"$(scripts/test-env.sh)\")", env)
-		}
-		t.Skipf("%s is not set (eval \"$(scripts/test-env.sh)\" starts PgBouncer)", env)
+		testenv.Unavailable(t, "PgBouncer: %s is not set (eval \"$(scripts/test-env.sh)\" starts it)", env)
 	}
 	return dsnFor(t, bouncer, dbName(t, newDatabase(t)))
 }
@@ -73,10 +71,7 @@ func ownPgBouncer(t *testing.T, db string) string {
 		bin = "/usr/sbin/pgbouncer"
 	}
 	if _, err := os.Stat(bin); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("pgbouncer not installed (eval \"$(scripts/test-env.sh)\" installs it)")
-		}
-		t.Skip("pgbouncer not installed (eval \"$(scripts/test-env.sh)\" installs it)")
+		testenv.Unavailable(t, "pgbouncer is not installed (eval \"$(scripts/test-env.sh)\" installs it)")
 	}
 	requireServer(t)
 	server, err := pgx.ParseConfig(adminDSN())

@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"os"
 	"strings"
 	"testing"
 
@@ -10,15 +9,13 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/anysqs/anysqs/drivers"
+	"github.com/anysqs/anysqs/internal/testenv"
 )
 
 // The pool's connections get the schema and the plan mode by statement after connecting
 // (not as startup parameters, which PgBouncer refuses): every connection must have both.
 func TestSessionSettings(t *testing.T) {
-	dsn := os.Getenv("ANYSQS_TEST_POSTGRES_DSN")
-	if dsn == "" {
-		dsn = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
-	}
+	dsn := testenv.Postgres(t)
 	cfg, err := poolConfig(Options{DSN: dsn, Schema: "Odd Schema", MaxConns: 2})
 	if err != nil {
 		t.Fatal(err)
@@ -30,10 +27,7 @@ func TestSessionSettings(t *testing.T) {
 	}
 	defer pool.Close()
 	if err := pool.Ping(ctx); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("PostgreSQL not reachable at %s: %v", dsn, err)
-		}
-		t.Skipf("PostgreSQL not reachable at %s: %v", dsn, err)
+		t.Fatalf("PostgreSQL at %s: %v", dsn, err)
 	}
 	// Two connections held at once, so both are checked, not one twice.
 	var conns []*pgxpool.Conn

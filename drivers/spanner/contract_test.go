@@ -2,18 +2,13 @@ package spanner_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"os"
 	"sync"
 	"testing"
-
-	database "cloud.google.com/go/spanner/admin/database/apiv1"
-	"cloud.google.com/go/spanner/admin/database/apiv1/databasepb"
 
 	"github.com/anysqs/anysqs/drivers"
 	"github.com/anysqs/anysqs/drivers/drivertest"
 	"github.com/anysqs/anysqs/drivers/spanner"
+	"github.com/anysqs/anysqs/internal/testenv"
 )
 
 const (
@@ -25,27 +20,8 @@ const (
 // Open) and drops it when t ends. Creating one takes a few milliseconds there.
 func newDatabase(t testing.TB) spanner.Options {
 	t.Helper()
-	if os.Getenv("SPANNER_EMULATOR_HOST") == "" {
-		msg := "service not available here: SPANNER_EMULATOR_HOST is not set (eval \"$(scripts/services/spanner.sh start)\")"
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg + " (CI=true: not skipping)")
-		}
-		t.Skip(msg)
-	}
-	b := make([]byte, 6)
-	rand.Read(b)
-	o := spanner.Options{Project: testProject, Instance: testInstance, Database: "t" + hex.EncodeToString(b)}
-	t.Cleanup(func() {
-		ctx := context.Background()
-		dc, err := database.NewDatabaseAdminClient(ctx)
-		if err != nil {
-			return
-		}
-		defer dc.Close()
-		dc.DropDatabase(ctx, &databasepb.DropDatabaseRequest{
-			Database: "projects/" + o.Project + "/instances/" + o.Instance + "/databases/" + o.Database})
-	})
-	return o
+	return spanner.Options{Project: testProject, Instance: testInstance,
+		Database: testenv.SpannerDatabase(t, testProject, testInstance, "t")}
 }
 
 func open(t testing.TB, o spanner.Options) *spanner.Driver {

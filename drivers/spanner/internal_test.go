@@ -2,9 +2,6 @@ package spanner
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"os"
 	"testing"
 	"time"
 
@@ -13,6 +10,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/anysqs/anysqs/drivers"
+	"github.com/anysqs/anysqs/internal/testenv"
 )
 
 // emulatorDatabase returns the options of a fresh database on the emulator, named
@@ -20,15 +18,7 @@ import (
 // CI=true.
 func emulatorDatabase(t *testing.T, prefix string) Options {
 	t.Helper()
-	if os.Getenv("SPANNER_EMULATOR_HOST") == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("SPANNER_EMULATOR_HOST is not set (CI=true: not skipping)")
-		}
-		t.Skip("service not available here: SPANNER_EMULATOR_HOST is not set")
-	}
-	b := make([]byte, 6)
-	rand.Read(b)
-	return Options{Project: "anysqs-test", Instance: "anysqs", Database: prefix + hex.EncodeToString(b)}
+	return Options{Project: "anysqs-test", Instance: "anysqs", Database: testenv.SpannerDatabase(t, "anysqs-test", "anysqs", prefix)}
 }
 
 // TestCommittedFromDurableState checks the reads that decide a send whose commit

@@ -15,6 +15,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/anysqs/anysqs/internal/testenv"
 )
 
 var listeningRE = regexp.MustCompile(`anysqs listening.* addr=(\S+)`)
@@ -72,16 +74,7 @@ func TestServeConfig(t *testing.T) {
 	endpoint := "http://" + url
 
 	t.Run("aws-cli-query", func(t *testing.T) {
-		aws := os.Getenv("ANYSQS_TEST_AWSCLI")
-		if aws == "" {
-			aws = "/usr/bin/aws"
-		}
-		if _, err := os.Stat(aws); err != nil {
-			if os.Getenv("CI") == "true" {
-				t.Fatalf("AWS CLI %s: %v (CI=true: not skipping)", aws, err)
-			}
-			t.Skipf("service not available here: AWS CLI %s: %v", aws, err)
-		}
+		aws := testenv.AWSCLI(t)
 		run := func(v any, args ...string) {
 			t.Helper()
 			c := exec.Command(aws, append(append([]string{"sqs"}, args...), "--endpoint-url", endpoint, "--output", "json")...)

@@ -24,6 +24,7 @@ import (
 	"github.com/anysqs/anysqs/drivers"
 	"github.com/anysqs/anysqs/internal/migrate"
 	"github.com/anysqs/anysqs/internal/servetest"
+	"github.com/anysqs/anysqs/internal/testbed"
 )
 
 // seedBulk fills the source with n standard messages in two queues and a FIFO queue of
@@ -103,7 +104,7 @@ func TestKillAndResume(t *testing.T) {
 	t.Logf("random kill points: ANYSQS_MIGRATE_KILL_SEED=%d", seed)
 	rng := rand.New(rand.NewPCG(seed, seed))
 
-	src, dst := servetest.NewSide(t, "sqlite"), servetest.NewSide(t, "postgres")
+	src, dst := testbed.NewSide(t, "sqlite"), testbed.NewSide(t, "postgres")
 	srcDrv := openSide(t, src)
 	seeding := time.Now()
 	bodies, fifo := seedBulk(t, srcDrv, n)
@@ -199,7 +200,7 @@ func TestKillAndResume(t *testing.T) {
 type killRun struct {
 	t        *testing.T
 	bin      string
-	src, dst servetest.Side
+	src, dst testbed.Side
 	state    string
 }
 
@@ -221,7 +222,7 @@ func (k *killRun) run(killAt, stopWhen string, kp *killPoint) (stdout string, ki
 	defer cancel()
 	cmd := exec.CommandContext(ctx, k.bin, "migrate", "--from", k.src.Config, "--to", k.dst.Config, "--mode", "move",
 		"--state", k.state, "--visibility-timeout", "1s", "--verify")
-	cmd.Env = append(append(os.Environ(), servetest.MigrateEnv(k.src, k.dst)...), "ANYSQS_MIGRATE_KILL_AT="+killAt)
+	cmd.Env = append(append(os.Environ(), testbed.MigrateEnv(k.src, k.dst)...), "ANYSQS_MIGRATE_KILL_AT="+killAt)
 	var out bytes.Buffer
 	cmd.Stdout = &out
 	stderr, err := cmd.StderrPipe()

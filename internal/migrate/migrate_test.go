@@ -18,22 +18,16 @@ import (
 
 	"github.com/anysqs/anysqs/capabilities"
 	"github.com/anysqs/anysqs/drivers"
-	_ "github.com/anysqs/anysqs/drivers/cosmos"     // registers "cosmos"
-	_ "github.com/anysqs/anysqs/drivers/firestore"  // registers "firestore"
-	_ "github.com/anysqs/anysqs/drivers/postgres"   // registers "postgres"
-	_ "github.com/anysqs/anysqs/drivers/servicebus" // registers "servicebus"
-	_ "github.com/anysqs/anysqs/drivers/spanner"    // registers "spanner"
-	_ "github.com/anysqs/anysqs/drivers/sqlite"     // registers "sqlite"
 	"github.com/anysqs/anysqs/internal/config"
 	"github.com/anysqs/anysqs/internal/migrate"
-	"github.com/anysqs/anysqs/internal/servetest"
+	"github.com/anysqs/anysqs/internal/testbed"
 )
 
 // openBackend opens backend's shipped configuration on fresh test storage, through
 // internal/config with servetest's environment, as `anysqs migrate` would.
 func openBackend(t *testing.T, backend string) migrate.Endpoint {
 	t.Helper()
-	return openWithEnv(t, backend, servetest.BackendEnv(t, backend))
+	return openWithEnv(t, backend, testbed.Env(t, backend))
 }
 
 // openWithEnv opens backend's shipped configuration with the environment servetest
@@ -45,12 +39,13 @@ func openWithEnv(t *testing.T, backend string, kvs []string) migrate.Endpoint {
 		k, v, _ := strings.Cut(kv, "=")
 		env[k] = v
 	}
-	cfg, err := config.Load(servetest.Config(servetest.Backends[backend]), func(k string) string { return env[k] })
+	cfg, err := config.Load(testbed.ConfigOf(backend), func(k string) string { return env[k] })
 	if err != nil {
 		t.Fatal(err)
 	}
-	if key := env["ANYSQS_COSMOS_KEY"]; key != "" {
-		cfg.Backend.Options["key"] = key
+	// The binary's driver reads its secret from the process environment; this one is a map.
+	if b, ok := testbed.Named(backend); ok && b.SecretEnv != "" && env[b.SecretEnv] != "" {
+		cfg.Backend.Options[b.SecretOption] = env[b.SecretEnv]
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -335,9 +330,9 @@ func countStates(t *testing.T, d drivers.Driver, queue string) map[drivers.Messa
 	return out
 }
 
-// pairBackends are the backends TestMigrate migrates between: every ordered pair of
-// distinct ones.
-var pairBackends = []string{"sqlite", "postgres", "spanner", "firestore", "cosmos", "servicebus"}
+// pairBackends are the backends TestMigrate migrates between (internal/testbed's, whose
+// import registers their drivers): every ordered pair of distinct ones.
+var pairBackends = testbed.Names()
 
 // TestMigrate migrates the scenario between every ordered pair of backends, in both
 // modes, and checks the destination: queues, verification, delayed messages, FIFO order

@@ -4,11 +4,11 @@ import (
 	"testing"
 
 	"github.com/anysqs/anysqs/drivers"
-	"github.com/anysqs/anysqs/internal/servetest"
+	"github.com/anysqs/anysqs/internal/testbed"
 )
 
 // openSide opens a migration side's storage in this process.
-func openSide(t *testing.T, s servetest.Side) drivers.Driver {
+func openSide(t *testing.T, s testbed.Side) drivers.Driver {
 	t.Helper()
 	return openWithEnv(t, s.Backend, s.Env).Driver
 }

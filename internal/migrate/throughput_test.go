@@ -14,6 +14,7 @@ import (
 
 	"github.com/anysqs/anysqs/drivers"
 	"github.com/anysqs/anysqs/internal/servetest"
+	"github.com/anysqs/anysqs/internal/testbed"
 )
 
 var rateLine = regexp.MustCompile(`(\d+) messages in (\S+) \((\d+) messages/s\)`)
@@ -26,7 +27,7 @@ func TestThroughput(t *testing.T) {
 	if n <= 0 {
 		t.Skip("ANYSQS_MIGRATE_THROUGHPUT is not set (e.g. 20000)")
 	}
-	src := servetest.NewSide(t, "sqlite")
+	src := testbed.NewSide(t, "sqlite")
 	d := openSide(t, src)
 	now := time.Now()
 	if _, err := d.CreateQueue(context.Background(), drivers.CreateQueueRequest{Queue: drivers.Queue{Name: "bulk", Attributes: standardAttrs(), CreatedAt: now, LastModified: now}}); err != nil {
@@ -46,10 +47,10 @@ func TestThroughput(t *testing.T) {
 	d.Close()
 	bin := servetest.Binary(t)
 	for _, mode := range []string{"copy", "move"} {
-		dst := servetest.NewSide(t, "postgres")
+		dst := testbed.NewSide(t, "postgres")
 		cmd := exec.Command(bin, "migrate", "--from", src.Config, "--to", dst.Config, "--mode", mode,
 			"--state", filepath.Join(t.TempDir(), "state.json"))
-		cmd.Env = append(os.Environ(), servetest.MigrateEnv(src, dst)...)
+		cmd.Env = append(os.Environ(), testbed.MigrateEnv(src, dst)...)
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			t.Fatalf("migrate --mode %s: %v\n%s", mode, err, out)

@@ -27,17 +27,6 @@ import (
 	"time"
 )
 
-// Unavailable skips t because something it needs is not on this machine, or fails it
-// under CI=true, where scripts/test-env.sh has started every service.
-func Unavailable(t testing.TB, format string, args ...any) {
-	t.Helper()
-	msg := "service not available here: " + fmt.Sprintf(format, args...)
-	if os.Getenv("CI") == "true" {
-		t.Fatal(msg + " (CI=true: not skipping)")
-	}
-	t.Skip(msg)
-}
-
 // root is the repository's top directory (the one holding go.mod).
 func root() string {
 	_, file, _, _ := runtime.Caller(0)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/anysqs/anysqs/drivers"
 	"github.com/anysqs/anysqs/internal/servetest"
+	"github.com/anysqs/anysqs/internal/testbed"
 )
 
 func TestMain(m *testing.M) {
@@ -19,7 +20,7 @@ func TestMain(m *testing.M) {
 // TestServeShippedConfig serves configs/embedded.yaml as shipped, reads what its backend
 // declares from the admin listener, and restarts it on the same address.
 func TestServeShippedConfig(t *testing.T) {
-	g, _ := servetest.StartBackend(t, "sqlite")
+	g, _ := testbed.Start(t, "sqlite")
 	desc := capabilities(t, g)
 	if desc.Name != "sqlite" || len(desc.Capabilities) == 0 {
 		t.Fatalf("/capabilities: driver %q with %d declarations; want sqlite with its declarations", desc.Name, len(desc.Capabilities))
