@@ -35,17 +35,14 @@
 // driver ignores ChangeMessageVisibility while declaring it, and checks the
 // compatibility report fails.
 //
-// Adding a backend: write prepare<Name>(t) returning a storage whose open opens the driver
-// on storage private to the case (skipUnavailable when the service is not reachable); if
-// the backend needs a service, add scripts/services/<name>.sh with start|stop|env printing
-// its `export` lines (scripts/test-env.sh runs every such script); add the row to
-// backendTable; run `anysqs report --backends <name>` and commit docs/compat/<name>.*.
+// Adding a backend: its row in internal/testbed's All gives it an in-process row, a
+// served row and, when it says so, a plugin row here (docs/development.md); run
+// `anysqs report --backends <name>` and commit docs/compat/<name>.*.
 //
 // Environment:
 //
-//	ANYSQS_TEST_POSTGRES_DSN   PostgreSQL server for the postgres backend (default
-//	                           postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable);
-//	                           each case runs in a schema of its own, dropped afterwards.
+//	(services)                 what scripts/test-env.sh exports, read by internal/testenv:
+//	                           ANYSQS_TEST_POSTGRES_DSN, the emulators' hosts and so on.
 //	ANYSQS_CONFORMANCE_BACKENDS  comma-separated rows of the backend table to run (default:
 //	                           every row that is not hidden).
 //	ANYSQS_CONFORMANCE_OUT     directory for the <backend>.declarations.json files the
