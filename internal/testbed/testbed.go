@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -198,18 +199,26 @@ func cosmosStorage(t testing.TB, database string) map[string]any {
 	return optionsOf(t, o)
 }
 
-// cosmosReachable calls testenv.Unavailable unless the emulator answers an Open.
+// cosmosReachable calls testenv.Unavailable unless the emulator answers an Open, which
+// is tried once per endpoint and process.
 func cosmosReachable(t testing.TB, o cosmos.Options) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	o.Container = "reach"
-	d, err := cosmos.Open(ctx, o)
-	if err != nil {
+	v, _ := cosmosUp.LoadOrStore(o.Endpoint, sync.OnceValue(func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		o.Container = "reach"
+		d, err := cosmos.Open(ctx, o)
+		if err != nil {
+			return err
+		}
+		return d.Close()
+	}))
+	if err := v.(func() error)(); err != nil {
 		testenv.Unavailable(t, "the Cosmos DB emulator (scripts/services/cosmos.sh start): %v", err)
 	}
-	d.Close()
 }
+
+var cosmosUp sync.Map // endpoint → func() error, the first Open's outcome
 
 // serviceBusLockSeconds is the lock duration of in-process Service Bus queues: short,
 // so that visibility timeouts above it run through lock renewal.
