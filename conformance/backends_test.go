@@ -26,8 +26,9 @@ type backend struct {
 	target func(serviceVersion string) string
 	// parallel says cases may run concurrently.
 	parallel bool
-	// timeout bounds the whole row (zero: no bound); a case starting later fails, and
-	// requests of running cases are cancelled.
+	// timeout bounds each case of the row from its start (zero: no bound): a hang guard,
+	// after which the case's requests are cancelled. It does not count the time a case
+	// waits for its turn, which depends on the machine and the other rows.
 	timeout time.Duration
 	// testOnly rows judge a test profile, or a backend run another way (through the
 	// plugin boundary), not a backend of their own: their reports are generated and
@@ -41,8 +42,6 @@ type backend struct {
 	// served rows run each case against the anysqs binary served from the backend's
 	// shipped configuration, on the process's real clock (served_test.go).
 	served bool
-	// deadline, set by TestConformance from timeout, is when the row's time is up.
-	deadline time.Time
 }
 
 // backends returns the rows of the table this run selects.

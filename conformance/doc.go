@@ -1,13 +1,14 @@
 // Package conformance is the black-box conformance suite of anysqs.
 //
 // The suite lives in this package's tests. For every row of one backend table
-// (backends_test.go: name, driver opener, service script, target, parallelism, timeout)
+// (backends_test.go, from internal/testbed: name, driver opener, service script, target,
+// parallelism, a per-case hang guard)
 // it starts a real gateway on a loopback port over that backend's driver and drives it
 // with real SQS clients: aws-sdk-go-v2 over AWS JSON 1.0 for every case
 // (TestConformance), the same client over the Query protocol for every case on the
 // embedded backend (TestConformanceQuery), and Debian's AWS CLI 2.9 and boto3 (1.26 over
-// Query, current over JSON) for the core flows. Rows run concurrently, each within its
-// timeout.
+// Query, current over JSON) for the core flows. Rows run concurrently; a case that runs
+// past its row's hang guard has its requests cancelled, however long it waited to start.
 //
 // Subtests are named TestConformance/<backend>/<capabilityID>/<case>, so the compatibility
 // report can be built from `go test -json` alone. Each case declares the capability IDs it

@@ -124,8 +124,8 @@ func newHarnessWith(t *testing.T, b backend, o harnessOptions) *H {
 	t.Helper()
 	st := b.prepare(t)
 	ctx, cancel := context.WithCancel(context.Background())
-	if !b.deadline.IsZero() {
-		ctx, cancel = context.WithDeadline(context.Background(), b.deadline)
+	if b.timeout > 0 {
+		ctx, cancel = context.WithTimeout(context.Background(), b.timeout)
 	}
 	t.Cleanup(cancel)
 	h := &H{T: t, Ctx: ctx, backend: b.name, st: st, policy: o.policy, protocol: o.protocol, maxInFlight: o.maxInFlight, wrap: o.wrap,
