@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"net/http"
 	"sync"
 	"testing"
 
@@ -47,24 +46,8 @@ func testOptions(t testing.TB) firestore.Options {
 	addr := emulator(t)
 	// A project per case: the emulator's transaction locks are per database, and cases
 	// sharing one would wait for each other's lock timeouts.
-	p := newPrefix()
-	project := testProject + "-" + p
-	t.Cleanup(func() { dropProject(t, addr, project) })
-	return firestore.Options{Project: project, Prefix: p}
-}
-
-// dropProject empties an emulator project through the emulator's reset endpoint.
-func dropProject(t testing.TB, addr, project string) {
-	req, err := http.NewRequest(http.MethodDelete, "http://"+addr+"/emulator/v1/projects/"+project+"/databases/(default)/documents", nil)
-	if err == nil {
-		var resp *http.Response
-		if resp, err = http.DefaultClient.Do(req); err == nil {
-			resp.Body.Close()
-		}
-	}
-	if err != nil {
-		t.Logf("empty emulator project %s: %v", project, err)
-	}
+	project := testenv.FirestoreProject(t, addr, testProject+"-")
+	return firestore.Options{Project: project, Prefix: newPrefix()}
 }
 
 func sameStorage(t testing.TB, d drivers.Driver) firestore.Options {
