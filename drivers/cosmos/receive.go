@@ -293,7 +293,7 @@ func (d *Driver) nextVisible(ctx context.Context, q queueDoc, now time.Time) (ti
 func (d *Driver) replayAttempt(ctx context.Context, q queueDoc, attempt string, now int64) ([]drivers.Message, bool, error) {
 	var a attemptDoc
 	_, found, err := d.readItem(ctx, "ReceiveMessages", q.pk(), attemptItemID(attempt), &a)
-	if err != nil || !found || a.Exp <= now {
+	if err != nil || !found || !sqsrule.AttemptLive(fromMS(a.Exp), fromMS(now)) {
 		return nil, false, err
 	}
 	out := make([]drivers.Message, 0, len(a.Claims))
@@ -303,7 +303,7 @@ func (d *Driver) replayAttempt(ctx context.Context, q queueDoc, attempt string, 
 		if err != nil {
 			return nil, false, err
 		}
-		if !there || m.Tok != c.Tok || m.Vis <= now || m.Gen < q.Gen {
+		if !sqsrule.AttemptHeld(there && m.Gen >= q.Gen, m.Tok == c.Tok, fromMS(m.Vis), fromMS(now)) {
 			return nil, false, nil
 		}
 		if m, err = m.unpacked(); err != nil {

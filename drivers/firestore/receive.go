@@ -429,7 +429,7 @@ func (d *Driver) replayAttempt(ctx context.Context, q *queue, id string, now int
 		return nil, false, err
 	}
 	var a attemptDoc
-	if err := snap.DataTo(&a); err != nil || a.Expires <= now || len(a.Docs) != len(a.Gens) {
+	if err := snap.DataTo(&a); err != nil || !sqsrule.AttemptLive(fromNanos(a.Expires), fromNanos(now)) || len(a.Docs) != len(a.Gens) {
 		return nil, false, err
 	}
 	msgs := d.messages(&q.doc)
@@ -450,7 +450,7 @@ func (d *Driver) replayAttempt(ctx context.Context, q *queue, id string, now int
 		if err != nil {
 			return nil, false, err
 		}
-		if m.Gen != a.Gens[i] || m.Vis <= now {
+		if !sqsrule.AttemptHeld(true, m.Gen == a.Gens[i], fromNanos(m.Vis), fromNanos(now)) {
 			return nil, false, nil
 		}
 		get := func(refs []*fs.DocumentRef) ([]*fs.DocumentSnapshot, error) { return d.client.GetAll(ctx, refs) }

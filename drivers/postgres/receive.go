@@ -399,7 +399,7 @@ func (d *Driver) claim(ctx context.Context, req drivers.ReceiveMessagesRequest, 
 }
 
 // replaySQL returns the messages a recorded attempt claimed that are still in flight
-// under the recorded receipt tokens.
+// under the recorded receipt tokens: sqsrule.AttemptLive and sqsrule.AttemptHeld, in SQL.
 const replaySQL = `WITH a AS (
 	SELECT ra.queue_id, ra.ids, ra.receipts, q.fifo FROM receive_attempts ra JOIN queues q ON q.id = ra.queue_id
 	WHERE q.name = $1 AND ra.attempt_id = $2 AND ra.expires_at > $3

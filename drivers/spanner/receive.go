@@ -423,7 +423,7 @@ func (d *Driver) replay(ctx context.Context, req drivers.ReceiveMessagesRequest)
 		return drivers.ReceiveMessagesResult{}, false, mapErr(ctx, err, "receive from "+req.Name)
 	}
 	var keys []claimedKey
-	if err := json.Unmarshal([]byte(claimed), &keys); err != nil || !exp.After(req.Now) || len(keys) == 0 {
+	if err := json.Unmarshal([]byte(claimed), &keys); err != nil || !sqsrule.AttemptLive(exp, req.Now) || len(keys) == 0 {
 		return drivers.ReceiveMessagesResult{}, false, nil
 	}
 	var res drivers.ReceiveMessagesResult
@@ -439,7 +439,7 @@ func (d *Driver) replay(ctx context.Context, req drivers.ReceiveMessagesRequest)
 		if err != nil {
 			return drivers.ReceiveMessagesResult{}, false, mapErr(ctx, err, "receive from "+req.Name)
 		}
-		if m.Token.StringVal != k.Token || !m.VisibleAt.After(req.Now) || !m.Committed.After(qr.purged) {
+		if !sqsrule.AttemptHeld(m.Committed.After(qr.purged), m.Token.StringVal == k.Token, m.VisibleAt, req.Now) {
 			return drivers.ReceiveMessagesResult{}, false, nil
 		}
 		msg, err := m.message(d.receiptKey, req.Name, true)

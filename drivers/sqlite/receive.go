@@ -290,7 +290,8 @@ func candidates(ctx context.Context, tx conn, q queueRow, now int64, n int) ([]m
 }
 
 // replayAttempt returns the messages of an earlier receive with the same attempt id if
-// that receive is recent and all its messages are still in flight under its handles.
+// that receive is recent and all its messages are still in flight under its handles:
+// sqsrule.AttemptLive and sqsrule.AttemptHeld, in SQL.
 func (d *Driver) replayAttempt(ctx context.Context, tx conn, q queueRow, attempt string, now int64) ([]drivers.Message, bool, error) {
 	var raw string
 	err := tx.QueryRowContext(ctx, `SELECT claims FROM receive_attempts WHERE queue_id = ? AND attempt_id = ? AND expires_at > ?`,

@@ -15,3 +15,17 @@ func AttemptExpiry(at time.Time) time.Time { return at.Add(ReceiveAttemptWindow)
 func DedupHolds(expires, now, purged time.Time) bool {
 	return expires.After(now) && expires.Add(-DedupWindow).After(purged)
 }
+
+// AttemptLive says whether a receive-attempt record that expires at expires
+// (AttemptExpiry of its receive) may still be replayed at now.
+func AttemptLive(expires, now time.Time) bool { return expires.After(now) }
+
+// AttemptHeld says whether a message that an earlier receive with the same
+// ReceiveRequestAttemptId claimed is still in flight under the handle that receive
+// returned: the message exists (not deleted, moved or purged), sameReceive (no receive
+// since gave it another handle) and its visibility deadline visibleAt is after now. A
+// repeated attempt replays only when its record is live and every message it claimed is
+// held; otherwise it is a new receive.
+func AttemptHeld(exists, sameReceive bool, visibleAt, now time.Time) bool {
+	return exists && sameReceive && visibleAt.After(now)
+}

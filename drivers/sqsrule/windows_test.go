@@ -34,3 +34,39 @@ func TestDedupHolds(t *testing.T) {
 		}
 	}
 }
+
+func TestAttemptReplay(t *testing.T) {
+	at := time.Date(2026, 12, 5, 12, 0, 0, 0, time.UTC)
+	exp := sqsrule.AttemptExpiry(at)
+	for _, c := range []struct {
+		now  time.Time
+		live bool
+	}{
+		{at, true},
+		{exp.Add(-1), true},
+		{exp, false},
+		{exp.Add(time.Hour), false},
+	} {
+		if got := sqsrule.AttemptLive(exp, c.now); got != c.live {
+			t.Errorf("AttemptLive(%v, %v) = %v, want %v", exp, c.now, got, c.live)
+		}
+	}
+
+	now := at.Add(time.Minute)
+	for _, c := range []struct {
+		name                string
+		exists, sameReceive bool
+		visibleAt           time.Time
+		held                bool
+	}{
+		{"in flight under the handle", true, true, now.Add(time.Second), true},
+		{"visibility ended at now", true, true, now, false},
+		{"visibility ended before now", true, true, now.Add(-time.Second), false},
+		{"received again since", true, false, now.Add(time.Second), false},
+		{"deleted, moved or purged", false, true, now.Add(time.Second), false},
+	} {
+		if got := sqsrule.AttemptHeld(c.exists, c.sameReceive, c.visibleAt, now); got != c.held {
+			t.Errorf("%s: AttemptHeld = %v, want %v", c.name, got, c.held)
+		}
+	}
+}
