@@ -83,12 +83,11 @@ type Driver interface {
 	// DeleteQueue removes a queue and all its messages, or returns KindNotFound.
 	DeleteQueue(ctx context.Context, req DeleteQueueRequest) error
 	// PurgeQueue deletes every message that was in the queue at req.Now and, as in SQS,
-	// forgets the queue's deduplication history: a FIFO send after the purge is never a
-	// duplicate of one before it. A second purge within 60 seconds of the last successful
-	// one fails with KindPurgeInProgress and changes nothing. The deletion itself may
-	// finish after the call returns (a store without bulk deletes), provided no purged
-	// message is delivered afterwards and no deduplication record from before the purge
-	// suppresses a later send.
+	// forgets the queue's deduplication history (sqsrule.DedupHolds). A second purge
+	// within 60 seconds of the last successful one fails with KindPurgeInProgress and
+	// changes nothing. The deletion itself may finish after the call returns (a store
+	// without bulk deletes), provided no purged message is delivered afterwards and no
+	// deduplication record from before the purge suppresses a later send.
 	PurgeQueue(ctx context.Context, req PurgeQueueRequest) error
 	// QueueStats counts messages by state at req.Now. Counts may be approximate where the
 	// backend's declarations say so.
@@ -103,14 +102,15 @@ type Driver interface {
 	BrowseMessages(ctx context.Context, req BrowseMessagesRequest) (BrowseMessagesResult, error)
 
 	// SendMessages stores up to 10 messages. For each entry it either stores the message
-	// durably under entry.MessageID, or (FIFO, deduplication id seen within the last five
-	// minutes in the queue's deduplication scope) stores nothing and returns the original
-	// MessageID and SequenceNumber with Duplicate set. FIFO sequence numbers increase
-	// strictly within a message group, as SQS promises; nothing is promised across
-	// groups. Entries are independent: one failing does not undo another, except that on
-	// a FIFO queue an entry that fails fails the later entries of its message group in the
-	// request, unwritten, with the same error (stored, they would be delivered before the
-	// failed one once the client retries it; SQS enqueues a batch in the order sent).
+	// durably under entry.MessageID, or (FIFO, a deduplication id whose record in the
+	// queue's deduplication scope still holds: sqsrule.DedupHolds) stores nothing and
+	// returns the original MessageID and SequenceNumber with Duplicate set. FIFO sequence
+	// numbers increase strictly within a message group, as SQS promises; nothing is
+	// promised across groups. Entries are independent: one failing does not undo another,
+	// except that on a FIFO queue an entry that fails fails the later entries of its
+	// message group in the request, unwritten, with the same error (stored, they would be
+	// delivered before the failed one once the client retries it; SQS enqueues a batch in
+	// the order sent).
 	SendMessages(ctx context.Context, req SendMessagesRequest) (SendMessagesResult, error)
 
 	// ReceiveMessages claims up to req.MaxMessages visible messages at req.Now in one atomic
@@ -132,18 +132,15 @@ type Driver interface {
 	// after it, as in SQS; among the messages a driver looks at, older sends go first.
 	// The receive.redelivery-order declaration says whether the driver does so.
 	//
-	// FIFO: a call walks each group's messages from its head as sqsrule.RunNext says, so
-	// no message is returned while an earlier one of its group is in flight, and one
-	// whose visibility ended is receivable again while later ones claimed with it are
-	// still in flight. It serves groups in sqsrule.FIFORuns' order (the group whose head
-	// has been visible longest first), taking as many of a group's messages as it has room
-	// for before the next group. A driver whose backend cannot release a group's head on
-	// its own declares fifo.group-release degraded: its groups wait until none of their
-	// messages is in flight, and a call may interleave groups.
+	// FIFO: a call takes the groups' runs as sqsrule.RunNext walks them, in
+	// sqsrule.FIFORuns' order, each whole before the next while it has room. A driver
+	// whose backend cannot release a group's head on its own declares fifo.group-release
+	// degraded: its groups wait until none of their messages is in flight, and a call may
+	// interleave groups.
 	//
-	// A req.ReceiveRequestAttemptID seen within sqsrule.ReceiveAttemptWindow returns the
-	// same messages with the same receipt handles, while they are still in flight under
-	// those handles; otherwise the call is a new receive.
+	// A repeated req.ReceiveRequestAttemptID replays the earlier receive's messages and
+	// receipt handles as sqsrule.AttemptLive and sqsrule.AttemptHeld say; otherwise the
+	// call is a new receive.
 	//
 	// An empty result is normal. A driver that declares BlockingReceive may wait up to
 	// req.WaitTime for a message before answering empty; others answer at once.
