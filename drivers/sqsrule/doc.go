@@ -7,8 +7,8 @@
 //     message keeps there: its enqueue time and deduplication id (redrive.go);
 //   - FIFO: the runs of a message group a receive may take, the sequence number format
 //     (fifo.go, limits.go);
-//   - windows: deduplication and receive-attempt expiry, and a purge forgetting
-//     deduplication ids (windows.go);
+//   - windows: deduplication and receive-attempt expiry, a purge forgetting
+//     deduplication ids, and when a repeated receive attempt replays (windows.go);
 //   - receipt handles: the seal (a MAC over what a handle names) and the decision table
 //     for a delete or a visibility change by handle (handles.go, receipt.go).
 //
