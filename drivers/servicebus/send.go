@@ -21,6 +21,12 @@ type dedupSeen struct {
 	at        time.Time
 }
 
+// holds says whether the send still deduplicates at now. No purge time applies: the
+// entity's duplicate detection keeps its history across a purge, as Describe declares.
+func (s dedupSeen) holds(now time.Time) bool {
+	return sqsrule.DedupHolds(sqsrule.DedupExpiry(s.at), now, time.Time{})
+}
+
 // SendMessages sends each entry as one Service Bus message, or schedules it when it is
 // delayed. On FIFO queues the session is the message group and the Service Bus
 // MessageID is the deduplication id (hashed with the group for DeduplicationScope
@@ -58,7 +64,7 @@ func (d *Driver) SendMessages(ctx context.Context, req drivers.SendMessagesReque
 			key = dedupKey{req.Name, msg.MessageID}
 			now := d.now()
 			d.mu.Lock()
-			if seen, ok := d.dedups[key]; ok && sqsrule.DedupExpiry(seen.at).After(now) {
+			if seen, ok := d.dedups[key]; ok && seen.holds(now) {
 				// Service Bus drops it; the message keeps the original id should it not.
 				r.MessageID, r.Duplicate = seen.messageID, true
 				msg.Properties[propID] = seen.messageID
@@ -153,7 +159,7 @@ func (d *Driver) pruneDedupsLocked() {
 	}
 	now := d.now()
 	for k, v := range d.dedups {
-		if !sqsrule.DedupExpiry(v.at).After(now) {
+		if !v.holds(now) {
 			delete(d.dedups, k)
 		}
 	}

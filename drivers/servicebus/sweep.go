@@ -4,16 +4,15 @@ import (
 	"context"
 
 	"github.com/anysqs/anysqs/drivers"
-	"github.com/anysqs/anysqs/drivers/sqsrule"
 )
 
 // Sweep has nothing to do: the entities' time-to-live expires messages, and Service Bus
 // keeps the duplicate-detection history.
 func (d *Driver) Sweep(ctx context.Context, req drivers.SweepRequest) (drivers.SweepResult, error) {
 	d.mu.Lock()
-	cut := d.now().Add(-sqsrule.DedupWindow)
+	now := d.now()
 	for k, v := range d.dedups {
-		if v.at.Before(cut) {
+		if !v.holds(now) {
 			delete(d.dedups, k)
 		}
 	}
