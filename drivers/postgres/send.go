@@ -155,7 +155,8 @@ func (d *Driver) insertStandard(ctx context.Context, queue string, entries []tim
 	return res, nil
 }
 
-// sendFIFOSQL stores one FIFO message unless its deduplication id is live. The dedup
+// sendFIFOSQL stores one FIFO message unless its deduplication id is live
+// (sqsrule.DedupHolds, in SQL; a purge deletes the queue's records). The dedup
 // row is written first: a concurrent send of the same id waits on its unique key, so
 // exactly one of them inserts the message.
 const sendFIFOSQL = `WITH q AS (SELECT id, dedup_group FROM queues WHERE name = $1),

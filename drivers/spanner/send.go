@@ -247,7 +247,8 @@ func (d *Driver) sendFIFO(ctx context.Context, req drivers.SendMessagesRequest) 
 					if err := row.Columns(&x.messageID, &x.seq, &exp); err != nil {
 						return err
 					}
-					if exp.After(req.Now) {
+					// A purge deletes the queue's records in its transaction: no purge time.
+					if sqsrule.DedupHolds(exp, req.Now, time.Time{}) {
 						rec = &x
 					}
 				case spanner.ErrCode(err) != codes.NotFound:

@@ -84,6 +84,7 @@ func (d *Driver) sendOne(ctx context.Context, tx conn, q queueRow, now int64, e 
 		}
 		var origID string
 		var origSeq int64
+		// sqsrule.DedupHolds, in SQL: a purge deletes the queue's records.
 		err := tx.QueryRowContext(ctx, `SELECT message_id, seq FROM dedup
 			WHERE queue_id = ? AND scope = ? AND dedup_id = ? AND expires_at > ?`,
 			q.id, scope, e.MessageDeduplicationID, now).Scan(&origID, &origSeq)
