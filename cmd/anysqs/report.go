@@ -67,7 +67,7 @@ README.md and the page index.html. `+"`make report`"+` is the usual way to call 
 			return err
 		}
 		defer os.RemoveAll(dir)
-		cmd := exec.CommandContext(ctx, "go", "test", "-json", "-count=1", "-run", "^TestConformance$", "./conformance/")
+		cmd := exec.CommandContext(ctx, "go", "test", "-json", "-count=1", "-timeout", "25m", "-run", "^TestConformance$", "./conformance/")
 		cmd.Env = append(os.Environ(), "ANYSQS_CONFORMANCE_OUT="+dir)
 		if *backends != "" {
 			cmd.Env = append(cmd.Env, "ANYSQS_CONFORMANCE_BACKENDS="+strings.TrimSpace(*backends))
