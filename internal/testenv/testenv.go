@@ -128,23 +128,25 @@ func PostgresSchema(t testing.TB, dsn, prefix string) string {
 // that answers, and returns its address.
 func SpannerEmulator(t testing.TB) string {
 	t.Helper()
-	addr := os.Getenv("SPANNER_EMULATOR_HOST")
-	if addr == "" {
-		Unavailable(t, "the Spanner emulator: SPANNER_EMULATOR_HOST is not set (scripts/services/spanner.sh start)")
-	}
-	Reachable(t, "the Spanner emulator (scripts/services/spanner.sh start)", addr)
-	return addr
+	return emulator(t, "the Spanner emulator", "SPANNER_EMULATOR_HOST", "spanner")
 }
 
 // FirestoreEmulator calls Unavailable unless $FIRESTORE_EMULATOR_HOST names an emulator
 // that answers, and returns its address.
 func FirestoreEmulator(t testing.TB) string {
 	t.Helper()
-	addr := os.Getenv("FIRESTORE_EMULATOR_HOST")
+	return emulator(t, "the Firestore emulator", "FIRESTORE_EMULATOR_HOST", "firestore")
+}
+
+// emulator returns the address in env of what, which scripts/services/<script>.sh
+// starts, calling Unavailable unless it is set and answers.
+func emulator(t testing.TB, what, env, script string) string {
+	t.Helper()
+	addr := os.Getenv(env)
 	if addr == "" {
-		Unavailable(t, "the Firestore emulator: FIRESTORE_EMULATOR_HOST is not set (scripts/services/firestore.sh start)")
+		Unavailable(t, "%s: %s is not set (scripts/services/%s.sh start)", what, env, script)
 	}
-	Reachable(t, "the Firestore emulator (scripts/services/firestore.sh start)", addr)
+	Reachable(t, what+" (scripts/services/"+script+".sh start)", addr)
 	return addr
 }
 
