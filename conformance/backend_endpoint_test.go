@@ -1,4 +1,4 @@
-package conformance_test
+package conformance
 
 import (
 	"net/url"
@@ -7,9 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/anysqs/anysqs/capabilities"
 	"github.com/anysqs/anysqs/capabilities/report"
-	"github.com/anysqs/anysqs/drivers"
 	"github.com/anysqs/anysqs/internal/testenv"
 )
 
@@ -42,18 +40,7 @@ func prepareEndpoint(t *testing.T) storage {
 	if conformanceEndpoint() == "" {
 		testenv.Unavailable(t, "no SQS endpoint (set ANYSQS_CONFORMANCE_ENDPOINT)")
 	}
-	return storage{endpoint: conformanceEndpoint()}
-}
-
-// endpointDescription is what the suite expects of an endpoint it knows nothing about:
-// the catalog's native behaviour, on the service's clock, with receipts valid anywhere.
-func endpointDescription() drivers.Description {
-	d := drivers.Description{Name: "endpoint", Clock: drivers.ClockService,
-		ReceiptScope: drivers.ReceiptStorage, SharedStorage: true, Activity: drivers.ActivityPoll}
-	for _, e := range capabilities.All() {
-		d.Capabilities = append(d.Capabilities, capabilities.Declaration{ID: e.ID, Level: capabilities.Native})
-	}
-	return d
+	return storage{endpoint: conformanceEndpoint(), account: endpointAccount(), client: envCredentials}
 }
 
 // endpointAccount is the account in the endpoint's queue URLs and ARNs.

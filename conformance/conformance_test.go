@@ -1,4 +1,4 @@
-package conformance_test
+package conformance
 
 import (
 	"flag"
@@ -14,36 +14,6 @@ import (
 	"github.com/anysqs/anysqs/drivers"
 	"github.com/anysqs/anysqs/internal/servetest"
 )
-
-// tc is one conformance case.
-type tc struct {
-	// caps are the capability IDs the case exercises; joined by "+" they name the subtest.
-	caps []capabilities.ID
-	name string
-	// run asserts the SQS behaviour (Native or Emulated).
-	run func(h *H)
-	// degraded, if set, asserts the documented fallback when one of caps is Degraded.
-	degraded func(h *H, d capabilities.Declaration)
-	// unsupported, if set, asserts the explicit error and absence of side effects when one
-	// of caps is Unsupported; otherwise the capability's generic probe does.
-	unsupported func(h *H, id capabilities.ID)
-	// maxInFlight, if set, is the gateway's in-flight limit per queue for the case.
-	maxInFlight int64
-}
-
-// allCases gathers the cases of every area.
-func allCases() []tc {
-	var all []tc
-	for _, area := range [][]tc{
-		queueCases(), attributeCases(), messageCases(), batchCases(), visibilityCases(),
-		delayCases(), redriveCases(), retentionCases(), longPollCases(), fifoCases(),
-		purgeTagCases(), concurrencyCases(), restartCases(), receiptCases(), fairCases(), peekCases(),
-		inFlightCases(),
-	} {
-		all = append(all, area...)
-	}
-	return all
-}
 
 // selectBackends keeps the rows named in ANYSQS_CONFORMANCE_BACKENDS (comma-separated),
 // or, when it is unset, every row that is not hidden; `make conformance BACKEND=x` sets it.
@@ -83,14 +53,16 @@ func TestMain(m *testing.M) {
 // TestConformance/<backend>/<capabilityID>/<case>.
 func TestConformance(t *testing.T) {
 	cases := allCases()
-	checkCaseNames(t, cases)
+	if err := checkCaseNames(cases); err != nil {
+		t.Fatal(err)
+	}
 	for _, b := range backends() {
 		t.Run(b.name, func(t *testing.T) {
 			t.Parallel()
 			rec := &runRecord{row: b, started: time.Now().UTC()}
 			t.Cleanup(func() { rec.write(t) })
 			for _, c := range cases {
-				t.Run(capSegment(c.caps)+"/"+c.name, func(t *testing.T) {
+				t.Run(c.path(), func(t *testing.T) {
 					if b.parallel {
 						t.Parallel()
 					}
@@ -108,7 +80,7 @@ func TestConformanceQuery(t *testing.T) {
 	b := sqliteBackend()
 	t.Run(b.name, func(t *testing.T) {
 		for _, c := range allCases() {
-			t.Run(capSegment(c.caps)+"/"+c.name, func(t *testing.T) {
+			t.Run(c.path(), func(t *testing.T) {
 				t.Parallel()
 				runCase(t, b, c, nil, protocolQuery)
 			})
@@ -126,57 +98,7 @@ func runCase(t *testing.T, b backend, c tc, rec *runRecord, p wireProtocol) {
 	if rec != nil {
 		rec.describe(h)
 	}
-	levels := map[capabilities.ID]capabilities.Level{}
-	for _, id := range c.caps {
-		levels[id] = h.Level(id)
-	}
-	for _, id := range c.caps {
-		if levels[id] != capabilities.Unsupported {
-			continue
-		}
-		if c.unsupported != nil {
-			c.unsupported(h, id)
-			return
-		}
-		probe, ok := unsupportedProbes()[id]
-		if !ok {
-			t.Fatalf("%s declares %s unsupported, and this suite has no probe for its rejection yet", b.name, id)
-		}
-		probe(h)
-		return
-	}
-	for _, id := range c.caps {
-		if levels[id] != capabilities.Degraded {
-			continue
-		}
-		d, _ := h.declaration(id)
-		if c.degraded != nil {
-			c.degraded(h, d)
-			return
-		}
-		t.Logf("%s declares %s degraded (%q); this case has no fallback assertion, so it asserts the SQS behaviour", b.name, id, d.Note)
-		t.Cleanup(func() {
-			if t.Failed() {
-				t.Logf("the failure above may be %s's documented fallback for %s: %s", b.name, id, d.Note)
-			}
-		})
-	}
-	c.run(h)
-}
-
-// checkCaseNames makes sure subtest names are unique and every case has capabilities.
-func checkCaseNames(t *testing.T, cases []tc) {
-	seen := map[string]bool{}
-	for _, c := range cases {
-		if len(c.caps) == 0 || c.run == nil {
-			t.Fatalf("case %q: needs capabilities and a run function", c.name)
-		}
-		k := capSegment(c.caps) + "/" + c.name
-		if seen[k] {
-			t.Fatalf("duplicate case %s", k)
-		}
-		seen[k] = true
-	}
+	c.dispatch(h)
 }
 
 // runRecord collects, for the compatibility report, what one backend declared; the
@@ -238,14 +160,4 @@ func (r *runRecord) write(t *testing.T) {
 		return
 	}
 	t.Logf("declarations written to %s", filepath.Join(dir, r.row.name+".declarations.json"))
-}
-
-// capSegment is the capability part of a subtest name: the case's IDs joined by "+",
-// each of which the report counts the case as evidence for.
-func capSegment(ids []capabilities.ID) string {
-	s := make([]string, len(ids))
-	for i, id := range ids {
-		s[i] = string(id)
-	}
-	return strings.Join(s, "+")
 }

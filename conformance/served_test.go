@@ -1,16 +1,12 @@
-package conformance_test
+package conformance
 
 import (
-	"bufio"
 	"encoding/json"
 	"net/http"
-	"os"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/anysqs/anysqs/capabilities"
 	"github.com/anysqs/anysqs/drivers"
 	"github.com/anysqs/anysqs/internal/servetest"
 	"github.com/anysqs/anysqs/internal/testbed"
@@ -29,7 +25,7 @@ func servedRow(name, config string, target func(string) string, timeout time.Dur
 		target: func(v string) string {
 			return "anysqs serve --config configs/" + config + ".yaml (this build, a process per case) on " + target(v)
 		},
-		prepare: func(t *testing.T) storage { return storage{served: name} }}
+		prepare: func(t *testing.T) storage { return storage{serve: serve(t, name)} }}
 }
 
 // servedRows are the served rows: one per backend of internal/testbed, and the plugin
@@ -45,24 +41,43 @@ func servedRows() []backend {
 	}, 10*time.Minute))
 }
 
-// startServed serves the case's backend from its shipped configuration, with the
-// suite's credentials and account, and reads what it declares.
-func (h *H) startServed(policy capabilities.Config, maxInFlight int64) {
-	h.T.Helper()
-	if policy.Mode != "" || len(policy.Overrides) > 0 || len(policy.Require) > 0 {
-		h.T.Fatalf("a served row runs the shipped configuration's policy, not %+v", policy)
+// servedGateway is a served row's process: the anysqs binary from the shipped
+// configuration of backend.
+type servedGateway struct {
+	t       *testing.T
+	g       *servetest.Gateway
+	backend testbed.Backend
+}
+
+func (s servedGateway) AdminURL() string { return s.g.AdminURL }
+
+func (s servedGateway) Restart() {
+	s.t.Helper()
+	if s.backend.InProcessServed {
+		// Not the service's behaviour but its model's: it lives in the gateway process.
+		s.t.Skipf("not run when served: the %s model lives in the gateway process, "+
+			"so a process restart empties it; the in-process %s row runs this case", s.backend.Name, s.backend.Name)
 	}
-	env := append(testbed.Env(h.T, h.st.served),
-		"ANYSQS_ACCOUNT_ID="+testAccount, "ANYSQS_REGION="+testRegion,
-		"ANYSQS_AUTH_CREDENTIALS="+testAccessKey+":"+testSecretKey)
-	if maxInFlight != 0 {
-		env = append(env, "ANYSQS_LIMITS_MAX_IN_FLIGHT="+strconv.FormatInt(maxInFlight, 10))
+	s.g.Restart()
+}
+
+// serve serves the case's backend from its shipped configuration, with the suite's
+// credentials and account, and reads what it declares.
+func serve(t *testing.T, name string) func(h *H, maxInFlight int64) servedProcess {
+	return func(h *H, maxInFlight int64) servedProcess {
+		t.Helper()
+		b, _ := testbed.Named(name)
+		env := append(testbed.Env(t, name),
+			"ANYSQS_ACCOUNT_ID="+testAccount, "ANYSQS_REGION="+testRegion,
+			"ANYSQS_AUTH_CREDENTIALS="+testAccessKey+":"+testSecretKey)
+		if maxInFlight != 0 {
+			env = append(env, "ANYSQS_LIMITS_MAX_IN_FLIGHT="+strconv.FormatInt(maxInFlight, 10))
+		}
+		g := servetest.Start(t, testbed.ConfigOf(name), env...)
+		h.URL = g.URL
+		h.Desc = servedDescription(t, g)
+		return servedGateway{t: t, g: g, backend: b}
 	}
-	h.served = servetest.Start(h.T, testbed.ConfigOf(h.st.served), env...)
-	h.URL = h.served.URL
-	h.Desc = servedDescription(h.T, h.served)
-	// The process runs on its own clock, which the case cannot move.
-	h.realClock = true
 }
 
 // servedDescription reads the served gateway's GET /capabilities.
@@ -78,48 +93,4 @@ func servedDescription(t *testing.T, g *servetest.Gateway) drivers.Description {
 		t.Fatalf("GET /capabilities: %s, %v", resp.Status, err)
 	}
 	return d
-}
-
-// nextServedWait returns a channel closed once the served gateway has one more long
-// poll waiting than now (its anysqs_long_polls_waiting gauge, read from /metrics). A
-// long poll registers its waiter before its first receive, so a send through the same
-// gateway from then on wakes it: the event NextEmptyReceive stands for.
-func (h *H) nextServedWait() <-chan struct{} {
-	c := make(chan struct{})
-	base, err := longPollsWaiting(h.served.AdminURL)
-	if err != nil {
-		h.T.Fatalf("read the served gateway's metrics: %v", err)
-	}
-	go func() {
-		defer close(c)
-		guard := time.Now().Add(2 * time.Minute) // hang guard, not a bound on the gateway
-		for time.Now().Before(guard) && h.Ctx.Err() == nil {
-			if n, err := longPollsWaiting(h.served.AdminURL); err == nil && n > base {
-				return
-			}
-			time.Sleep(2 * time.Millisecond) // polling the gauge: the process tells no one
-		}
-	}()
-	return c
-}
-
-// longPollsWaiting reads anysqs_long_polls_waiting from a gateway's /metrics.
-func longPollsWaiting(admin string) (int, error) {
-	resp, err := http.Get(admin + "/metrics")
-	if err != nil {
-		return 0, err
-	}
-	defer resp.Body.Close()
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 64*1024), 1024*1024)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "anysqs_long_polls_waiting "); ok {
-			f, err := strconv.ParseFloat(v, 64)
-			return int(f), err
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return 0, err
-	}
-	return 0, os.ErrNotExist
 }
