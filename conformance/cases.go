@@ -39,6 +39,8 @@ type tc struct {
 	unsupported func(h *H, id capabilities.ID)
 	// maxInFlight, if set, is the gateway's in-flight limit per queue for the case.
 	maxInFlight int64
+	// restarts: the case restarts the gateway (H.Restart), so it cannot share one.
+	restarts bool
 }
 
 // allCases gathers the cases of every area.
@@ -61,6 +63,7 @@ func allCases() []tc {
 // otherwise the SQS behaviour.
 func (c tc) dispatch(h *H) {
 	t := h.T
+	h.restarts = &c.restarts
 	levels := map[capabilities.ID]capabilities.Level{}
 	for _, id := range c.caps {
 		levels[id] = h.Level(id)

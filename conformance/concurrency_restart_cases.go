@@ -106,7 +106,7 @@ func concurrencyCases() []tc {
 // Restart durability: stop gateway and driver, start both on the same storage.
 func restartCases() []tc {
 	durable := []capabilities.ID{capabilities.ReceiptDurable}
-	return []tc{
+	return restarting([]tc{
 		{caps: []capabilities.ID{capabilities.QueueStandard, capabilities.MessageAttrs}, name: "messages-survive-restart", run: func(h *H) {
 			url := h.Queue()
 			_, err := h.SQS.SendMessage(h.Ctx, &sqs.SendMessageInput{QueueUrl: aws.String(url), MessageBody: aws.String("kept"),
@@ -210,7 +210,7 @@ func restartCases() []tc {
 			h.ReceiveNone(src, "after restart, past maxReceiveCount")
 			h.ReceiveOne(dl, 0)
 		}},
-	}
+	})
 }
 
 // sqsConsumer is one concurrent consumer; errors are reported with Errorf (it runs in its
@@ -280,4 +280,12 @@ func (h *H) sendBatches(url string, total int) {
 			h.T.Fatalf("SendMessageBatch failed entries: %+v", out.Failed)
 		}
 	}
+}
+
+// restarting marks cases as restarting the gateway.
+func restarting(cases []tc) []tc {
+	for i := range cases {
+		cases[i].restarts = true
+	}
+	return cases
 }

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/anysqs/anysqs/capabilities"
 	"github.com/anysqs/anysqs/capabilities/report"
 	"github.com/anysqs/anysqs/drivers"
 	"github.com/anysqs/anysqs/internal/servetest"
@@ -131,10 +130,7 @@ func (r *runRecord) write(t *testing.T) {
 	if dir == "" {
 		dir = filepath.Join(os.TempDir(), "anysqs-conformance")
 	}
-	d := report.NewDeclarations(r.row.name, r.desc.Version, r.desc.ServiceVersion, r.desc.Capabilities,
-		r.started, report.GitCommit(".."))
-	desc := r.desc.Normalized()
-	d.Clock, d.ReceiptScope = string(desc.Clock), string(desc.ReceiptScope)
+	d := declarationsOf(r.row.name, *r.desc, r.started, report.GitCommit(".."), r.row.served, realClockBudget)
 	if r.row.target != nil {
 		d.Target = r.row.target(r.desc.ServiceVersion)
 	}
@@ -142,18 +138,9 @@ func (r *runRecord) write(t *testing.T) {
 	if !r.row.served && rowExists(r.row.name+"-served") {
 		d.Served = r.row.name + "-served"
 	}
-	if ops := r.desc.Operations; ops != (capabilities.Operations{}) {
-		d.Operations = &ops
-	}
 	// A backend of the matrix must say how it runs: the report shows it first.
 	if missing := r.desc.Operations.Missing(); len(missing) > 0 && !r.row.testOnly && !r.row.reference {
 		t.Errorf("%s declares no operational %s (drivers.Description.Operations)", r.row.name, strings.Join(missing, ", "))
-	}
-	if desc.Clock == drivers.ClockService {
-		d.RealClockBudget = realClockBudget.String()
-	}
-	if r.row.served { // the served process keeps time by its own real clock
-		d.Clock, d.RealClockBudget = report.ServedClock, realClockBudget.String()
 	}
 	if err := report.WriteDeclarations(dir, d); err != nil {
 		t.Errorf("declarations record: %v", err)

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -59,6 +60,15 @@ type storage struct {
 	// unavailable ends the case when what it needs is not here (a restart of an
 	// endpoint's service): a skip, or under CI a failure. Nil: a skip.
 	unavailable func(t T, format string, args ...any)
+	// shared, instead of open, is one gateway every case of a run shares (anysqs
+	// verify's storage is the user's, which cases cannot each have a copy of).
+	shared *sharedGateway
+	// realClock runs an opened driver's gateway on the real clock whatever the driver
+	// declares: a fake clock's sweeps would expire messages of every queue in storage
+	// that is not the case's own.
+	realClock bool
+	// budget replaces realClockBudget (anysqs verify --long).
+	budget time.Duration
 }
 
 // servedProcess is a case's gateway running as a process of its own.
@@ -105,6 +115,9 @@ type H struct {
 	// Advance sleeps; waited is the real time slept so far, against realClockBudget.
 	realClock bool
 	waited    time.Duration
+	budget    time.Duration // realClockBudget unless the run sets another
+	// restarts: the case running here may call Restart; nil when not run as a case.
+	restarts *bool
 }
 
 // wireProtocol selects how the case's aws-sdk-go-v2 client talks to the gateway.
@@ -119,6 +132,8 @@ const (
 // default: JSON protocol, default capability policy.
 type harnessOptions struct {
 	prefix      string // starts every queue name of the case
+	// parent, if set, is the context the case's own derives from (a run's).
+	parent context.Context
 	protocol    wireProtocol
 	policy      capabilities.Config
 	maxInFlight int64 // the gateway's in-flight limit per queue; 0: its default
@@ -130,15 +145,20 @@ type harnessOptions struct {
 // set, bounds the case from now on.
 func startHarness(t T, backend string, st storage, timeout time.Duration, o harnessOptions) *H {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
+	parent := o.parent
+	if parent == nil {
+		parent = context.Background()
+	}
+	ctx, cancel := context.WithCancel(parent)
 	if timeout > 0 {
-		ctx, cancel = context.WithTimeout(context.Background(), timeout)
+		ctx, cancel = context.WithTimeout(parent, timeout)
 	}
 	t.Cleanup(cancel)
 	h := &H{T: t, Ctx: ctx, backend: backend, st: st, policy: o.policy, protocol: o.protocol, maxInFlight: o.maxInFlight, wrap: o.wrap,
 		Clock:   clock.NewFake(time.Now()),
 		Account: testAccount,
 		prefix:  o.prefix + "c" + randomHex(4) + "-",
+		budget:  realClockBudget,
 	}
 	h.headers.transport = http.DefaultTransport.(*http.Transport).Clone()
 	t.Cleanup(h.headers.transport.CloseIdleConnections)
@@ -150,6 +170,14 @@ func startHarness(t T, backend string, st storage, timeout time.Duration, o harn
 		if h.Account == "" {
 			h.Account = testAccount
 		}
+		h.SQS = h.newClient(o.protocol)
+		return h
+	}
+	if st.budget > 0 {
+		h.budget = st.budget
+	}
+	if st.shared != nil {
+		h.URL, h.Desc, h.realClock, h.Account = st.shared.url, st.shared.desc, true, st.shared.account
 		h.SQS = h.newClient(o.protocol)
 		return h
 	}
@@ -201,7 +229,7 @@ func (h *H) start() {
 		d.Close()
 		h.T.Fatalf("describe %s driver: %v", h.backend, err)
 	}
-	h.realClock = h.Desc.Normalized().Clock == drivers.ClockService
+	h.realClock = h.st.realClock || h.Desc.Normalized().Clock == drivers.ClockService
 	gw, err := gateway.New(h.Ctx, gateway.Config{
 		Driver:        h.drv,
 		Clock:         h.gatewayClock(),
@@ -241,6 +269,12 @@ func (h *H) stop() {
 // keeping the listener so that queue URLs stay valid.
 func (h *H) Restart() {
 	h.T.Helper()
+	if h.restarts != nil && !*h.restarts {
+		h.T.Fatalf("the case restarts the gateway without saying so (tc.restarts): anysqs verify would run it beside others")
+	}
+	if h.st.shared != nil {
+		h.T.Fatalf("a restart of the gateway every case shares")
+	}
 	if h.st.endpoint != "" {
 		h.unavailable("a restart of the service behind %s, which the suite does not run", h.URL)
 	}
@@ -282,6 +316,15 @@ type headerRecorder struct {
 	mu        sync.Mutex
 	last      http.Header
 	transport *http.Transport
+	// requests and creates count the client's requests and CreateQueue calls.
+	requests, creates int
+}
+
+// counts returns the requests the case's clients made and the queues they asked to create.
+func (r *headerRecorder) counts() (requests, creates int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.requests, r.creates
 }
 
 func (r *headerRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -289,6 +332,13 @@ func (r *headerRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	if r.transport != nil {
 		rt = r.transport
 	}
+	create := strings.HasSuffix(req.Header.Get("X-Amz-Target"), ".CreateQueue") // JSON protocol
+	r.mu.Lock()
+	r.requests++
+	if create {
+		r.creates++
+	}
+	r.mu.Unlock()
 	resp, err := rt.RoundTrip(req)
 	if err == nil {
 		r.mu.Lock()
@@ -383,7 +433,10 @@ func (h *H) NextEmptyReceive() <-chan struct{} {
 	if h.served != nil {
 		return h.nextServedWait()
 	}
-	return h.drv.nextEmptyReceive()
+	if h.st.shared != nil {
+		return h.st.shared.drv.nextEmptyReceive(h.prefix)
+	}
+	return h.drv.nextEmptyReceive("")
 }
 
 // gatewayClock is the clock the case's gateways run on.
@@ -406,9 +459,9 @@ func (h *H) Advance(d time.Duration) {
 		h.Clock.Advance(d)
 		return
 	}
-	if h.waited+d > realClockBudget {
+	if h.waited+d > h.budget {
 		h.T.Skipf("%s%v more of queue time after %v, beyond the %v a case may wait on a real clock",
-			needsGatewayClock, d, h.waited, realClockBudget)
+			needsGatewayClock, d, h.waited, h.budget)
 	}
 	h.waited += d
 	select {
@@ -471,7 +524,14 @@ func (h *H) Eventually(what string, step time.Duration, cond func() bool) {
 type observedDriver struct {
 	drivers.Driver
 	mu      sync.Mutex
-	waiters []chan struct{}
+	waiters []emptyWaiter
+}
+
+// emptyWaiter waits for an empty receive from a queue whose name starts with prefix:
+// a case's own, when cases share the driver.
+type emptyWaiter struct {
+	prefix string
+	c      chan struct{}
 }
 
 func (d *observedDriver) ReceiveMessages(ctx context.Context, req drivers.ReceiveMessagesRequest) (drivers.ReceiveMessagesResult, error) {
@@ -479,28 +539,33 @@ func (d *observedDriver) ReceiveMessages(ctx context.Context, req drivers.Receiv
 		// A BlockingReceive driver does the waiting itself: it answers empty only at the
 		// deadline, so the wait starts here. A message sent from now on is in the queue
 		// when the driver looks, or wakes it.
-		d.emptyReceive()
+		d.emptyReceive(req.Name)
 	}
 	res, err := d.Driver.ReceiveMessages(ctx, req)
 	if err == nil && len(res.Messages) == 0 {
-		d.emptyReceive()
+		d.emptyReceive(req.Name)
 	}
 	return res, err
 }
 
-func (d *observedDriver) emptyReceive() {
+func (d *observedDriver) emptyReceive(queue string) {
 	d.mu.Lock()
+	defer d.mu.Unlock()
+	kept := d.waiters[:0]
 	for _, w := range d.waiters {
-		close(w)
+		if strings.HasPrefix(queue, w.prefix) {
+			close(w.c)
+		} else {
+			kept = append(kept, w)
+		}
 	}
-	d.waiters = nil
-	d.mu.Unlock()
+	d.waiters = kept
 }
 
-func (d *observedDriver) nextEmptyReceive() <-chan struct{} {
+func (d *observedDriver) nextEmptyReceive(prefix string) <-chan struct{} {
 	c := make(chan struct{})
 	d.mu.Lock()
-	d.waiters = append(d.waiters, c)
+	d.waiters = append(d.waiters, emptyWaiter{prefix: prefix, c: c})
 	d.mu.Unlock()
 	return c
 }

@@ -179,7 +179,7 @@ func redriveCases() []tc {
 			_, err = h.SQS.CancelMessageMoveTask(h.Ctx, &sqs.CancelMessageMoveTaskInput{TaskHandle: out.TaskHandle})
 			h.WantErr(err, "cancelling a cancelled task", "ResourceNotFoundException", "InvalidParameterValue")
 		}},
-		{caps: move, name: "task-survives-gateway-restart", run: func(h *H) {
+		{caps: move, name: "task-survives-gateway-restart", restarts: true, run: func(h *H) {
 			dl, src, out := h.slowMoveTask(h.SQS)
 			h.Restart()
 			lt, err := h.SQS.ListMessageMoveTasks(h.Ctx, &sqs.ListMessageMoveTasksInput{SourceArn: aws.String(h.Arn(dl))})

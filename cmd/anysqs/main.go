@@ -24,6 +24,7 @@ import (
 	_ "github.com/anysqs/anysqs/drivers/sqlite"   // registers "sqlite"
 	"github.com/anysqs/anysqs/gateway"
 	"github.com/anysqs/anysqs/internal/cli"
+	"github.com/anysqs/anysqs/internal/verify"
 	"github.com/anysqs/anysqs/internal/config"
 	"github.com/anysqs/anysqs/internal/console"
 	"github.com/anysqs/anysqs/internal/gctune"
@@ -39,6 +40,11 @@ func init() {
 		{"mq", "SUBCOMMAND [flags]", "queue chores against a running gateway or AWS SQS", runMQ},
 		{"migrate", "--from FILE --to FILE [flags]", "copy or move queues and messages to another backend", runMigrate},
 		{"report", "[flags]", "run the conformance suite and write the compatibility reports", runReport},
+		{"verify", "--config FILE | --endpoint URL|aws [flags]", "run the conformance suite against your backend or an SQS endpoint",
+			func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+				b := buildInfo()
+				return verify.Run(ctx, args, stdout, stderr, verify.Build{Version: b.Version, Commit: b.Commit})
+			}},
 		{"driver", "serve NAME", "serve a built-in driver as an out-of-process plugin (for backend: plugin)",
 			func(ctx context.Context, args []string, _, stderr io.Writer) error {
 				return driverCommand(ctx, args, stderr)

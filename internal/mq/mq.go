@@ -63,10 +63,26 @@ func CommandNames() string {
 
 // mq is the connection and output settings shared by every subcommand.
 type mq struct {
-	endpoint, region, profile, accessKey, secretKey, output string
-	client                                                  *sqs.Client
-	stdout                                                  io.Writer
-	stdin                                                   io.Reader
+	Conn
+	output string
+	client *sqs.Client
+	stdout io.Writer
+	stdin  io.Reader
+}
+
+// Conn is how a command reaches SQS: a gateway's endpoint, or AWS SQS itself, and the
+// credentials to sign with (anysqs mq's and anysqs verify's connection flags).
+type Conn struct {
+	Endpoint, Region, Profile, AccessKey, SecretKey string
+}
+
+// Flags adds the connection flags to fs.
+func (c *Conn) Flags(fs *cli.Flags) {
+	fs.StringVar(&c.Endpoint, "endpoint", c.Endpoint, "gateway `URL`, or aws for AWS SQS")
+	fs.StringVar(&c.Region, "region", c.Region, "AWS `REGION`")
+	fs.StringVar(&c.Profile, "profile", c.Profile, "AWS shared-config `PROFILE`")
+	fs.StringVar(&c.AccessKey, "access-key-id", c.AccessKey, "access `KEY` (with --secret-access-key)")
+	fs.StringVar(&c.SecretKey, "secret-access-key", c.SecretKey, "secret `KEY`")
 }
 
 const mqAbout = `Queue chores against a running gateway (any backend) or AWS SQS, over the SQS API.
@@ -83,11 +99,7 @@ Subcommands:
 
 // mqFlags adds the connection and output flags to fs.
 func (m *mq) flags(fs *cli.Flags) {
-	fs.StringVar(&m.endpoint, "endpoint", m.endpoint, "gateway `URL`, or aws for AWS SQS")
-	fs.StringVar(&m.region, "region", m.region, "AWS `REGION`")
-	fs.StringVar(&m.profile, "profile", m.profile, "AWS shared-config `PROFILE`")
-	fs.StringVar(&m.accessKey, "access-key-id", m.accessKey, "access `KEY` (with --secret-access-key)")
-	fs.StringVar(&m.secretKey, "secret-access-key", m.secretKey, "secret `KEY`")
+	m.Conn.Flags(fs)
 	fs.StringVar(&m.output, "output", m.output, "table or json")
 }
 
@@ -141,17 +153,32 @@ func (m *mq) parse(fs *cli.Flags, args []string, required ...string) error {
 
 // connect builds the SQS client once the flags are known.
 func (m *mq) connect(ctx context.Context) error {
+	cfg, endpoint, err := m.Conn.Config(ctx)
+	if err != nil {
+		return err
+	}
+	m.client = sqs.NewFromConfig(cfg, func(o *sqs.Options) {
+		if endpoint != "" {
+			o.BaseEndpoint = aws.String(endpoint)
+		}
+	})
+	return nil
+}
+
+// Config resolves the connection: the AWS configuration to build clients from, and the
+// endpoint to set on them ("" for AWS SQS itself, whose regional endpoint the SDK picks).
+func (c Conn) Config(ctx context.Context) (cfg aws.Config, endpoint string, err error) {
 	var opts []func(*awsconfig.LoadOptions) error
-	if m.region != "" {
-		opts = append(opts, awsconfig.WithRegion(m.region))
+	if c.Region != "" {
+		opts = append(opts, awsconfig.WithRegion(c.Region))
 	}
-	if m.profile != "" {
-		opts = append(opts, awsconfig.WithSharedConfigProfile(m.profile))
+	if c.Profile != "" {
+		opts = append(opts, awsconfig.WithSharedConfigProfile(c.Profile))
 	}
-	if m.accessKey != "" || m.secretKey != "" {
-		opts = append(opts, awsconfig.WithCredentialsProvider(credentials.NewStaticCredentialsProvider(m.accessKey, m.secretKey, "")))
+	if c.AccessKey != "" || c.SecretKey != "" {
+		opts = append(opts, awsconfig.WithCredentialsProvider(credentials.NewStaticCredentialsProvider(c.AccessKey, c.SecretKey, "")))
 	}
-	endpoint := m.endpoint
+	endpoint = c.Endpoint
 	if endpoint == "" {
 		endpoint = os.Getenv("ANYSQS_ENDPOINT")
 	}
@@ -165,28 +192,23 @@ func (m *mq) connect(ctx context.Context) error {
 		// Off AWS, instance credentials mean nothing: do not ask EC2's metadata service.
 		opts = append(opts, awsconfig.WithEC2IMDSClientEnableState(imds.ClientDisabled))
 	}
-	cfg, err := awsconfig.LoadDefaultConfig(ctx, opts...)
+	cfg, err = awsconfig.LoadDefaultConfig(ctx, opts...)
 	if err != nil {
-		return fmt.Errorf("AWS configuration: %w", err)
+		return cfg, "", fmt.Errorf("AWS configuration: %w", err)
 	}
 	if cfg.Region == "" {
 		cfg.Region = "us-east-1"
 	}
 	if endpoint != "" {
 		if u, err := url.Parse(endpoint); err != nil || u.Scheme == "" || u.Host == "" {
-			return cli.Usagef("--endpoint %q: want a URL such as http://127.0.0.1:9324, or aws", endpoint)
+			return cfg, "", cli.Usagef("--endpoint %q: want a URL such as http://127.0.0.1:9324, or aws", endpoint)
 		}
 		if _, err := cfg.Credentials.Retrieve(ctx); err != nil {
 			// A gateway without auth takes any signature; the SDK still needs keys to sign.
 			cfg.Credentials = credentials.NewStaticCredentialsProvider("anysqs", "anysqs", "")
 		}
 	}
-	m.client = sqs.NewFromConfig(cfg, func(o *sqs.Options) {
-		if endpoint != "" {
-			o.BaseEndpoint = aws.String(endpoint)
-		}
-	})
-	return nil
+	return cfg, endpoint, nil
 }
 
 // queueURL resolves a queue name (or takes a URL as it is).
