@@ -31,7 +31,7 @@ var attrRanges = []attrRange{
 // Queue attributes: defaults, ranges, errors, round trips.
 func attributeCases() []tc {
 	cases := []tc{
-		{caps: []capabilities.ID{capabilities.QueueStandard}, name: "default-attributes", run: func(h *H) {
+		{Caps: []capabilities.ID{capabilities.QueueStandard}, Name: "default-attributes", Run: func(h *H) {
 			name := h.Name("defaults")
 			url := h.CreateQueue(name, nil)
 			a := h.Attrs(url, types.QueueAttributeNameAll)
@@ -56,14 +56,14 @@ func attributeCases() []tc {
 				h.T.Errorf("standard queue reports FifoQueue")
 			}
 		}},
-		{caps: []capabilities.ID{capabilities.QueueStandard}, name: "get-selected-attributes-only", run: func(h *H) {
+		{Caps: []capabilities.ID{capabilities.QueueStandard}, Name: "get-selected-attributes-only", Run: func(h *H) {
 			url := h.Queue()
 			a := h.Attrs(url, types.QueueAttributeNameVisibilityTimeout)
 			if len(a) != 1 || a["VisibilityTimeout"] != "30" {
 				h.T.Fatalf("GetQueueAttributes(VisibilityTimeout) = %v, want only VisibilityTimeout=30", a)
 			}
 		}},
-		{caps: []capabilities.ID{capabilities.QueueStandard}, name: "unknown-attribute-name", run: func(h *H) {
+		{Caps: []capabilities.ID{capabilities.QueueStandard}, Name: "unknown-attribute-name", Run: func(h *H) {
 			url := h.Queue()
 			_, err := h.SQS.SetQueueAttributes(h.Ctx, &sqs.SetQueueAttributesInput{QueueUrl: aws.String(url),
 				Attributes: map[string]string{"NoSuchAttribute": "1"}})
@@ -72,13 +72,13 @@ func attributeCases() []tc {
 				Attributes: map[string]string{"NoSuchAttribute": "1"}})
 			h.WantErr(err, "CreateQueue NoSuchAttribute", "InvalidAttributeName")
 		}},
-		{caps: []capabilities.ID{capabilities.QueueStandard}, name: "get-unknown-attribute-name", run: func(h *H) {
+		{Caps: []capabilities.ID{capabilities.QueueStandard}, Name: "get-unknown-attribute-name", Run: func(h *H) {
 			url := h.Queue()
 			_, err := h.SQS.GetQueueAttributes(h.Ctx, &sqs.GetQueueAttributesInput{QueueUrl: aws.String(url),
 				AttributeNames: []types.QueueAttributeName{"NoSuchAttribute"}})
 			h.WantErr(err, "GetQueueAttributes NoSuchAttribute", "InvalidAttributeName")
 		}},
-		{caps: []capabilities.ID{capabilities.QueueStandard}, name: "last-modified-advances", run: func(h *H) {
+		{Caps: []capabilities.ID{capabilities.QueueStandard}, Name: "last-modified-advances", Run: func(h *H) {
 			url := h.Queue()
 			h.Advance(10 * time.Minute)
 			h.SetAttrs(url, "DelaySeconds", "3")
@@ -86,16 +86,16 @@ func attributeCases() []tc {
 			h.wantEpochNear(a["LastModifiedTimestamp"], "LastModifiedTimestamp", h.Now())
 			h.wantEpochNear(a["CreatedTimestamp"], "CreatedTimestamp", h.Now().Add(-10*time.Minute))
 		}},
-		{caps: []capabilities.ID{capabilities.AttrPolicy}, name: "policy-round-trip", run: func(h *H) {
+		{Caps: []capabilities.ID{capabilities.AttrPolicy}, Name: "policy-round-trip", Run: func(h *H) {
 			url := h.Queue()
 			arn := h.Arn(url)
 			pol := `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":"*","Action":"sqs:SendMessage","Resource":"` + arn + `"}]}`
 			h.SetAttrs(url, "Policy", pol)
 			h.wantSameJSON(h.Attr(url, types.QueueAttributeNamePolicy), pol, "Policy")
-		}, degraded: func(h *H, d capabilities.Declaration) {
+		}, Degraded: func(h *H, d capabilities.Declaration) {
 			h.attrRoundTrip("Policy", `{"Version":"2012-10-17","Statement":[]}`, capabilities.AttrPolicy, true)
 		}},
-		{caps: []capabilities.ID{capabilities.AttrRedrivePolicy, capabilities.RedriveDLQ}, name: "redrive-policy-round-trip", run: func(h *H) {
+		{Caps: []capabilities.ID{capabilities.AttrRedrivePolicy, capabilities.RedriveDLQ}, Name: "redrive-policy-round-trip", Run: func(h *H) {
 			dlq := h.Queue()
 			src := h.Queue()
 			pol := `{"deadLetterTargetArn":"` + h.Arn(dlq) + `","maxReceiveCount":3}`
@@ -112,55 +112,55 @@ func attributeCases() []tc {
 				h.T.Fatalf("RedrivePolicy = %s, want target %s and maxReceiveCount 3", raw, h.Arn(dlq))
 			}
 		}},
-		{caps: []capabilities.ID{capabilities.AttrRedrivePolicy}, name: "redrive-policy-missing-target", run: func(h *H) {
+		{Caps: []capabilities.ID{capabilities.AttrRedrivePolicy}, Name: "redrive-policy-missing-target", Run: func(h *H) {
 			src := h.Queue()
 			missing := "arn:aws:sqs:" + testRegion + ":" + h.Account + ":" + h.Name("nodlq")
 			_, err := h.SQS.SetQueueAttributes(h.Ctx, &sqs.SetQueueAttributesInput{QueueUrl: aws.String(src),
 				Attributes: map[string]string{"RedrivePolicy": `{"deadLetterTargetArn":"` + missing + `","maxReceiveCount":3}`}})
 			h.WantErr(err, "RedrivePolicy to a missing queue", "InvalidParameterValue", "InvalidAttributeValue")
 		}},
-		{caps: []capabilities.ID{capabilities.AttrRedrivePolicy}, name: "redrive-policy-bad-max-receive-count", run: func(h *H) {
+		{Caps: []capabilities.ID{capabilities.AttrRedrivePolicy}, Name: "redrive-policy-bad-max-receive-count", Run: func(h *H) {
 			dlq, src := h.Queue(), h.Queue()
 			_, err := h.SQS.SetQueueAttributes(h.Ctx, &sqs.SetQueueAttributesInput{QueueUrl: aws.String(src),
 				Attributes: map[string]string{"RedrivePolicy": `{"deadLetterTargetArn":"` + h.Arn(dlq) + `","maxReceiveCount":0}`}})
 			h.WantErr(err, "RedrivePolicy maxReceiveCount 0", "InvalidParameterValue", "InvalidAttributeValue")
 		}},
-		{caps: []capabilities.ID{capabilities.AttrContentDedup}, name: "content-dedup-rejected-on-standard", run: func(h *H) {
+		{Caps: []capabilities.ID{capabilities.AttrContentDedup}, Name: "content-dedup-rejected-on-standard", Run: func(h *H) {
 			_, err := h.SQS.CreateQueue(h.Ctx, &sqs.CreateQueueInput{QueueName: aws.String(h.Name("cbd")),
 				Attributes: map[string]string{"ContentBasedDeduplication": "true"}})
 			h.WantErr(err, "ContentBasedDeduplication on a standard queue", "InvalidAttributeName", "InvalidAttributeValue", "InvalidParameterValue")
 		}},
-		{caps: []capabilities.ID{capabilities.AttrContentDedup, capabilities.QueueFIFO}, name: "content-dedup-settable-on-fifo", run: func(h *H) {
+		{Caps: []capabilities.ID{capabilities.AttrContentDedup, capabilities.QueueFIFO}, Name: "content-dedup-settable-on-fifo", Run: func(h *H) {
 			url := h.FifoQueue()
 			h.SetAttrs(url, "ContentBasedDeduplication", "true")
 			if got := h.Attr(url, types.QueueAttributeNameContentBasedDeduplication); got != "true" {
 				h.T.Fatalf("ContentBasedDeduplication = %q, want true", got)
 			}
 		}},
-		{caps: []capabilities.ID{capabilities.QueueFIFO}, name: "fifo-attribute-immutable", run: func(h *H) {
+		{Caps: []capabilities.ID{capabilities.QueueFIFO}, Name: "fifo-attribute-immutable", Run: func(h *H) {
 			url := h.FifoQueue()
 			_, err := h.SQS.SetQueueAttributes(h.Ctx, &sqs.SetQueueAttributesInput{QueueUrl: aws.String(url),
 				Attributes: map[string]string{"FifoQueue": "false"}})
 			h.WantErr(err, "SetQueueAttributes FifoQueue", "InvalidAttributeName", "InvalidAttributeValue")
 		}},
-		{caps: []capabilities.ID{capabilities.AttrDedupScope}, name: "high-throughput-fifo-attributes", run: func(h *H) {
+		{Caps: []capabilities.ID{capabilities.AttrDedupScope}, Name: "high-throughput-fifo-attributes", Run: func(h *H) {
 			url := h.FifoQueue("DeduplicationScope", "messageGroup", "FifoThroughputLimit", "perMessageGroupId")
 			a := h.Attrs(url, types.QueueAttributeNameAll)
 			if a["DeduplicationScope"] != "messageGroup" || a["FifoThroughputLimit"] != "perMessageGroupId" {
 				h.T.Fatalf("attributes %v: want DeduplicationScope=messageGroup FifoThroughputLimit=perMessageGroupId", a)
 			}
 		}},
-		{caps: []capabilities.ID{capabilities.AttrThroughputLimit}, name: "throughput-limit-round-trip", run: func(h *H) {
+		{Caps: []capabilities.ID{capabilities.AttrThroughputLimit}, Name: "throughput-limit-round-trip", Run: func(h *H) {
 			h.attrRoundTrip("FifoThroughputLimit", "perQueue", capabilities.AttrThroughputLimit, false)
-		}, degraded: func(h *H, d capabilities.Declaration) {
+		}, Degraded: func(h *H, d capabilities.Declaration) {
 			h.attrRoundTrip("FifoThroughputLimit", "perQueue", capabilities.AttrThroughputLimit, true)
 		}},
-		{caps: []capabilities.ID{capabilities.AttrDedupScope}, name: "dedup-scope-invalid-value", run: func(h *H) {
+		{Caps: []capabilities.ID{capabilities.AttrDedupScope}, Name: "dedup-scope-invalid-value", Run: func(h *H) {
 			_, err := h.SQS.CreateQueue(h.Ctx, &sqs.CreateQueueInput{QueueName: aws.String(h.FifoName("scope")),
 				Attributes: map[string]string{"FifoQueue": "true", "DeduplicationScope": "everywhere"}})
 			h.WantErr(err, "DeduplicationScope=everywhere", "InvalidAttributeValue", "InvalidParameterValue")
 		}},
-		{caps: []capabilities.ID{capabilities.AttrRedriveAllow}, name: "redrive-allow-policy-round-trip", run: func(h *H) {
+		{Caps: []capabilities.ID{capabilities.AttrRedriveAllow}, Name: "redrive-allow-policy-round-trip", Run: func(h *H) {
 			url := h.Queue()
 			pol := `{"redrivePermission":"denyAll"}`
 			h.SetAttrs(url, "RedriveAllowPolicy", pol)
@@ -169,7 +169,7 @@ func attributeCases() []tc {
 	}
 	for _, r := range attrRanges {
 		cases = append(cases,
-			tc{caps: []capabilities.ID{r.cap}, name: "range-bounds-accepted", run: func(h *H) {
+			tc{Caps: []capabilities.ID{r.cap}, Name: "range-bounds-accepted", Run: func(h *H) {
 				hi := r.max
 				if r.cap == capabilities.AttrMaxMessageSize {
 					hi = min(hi, h.maxMessageBytes()) // above a backend's declared size the gateway refuses
@@ -185,7 +185,7 @@ func attributeCases() []tc {
 					}
 				}
 			}},
-			tc{caps: []capabilities.ID{r.cap}, name: "range-out-of-bounds-rejected", run: func(h *H) {
+			tc{Caps: []capabilities.ID{r.cap}, Name: "range-out-of-bounds-rejected", Run: func(h *H) {
 				url := h.Queue()
 				before := h.Attr(url, types.QueueAttributeName(r.name))
 				for _, v := range []string{strconv.Itoa(r.min - 1), strconv.Itoa(r.max + 1), "abc"} {

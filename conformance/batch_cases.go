@@ -18,7 +18,7 @@ import (
 func batchCases() []tc {
 	std := []capabilities.ID{capabilities.QueueStandard}
 	return []tc{
-		{caps: std, name: "send-batch", run: func(h *H) {
+		{Caps: std, Name: "send-batch", Run: func(h *H) {
 			url := h.Queue()
 			var entries []types.SendMessageBatchRequestEntry
 			for i := 0; i < 10; i++ {
@@ -43,7 +43,7 @@ func batchCases() []tc {
 				h.T.Fatalf("received %d messages, want 10", len(got))
 			}
 		}},
-		{caps: std, name: "send-batch-partial-failure", run: func(h *H) {
+		{Caps: std, Name: "send-batch-partial-failure", Run: func(h *H) {
 			url := h.Queue()
 			out, err := h.SQS.SendMessageBatch(h.Ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(url), Entries: []types.SendMessageBatchRequestEntry{
 				{Id: aws.String("good1"), MessageBody: aws.String("ok-1")},
@@ -58,7 +58,7 @@ func batchCases() []tc {
 				h.T.Fatalf("stored %v, want ok-1 and ok-2", got)
 			}
 		}},
-		{caps: std, name: "send-batch-too-many-entries", run: func(h *H) {
+		{Caps: std, Name: "send-batch-too-many-entries", Run: func(h *H) {
 			url := h.Queue()
 			var entries []types.SendMessageBatchRequestEntry
 			for i := 0; i < 11; i++ {
@@ -68,19 +68,19 @@ func batchCases() []tc {
 			h.WantErr(err, "SendMessageBatch of 11", "TooManyEntriesInBatchRequest")
 			h.ReceiveNone(url, "after a rejected batch")
 		}},
-		{caps: std, name: "send-batch-empty", run: func(h *H) {
+		{Caps: std, Name: "send-batch-empty", Run: func(h *H) {
 			url := h.Queue()
 			_, err := h.SQS.SendMessageBatch(h.Ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(url), Entries: []types.SendMessageBatchRequestEntry{}})
 			h.WantErr(err, "SendMessageBatch with no entries", "EmptyBatchRequest", "MissingParameter")
 		}},
-		{caps: std, name: "send-batch-ids-not-distinct", run: func(h *H) {
+		{Caps: std, Name: "send-batch-ids-not-distinct", Run: func(h *H) {
 			url := h.Queue()
 			_, err := h.SQS.SendMessageBatch(h.Ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(url), Entries: []types.SendMessageBatchRequestEntry{
 				{Id: aws.String("same"), MessageBody: aws.String("a")}, {Id: aws.String("same"), MessageBody: aws.String("b")}}})
 			h.WantErr(err, "SendMessageBatch with duplicate ids", "BatchEntryIdsNotDistinct")
 			h.ReceiveNone(url, "after a rejected batch")
 		}},
-		{caps: std, name: "send-batch-invalid-entry-id", run: func(h *H) {
+		{Caps: std, Name: "send-batch-invalid-entry-id", Run: func(h *H) {
 			url := h.Queue()
 			for _, id := range []string{"has space", "dot.ted", strings.Repeat("x", 81)} {
 				_, err := h.SQS.SendMessageBatch(h.Ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(url), Entries: []types.SendMessageBatchRequestEntry{
@@ -88,7 +88,7 @@ func batchCases() []tc {
 				h.WantErr(err, "SendMessageBatch entry id "+id, "InvalidBatchEntryId")
 			}
 		}},
-		{caps: []capabilities.ID{capabilities.MessageMaxSize}, name: "send-batch-too-long", run: func(h *H) {
+		{Caps: []capabilities.ID{capabilities.MessageMaxSize}, Name: "send-batch-too-long", Run: func(h *H) {
 			url := h.Queue("MaximumMessageSize", strconv.Itoa(h.maxMessageBytes()))
 			var entries []types.SendMessageBatchRequestEntry
 			for i := 0; i < 10; i++ { // each fits, together 1.2 MiB > the 1 MiB batch limit
@@ -98,7 +98,7 @@ func batchCases() []tc {
 			h.WantErr(err, "SendMessageBatch of 1.2 MiB", "BatchRequestTooLong")
 			h.ReceiveNone(url, "after a rejected batch")
 		}},
-		{caps: std, name: "delete-batch-partial-failure", run: func(h *H) {
+		{Caps: std, Name: "delete-batch-partial-failure", Run: func(h *H) {
 			url := h.Queue()
 			h.Send(url, "a")
 			h.Send(url, "b")
@@ -117,7 +117,7 @@ func batchCases() []tc {
 				h.T.Fatalf("after batch delete, queue holds %v, want only %s", got, aws.ToString(ms[1].Body))
 			}
 		}},
-		{caps: std, name: "delete-batch-too-many-and-duplicate-ids", run: func(h *H) {
+		{Caps: std, Name: "delete-batch-too-many-and-duplicate-ids", Run: func(h *H) {
 			url := h.Queue()
 			var entries []types.DeleteMessageBatchRequestEntry
 			for i := 0; i < 11; i++ {
@@ -132,7 +132,7 @@ func batchCases() []tc {
 			_, err = h.SQS.DeleteMessageBatch(h.Ctx, &sqs.DeleteMessageBatchInput{QueueUrl: aws.String(url), Entries: []types.DeleteMessageBatchRequestEntry{entries[0], entries[0]}})
 			h.WantErr(err, "DeleteMessageBatch with duplicate ids", "BatchEntryIdsNotDistinct")
 		}},
-		{caps: []capabilities.ID{capabilities.VisibilityChange}, name: "change-visibility-batch-partial-failure", run: func(h *H) {
+		{Caps: []capabilities.ID{capabilities.VisibilityChange}, Name: "change-visibility-batch-partial-failure", Run: func(h *H) {
 			url := h.Queue()
 			h.Send(url, "a")
 			h.Send(url, "b")
@@ -158,7 +158,7 @@ func batchCases() []tc {
 				h.T.Fatalf("after the extended timeout, received %v, want [%s]", got, aws.ToString(ms[1].Body))
 			}
 		}},
-		{caps: std, name: "delete-batch-empty", run: func(h *H) {
+		{Caps: std, Name: "delete-batch-empty", Run: func(h *H) {
 			url := h.Queue()
 			_, err := h.SQS.DeleteMessageBatch(h.Ctx, &sqs.DeleteMessageBatchInput{QueueUrl: aws.String(url), Entries: []types.DeleteMessageBatchRequestEntry{}})
 			h.WantErr(err, "DeleteMessageBatch with no entries", "EmptyBatchRequest", "MissingParameter")

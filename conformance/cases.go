@@ -2,46 +2,16 @@ package conformance
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/anysqs/anysqs/capabilities"
+	"github.com/anysqs/anysqs/capabilities/expect"
 )
 
-// T is what a case needs of its test: *testing.T under go test, and the runner's own
-// case record under anysqs verify. Fatal, FailNow and Skip end the case's goroutine.
-type T interface {
-	Helper()
-	Name() string
-	Log(args ...any)
-	Logf(format string, args ...any)
-	Error(args ...any)
-	Errorf(format string, args ...any)
-	Fatal(args ...any)
-	Fatalf(format string, args ...any)
-	FailNow()
-	Failed() bool
-	Skip(args ...any)
-	Skipf(format string, args ...any)
-	Cleanup(func())
-}
+// T is what a case needs of its test (capabilities/expect).
+type T = expect.T
 
-// tc is one conformance case.
-type tc struct {
-	// caps are the capability IDs the case exercises; joined by "+" they name the subtest.
-	caps []capabilities.ID
-	name string
-	// run asserts the SQS behaviour (Native or Emulated).
-	run func(h *H)
-	// degraded, if set, asserts the documented fallback when one of caps is Degraded.
-	degraded func(h *H, d capabilities.Declaration)
-	// unsupported, if set, asserts the explicit error and absence of side effects when one
-	// of caps is Unsupported; otherwise the capability's generic probe does.
-	unsupported func(h *H, id capabilities.ID)
-	// maxInFlight, if set, is the gateway's in-flight limit per queue for the case.
-	maxInFlight int64
-	// restarts: the case restarts the gateway (H.Restart), so it cannot share one.
-	restarts bool
-}
+// tc is one conformance case: the case type both suites share, over this suite's harness.
+type tc = expect.Case[*H]
 
 // allCases gathers the cases of every area.
 func allCases() []tc {
@@ -57,76 +27,34 @@ func allCases() []tc {
 	return all
 }
 
-// dispatch runs the case as the levels the backend declares for its capabilities say:
-// an Unsupported one is held to its rejection, a Degraded one to the case's fallback
-// assertion (or, without one, to the SQS behaviour, with a note on failure), and
-// otherwise the SQS behaviour.
-func (c tc) dispatch(h *H) {
-	t := h.T
-	h.restarts = &c.restarts
-	levels := map[capabilities.ID]capabilities.Level{}
-	for _, id := range c.caps {
-		levels[id] = h.Level(id)
-	}
-	for _, id := range c.caps {
-		if levels[id] != capabilities.Unsupported {
-			continue
-		}
-		if c.unsupported != nil {
-			c.unsupported(h, id)
-			return
-		}
-		probe, ok := unsupportedProbes()[id]
+// dispatch runs c on h as the backend's declarations say (expect.Case.Dispatch): an
+// Unsupported capability without the case's own assertion is held to its generic
+// rejection probe.
+func dispatch(h *H, c tc) {
+	h.restarts = &c.Restarts
+	c.Dispatch(h.T, h, func(id capabilities.ID) (capabilities.Declaration, bool) {
+		h.Level(id) // a backend declares every catalog ID: a missing one fails the case
+		return h.declaration(id)
+	}, func(d capabilities.Declaration) {
+		probe, ok := unsupportedProbes()[d.ID]
 		if !ok {
-			t.Fatalf("%s declares %s unsupported, and this suite has no probe for its rejection yet", h.backend, id)
+			h.T.Fatalf("%s declares %s unsupported, and this suite has no probe for its rejection yet", h.backend, d.ID)
 		}
 		probe(h)
-		return
-	}
-	for _, id := range c.caps {
-		if levels[id] != capabilities.Degraded {
-			continue
-		}
-		d, _ := h.declaration(id)
-		if c.degraded != nil {
-			c.degraded(h, d)
-			return
-		}
-		t.Logf("%s declares %s degraded (%q); this case has no fallback assertion, so it asserts the SQS behaviour", h.backend, id, d.Note)
-		t.Cleanup(func() {
-			if t.Failed() {
-				t.Logf("the failure above may be %s's documented fallback for %s: %s", h.backend, id, d.Note)
-			}
-		})
-	}
-	c.run(h)
+	})
 }
 
 // checkCaseNames makes sure subtest names are unique and every case has capabilities.
 func checkCaseNames(cases []tc) error {
 	seen := map[string]bool{}
 	for _, c := range cases {
-		if len(c.caps) == 0 || c.run == nil {
-			return fmt.Errorf("case %q: needs capabilities and a run function", c.name)
+		if len(c.Caps) == 0 || c.Run == nil {
+			return fmt.Errorf("case %q: needs capabilities and a run function", c.Name)
 		}
-		k := c.path()
-		if seen[k] {
-			return fmt.Errorf("duplicate case %s", k)
+		if seen[c.Path()] {
+			return fmt.Errorf("duplicate case %s", c.Path())
 		}
-		seen[k] = true
+		seen[c.Path()] = true
 	}
 	return nil
-}
-
-// path is the case's name below its backend: <capabilityIDs>/<case>.
-func (c tc) path() string { return capSegment(c.caps) + "/" + c.name }
-
-// capSegment is the capability part of a subtest name: the case's IDs joined by "+",
-// each of which the report counts the case as evidence for.
-func capSegment(ids []capabilities.ID) string {
-	s := make([]string, len(ids))
-	for i, id := range ids {
-		s[i] = string(id)
-	}
-	return strings.Join(s, "+")
 }

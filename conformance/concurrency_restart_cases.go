@@ -17,7 +17,7 @@ import (
 func concurrencyCases() []tc {
 	std := []capabilities.ID{capabilities.QueueStandard, capabilities.VisibilityTimeout}
 	return []tc{
-		{caps: std, name: "consumers-never-share-a-message", run: func(h *H) {
+		{Caps: std, Name: "consumers-never-share-a-message", Run: func(h *H) {
 			url := h.Queue()
 			const total = 60
 			h.sendBatches(url, total)
@@ -52,7 +52,7 @@ func concurrencyCases() []tc {
 			}
 			h.ReceiveNone(url, "after all were consumed")
 		}},
-		{caps: std, name: "concurrent-receives-without-delete", run: func(h *H) {
+		{Caps: std, Name: "concurrent-receives-without-delete", Run: func(h *H) {
 			url := h.Queue()
 			const total = 30
 			h.sendBatches(url, total)
@@ -78,7 +78,7 @@ func concurrencyCases() []tc {
 				}
 			}
 		}},
-		{caps: []capabilities.ID{capabilities.QueueStandard}, name: "concurrent-senders-nothing-lost", run: func(h *H) {
+		{Caps: []capabilities.ID{capabilities.QueueStandard}, Name: "concurrent-senders-nothing-lost", Run: func(h *H) {
 			url := h.Queue()
 			const senders, each = 4, 15
 			var wg sync.WaitGroup
@@ -107,7 +107,7 @@ func concurrencyCases() []tc {
 func restartCases() []tc {
 	durable := []capabilities.ID{capabilities.ReceiptDurable}
 	return restarting([]tc{
-		{caps: []capabilities.ID{capabilities.QueueStandard, capabilities.MessageAttrs}, name: "messages-survive-restart", run: func(h *H) {
+		{Caps: []capabilities.ID{capabilities.QueueStandard, capabilities.MessageAttrs}, Name: "messages-survive-restart", Run: func(h *H) {
 			url := h.Queue()
 			_, err := h.SQS.SendMessage(h.Ctx, &sqs.SendMessageInput{QueueUrl: aws.String(url), MessageBody: aws.String("kept"),
 				MessageAttributes: map[string]types.MessageAttributeValue{"k": {DataType: aws.String("String"), StringValue: aws.String("v")}}})
@@ -125,7 +125,7 @@ func restartCases() []tc {
 				h.T.Fatalf("delayed message after restart: got %q", got)
 			}
 		}},
-		{caps: durable, name: "in-flight-handle-deletes-after-restart", run: func(h *H) {
+		{Caps: durable, Name: "in-flight-handle-deletes-after-restart", Run: func(h *H) {
 			url := h.Queue()
 			h.Send(url, "m")
 			m := h.ReceiveOne(url, 60)
@@ -134,7 +134,7 @@ func restartCases() []tc {
 			h.Delete(url, m)
 			h.Advance(61 * time.Second)
 			h.ReceiveNone(url, "message deleted with a pre-restart handle")
-		}, degraded: func(h *H, d capabilities.Declaration) {
+		}, Degraded: func(h *H, d capabilities.Declaration) {
 			url := h.Queue()
 			h.Send(url, "m")
 			m := h.ReceiveOne(url, 60)
@@ -145,7 +145,7 @@ func restartCases() []tc {
 			_, err := h.SQS.DeleteMessage(h.Ctx, &sqs.DeleteMessageInput{QueueUrl: aws.String(url), ReceiptHandle: m.ReceiptHandle})
 			h.WantErr(err, "pre-restart handle on a backend declaring "+string(d.ID)+" degraded ("+d.Note+")", "ReceiptHandleIsInvalid", "QueueDoesNotExist")
 		}},
-		{caps: durable, name: "in-flight-handle-changes-visibility-after-restart", run: func(h *H) {
+		{Caps: durable, Name: "in-flight-handle-changes-visibility-after-restart", Run: func(h *H) {
 			url := h.Queue()
 			h.Send(url, "m")
 			m := h.ReceiveOne(url, 60)
@@ -153,7 +153,7 @@ func restartCases() []tc {
 			_, err := h.SQS.ChangeMessageVisibility(h.Ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(url), ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: 0})
 			h.Must(err, "ChangeMessageVisibility with a pre-restart handle")
 			h.ReceiveOne(url, 0)
-		}, degraded: func(h *H, d capabilities.Declaration) {
+		}, Degraded: func(h *H, d capabilities.Declaration) {
 			url := h.Queue()
 			h.Send(url, "m")
 			due := h.Now().Add(60 * time.Second)
@@ -166,7 +166,7 @@ func restartCases() []tc {
 				h.ReceiveNoneBefore(url, due, "after a rejected release with a pre-restart handle")
 			}
 		}},
-		{caps: []capabilities.ID{capabilities.QueueStandard, capabilities.QueueTags}, name: "queue-attributes-and-tags-survive-restart", run: func(h *H) {
+		{Caps: []capabilities.ID{capabilities.QueueStandard, capabilities.QueueTags}, Name: "queue-attributes-and-tags-survive-restart", Run: func(h *H) {
 			name := h.Name("keep")
 			_, err := h.SQS.CreateQueue(h.Ctx, &sqs.CreateQueueInput{QueueName: aws.String(name),
 				Attributes: map[string]string{"VisibilityTimeout": "77", "DelaySeconds": "3"}, Tags: map[string]string{"t": "1"}})
@@ -179,7 +179,7 @@ func restartCases() []tc {
 			}
 			h.wantTags(url, map[string]string{"t": "1"})
 		}},
-		{caps: []capabilities.ID{capabilities.FIFODedupEcho, capabilities.FIFOSequenceNumber}, name: "fifo-dedup-and-sequence-survive-restart", run: func(h *H) {
+		{Caps: []capabilities.ID{capabilities.FIFODedupEcho, capabilities.FIFOSequenceNumber}, Name: "fifo-dedup-and-sequence-survive-restart", Run: func(h *H) {
 			url := h.FifoQueue()
 			a := h.SendFifo(url, "g", "d", "x")
 			h.Restart()
@@ -190,7 +190,7 @@ func restartCases() []tc {
 			if len(aws.ToString(c.SequenceNumber)) < len(aws.ToString(a.SequenceNumber)) || aws.ToString(c.SequenceNumber) <= aws.ToString(a.SequenceNumber) {
 				h.T.Fatalf("sequence number after restart %s not above %s", aws.ToString(c.SequenceNumber), aws.ToString(a.SequenceNumber))
 			}
-		}, degraded: func(h *H, d capabilities.Declaration) {
+		}, Degraded: func(h *H, d capabilities.Declaration) {
 			// Deduplication outlives the restart, whatever ids the duplicate's send returns.
 			url := h.FifoQueue()
 			h.SendFifo(url, "g", "d", "x")
@@ -201,7 +201,7 @@ func restartCases() []tc {
 				h.T.Fatalf("after restart the queue holds %v, want x once and y", got)
 			}
 		}},
-		{caps: []capabilities.ID{capabilities.RedriveDLQ, capabilities.ReceiptDurable}, name: "receive-count-survives-restart", run: func(h *H) {
+		{Caps: []capabilities.ID{capabilities.RedriveDLQ, capabilities.ReceiptDurable}, Name: "receive-count-survives-restart", Run: func(h *H) {
 			dl, src := h.withDLQ(1)
 			h.Send(src, "m")
 			h.ReceiveOne(src, 5)
@@ -285,7 +285,7 @@ func (h *H) sendBatches(url string, total int) {
 // restarting marks cases as restarting the gateway.
 func restarting(cases []tc) []tc {
 	for i := range cases {
-		cases[i].restarts = true
+		cases[i].Restarts = true
 	}
 	return cases
 }

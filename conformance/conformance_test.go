@@ -61,7 +61,7 @@ func TestConformance(t *testing.T) {
 			rec := &runRecord{row: b, started: time.Now().UTC()}
 			t.Cleanup(func() { rec.write(t) })
 			for _, c := range cases {
-				t.Run(c.path(), func(t *testing.T) {
+				t.Run(c.Path(), func(t *testing.T) {
 					if b.parallel {
 						t.Parallel()
 					}
@@ -79,7 +79,7 @@ func TestConformanceQuery(t *testing.T) {
 	b := sqliteBackend()
 	t.Run(b.name, func(t *testing.T) {
 		for _, c := range allCases() {
-			t.Run(c.path(), func(t *testing.T) {
+			t.Run(c.Path(), func(t *testing.T) {
 				t.Parallel()
 				runCase(t, b, c, nil, protocolQuery)
 			})
@@ -90,14 +90,14 @@ func TestConformanceQuery(t *testing.T) {
 // runCase starts a harness and dispatches on the declared levels of the case's capabilities.
 func runCase(t *testing.T, b backend, c tc, rec *runRecord, p wireProtocol) {
 	release := takeCPUSlot(t)
-	h := newHarnessWith(t, b, harnessOptions{protocol: p, maxInFlight: c.maxInFlight})
+	h := newHarnessWith(t, b, harnessOptions{protocol: p, maxInFlight: c.MaxInFlight})
 	if h.realClock {
 		release() // its time goes to waiting, not to the CPU
 	}
 	if rec != nil {
 		rec.describe(h)
 	}
-	c.dispatch(h)
+	dispatch(h, c)
 }
 
 // runRecord collects, for the compatibility report, what one backend declared; the

@@ -25,9 +25,9 @@ import (
 func TestEveryCapabilityHasACase(t *testing.T) {
 	covered := map[capabilities.ID]int{}
 	for _, c := range allCases() {
-		for _, id := range c.caps {
+		for _, id := range c.Caps {
 			if _, ok := capabilities.Lookup(id); !ok {
-				t.Errorf("case %s names %s, which is not in the catalog", c.name, id)
+				t.Errorf("case %s names %s, which is not in the catalog", c.Name, id)
 			}
 			covered[id]++
 		}
@@ -44,8 +44,8 @@ func TestEveryCapabilityHasACase(t *testing.T) {
 		// The cases runCase would hand to the missing probe.
 		var needing []string
 		for _, c := range allCases() {
-			if c.unsupported == nil && slices.Contains(c.caps, e.ID) {
-				needing = append(needing, c.name)
+			if c.Unsupported == nil && slices.Contains(c.Caps, e.ID) {
+				needing = append(needing, c.Name)
 			}
 		}
 		if len(needing) == 0 {

@@ -1,6 +1,12 @@
 // Package conformance is the black-box conformance suite of anysqs.
 //
-// The suite lives in this package's tests. For every row of one backend table
+// The cases and their harness are this package, which the binary links: Run runs them
+// outside go test (`anysqs verify`, internal/verify) against a configured backend or an
+// SQS endpoint, writing the run as go test -json events for capabilities/report. Cases
+// are capabilities/expect's Case type, which the driver-level suite (drivers/drivertest)
+// shares, with its level dispatch and its queue-time budget.
+//
+// Under go test, for every row of one backend table
 // (backends_test.go, from internal/testbed: name, driver opener, service script, target,
 // parallelism, a per-case hang guard)
 // it starts a real gateway on a loopback port over that backend's driver and drives it

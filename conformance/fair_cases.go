@@ -18,7 +18,7 @@ import (
 func fairCases() []tc {
 	fair := []capabilities.ID{capabilities.FairQueues}
 	return []tc{
-		{caps: fair, name: "quiet-group-before-noisy-backlog", run: func(h *H) {
+		{Caps: fair, Name: "quiet-group-before-noisy-backlog", Run: func(h *H) {
 			url := h.Queue()
 			h.sendGroup(url, "noisy", 60)
 			// 35 of the noisy group's messages in flight: 30 or more, and every in-flight one.
@@ -35,7 +35,7 @@ func fairCases() []tc {
 				h.T.Fatalf("with 35 of the noisy group's messages in flight and 25 waiting, a receive of 10 returned %v: "+
 					"the quiet group's message waits behind the noisy backlog", got)
 			}
-		}, degraded: func(h *H, _ capabilities.Declaration) {
+		}, Degraded: func(h *H, _ capabilities.Declaration) {
 			// The fallback: the group is kept and returned, delivery ignores it.
 			url := h.Queue()
 			h.sendGroup(url, "tenant-a", 1)

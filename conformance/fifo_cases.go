@@ -17,7 +17,7 @@ import (
 func fifoCases() []tc {
 	order := []capabilities.ID{capabilities.FIFOOrdering}
 	return []tc{
-		{caps: order, name: "order-within-group", run: func(h *H) {
+		{Caps: order, Name: "order-within-group", Run: func(h *H) {
 			url := h.FifoQueue("ContentBasedDeduplication", "true")
 			for i := 0; i < 10; i++ {
 				h.SendFifo(url, "g", "", bodyN(i))
@@ -39,7 +39,7 @@ func fifoCases() []tc {
 				}
 			}
 		}},
-		{caps: order, name: "group-blocked-while-in-flight", run: func(h *H) {
+		{Caps: order, Name: "group-blocked-while-in-flight", Run: func(h *H) {
 			url := h.FifoQueue("ContentBasedDeduplication", "true")
 			h.SendFifo(url, "g", "", "one")
 			h.SendFifo(url, "g", "", "two")
@@ -53,7 +53,7 @@ func fifoCases() []tc {
 				h.T.Fatalf("after delete received %q, want two", got)
 			}
 		}},
-		{caps: order, name: "redelivered-in-order-after-expiry", run: func(h *H) {
+		{Caps: order, Name: "redelivered-in-order-after-expiry", Run: func(h *H) {
 			url := h.FifoQueue("ContentBasedDeduplication", "true")
 			for i := 0; i < 3; i++ {
 				h.SendFifo(url, "g", "", bodyN(i))
@@ -87,7 +87,7 @@ func fifoCases() []tc {
 				}
 			}
 		}},
-		{caps: order, name: "other-groups-not-blocked", run: func(h *H) {
+		{Caps: order, Name: "other-groups-not-blocked", Run: func(h *H) {
 			url := h.FifoQueue("ContentBasedDeduplication", "true")
 			h.SendFifo(url, "a", "", "a1")
 			h.SendFifo(url, "a", "", "a2")
@@ -100,7 +100,7 @@ func fifoCases() []tc {
 				h.T.Fatalf("with group a blocked received %q, want b1", got)
 			}
 		}},
-		{caps: []capabilities.ID{capabilities.FIFOOrdering, capabilities.FIFOGroupBatch}, name: "three-groups-concurrent-consumers", run: func(h *H) {
+		{Caps: []capabilities.ID{capabilities.FIFOOrdering, capabilities.FIFOGroupBatch}, Name: "three-groups-concurrent-consumers", Run: func(h *H) {
 			url := h.FifoQueue("ContentBasedDeduplication", "true")
 			groups := []string{"red", "green", "blue"}
 			const per = 12
@@ -137,7 +137,7 @@ func fifoCases() []tc {
 				}
 			}
 		}},
-		{caps: []capabilities.ID{capabilities.FIFOGroupBatch}, name: "several-of-one-group-in-one-receive", run: func(h *H) {
+		{Caps: []capabilities.ID{capabilities.FIFOGroupBatch}, Name: "several-of-one-group-in-one-receive", Run: func(h *H) {
 			url := h.FifoQueue("ContentBasedDeduplication", "true")
 			for i := 0; i < 5; i++ {
 				h.SendFifo(url, "g", "", bodyN(i))
@@ -152,7 +152,7 @@ func fifoCases() []tc {
 				}
 			}
 		}},
-		{caps: []capabilities.ID{capabilities.FIFOGroupRelease}, name: "released-first-while-later-in-flight", run: func(h *H) {
+		{Caps: []capabilities.ID{capabilities.FIFOGroupRelease}, Name: "released-first-while-later-in-flight", Run: func(h *H) {
 			// SQS: the released g1-m1 is received again while g1-m2 is still in flight,
 			// after g2, which waited since its send; g1-m3 waits behind g1-m2.
 			url := h.FifoQueue("ContentBasedDeduplication", "true")
@@ -176,7 +176,7 @@ func fifoCases() []tc {
 			if got := aws.ToString(h.ReceiveOne(url, 30).Body); got != "g1-m3" {
 				h.T.Fatalf("after deleting g1's first two received %q, want g1-m3", got)
 			}
-		}, degraded: func(h *H, _ capabilities.Declaration) {
+		}, Degraded: func(h *H, _ capabilities.Declaration) {
 			// The group waits until none of its messages is in flight; order holds.
 			url := h.FifoQueue("ContentBasedDeduplication", "true")
 			h.SendFifo(url, "g1", "", "g1-m1")
@@ -192,7 +192,7 @@ func fifoCases() []tc {
 				h.T.Fatalf("after deleting g1-m2 received %q, want g1-m1", got)
 			}
 		}},
-		{caps: []capabilities.ID{capabilities.FIFOGroupRelease, capabilities.FIFOGroupBatch}, name: "batch-takes-one-group-before-the-next", run: func(h *H) {
+		{Caps: []capabilities.ID{capabilities.FIFOGroupRelease, capabilities.FIFOGroupBatch}, Name: "batch-takes-one-group-before-the-next", Run: func(h *H) {
 			url := h.FifoQueue("ContentBasedDeduplication", "true")
 			for _, b := range []string{"a1", "b1", "a2", "b2", "a3"} {
 				h.SendFifo(url, b[:1], "", b)
@@ -200,7 +200,7 @@ func fifoCases() []tc {
 			if got := Bodies(h.Receive(url, 10, 30)); fmt.Sprint(got) != "[a1 a2 a3 b1 b2]" {
 				h.T.Fatalf("one receive of 10 got %v, want [a1 a2 a3 b1 b2]", got)
 			}
-		}, degraded: func(h *H, _ capabilities.Declaration) {
+		}, Degraded: func(h *H, _ capabilities.Declaration) {
 			url := h.FifoQueue("ContentBasedDeduplication", "true")
 			for _, b := range []string{"a1", "b1", "a2", "b2", "a3"} {
 				h.SendFifo(url, b[:1], "", b)
@@ -216,7 +216,7 @@ func fifoCases() []tc {
 				h.T.Fatalf("received per group %v, want a1a2a3 and b1b2", perGroup)
 			}
 		}},
-		{caps: []capabilities.ID{capabilities.FIFODedupExplicit, capabilities.FIFODedupEcho}, name: "explicit-dedup-echoes-original", run: func(h *H) {
+		{Caps: []capabilities.ID{capabilities.FIFODedupExplicit, capabilities.FIFODedupEcho}, Name: "explicit-dedup-echoes-original", Run: func(h *H) {
 			url := h.FifoQueue()
 			a := h.SendFifo(url, "g", "d-1", "first")
 			b := h.SendFifo(url, "g", "d-1", "second body, same id")
@@ -226,7 +226,7 @@ func fifoCases() []tc {
 			if got := h.drain(url, 2); len(got) != 1 || got[0] != "first" {
 				h.T.Fatalf("queue holds %v, want [first]", got)
 			}
-		}, degraded: func(h *H, d capabilities.Declaration) {
+		}, Degraded: func(h *H, d capabilities.Declaration) {
 			// The duplicate is dropped, whatever ids its send returns.
 			url := h.FifoQueue()
 			h.SendFifo(url, "g", "d-1", "first")
@@ -235,7 +235,7 @@ func fifoCases() []tc {
 				h.T.Fatalf("queue holds %v, want [first]", got)
 			}
 		}},
-		{caps: []capabilities.ID{capabilities.FIFODedupContent, capabilities.FIFODedupEcho}, name: "content-dedup-echoes-original", run: func(h *H) {
+		{Caps: []capabilities.ID{capabilities.FIFODedupContent, capabilities.FIFODedupEcho}, Name: "content-dedup-echoes-original", Run: func(h *H) {
 			url := h.FifoQueue("ContentBasedDeduplication", "true")
 			a := h.SendFifo(url, "g", "", "same body")
 			b := h.SendFifo(url, "g", "", "same body")
@@ -246,7 +246,7 @@ func fifoCases() []tc {
 			if got := h.drain(url, 3); len(got) != 2 {
 				h.T.Fatalf("queue holds %v, want the two distinct bodies", got)
 			}
-		}, degraded: func(h *H, d capabilities.Declaration) {
+		}, Degraded: func(h *H, d capabilities.Declaration) {
 			url := h.FifoQueue("ContentBasedDeduplication", "true")
 			h.SendFifo(url, "g", "", "same body")
 			h.SendFifo(url, "g", "", "same body")
@@ -255,7 +255,7 @@ func fifoCases() []tc {
 				h.T.Fatalf("queue holds %v, want the two distinct bodies once each", got)
 			}
 		}},
-		{caps: []capabilities.ID{capabilities.FIFODedupExplicit}, name: "dedup-window-five-minutes", run: func(h *H) {
+		{Caps: []capabilities.ID{capabilities.FIFODedupExplicit}, Name: "dedup-window-five-minutes", Run: func(h *H) {
 			url := h.FifoQueue()
 			a := h.SendFifo(url, "g", "d", "x")
 			h.Advance(4*time.Minute + 50*time.Second)
@@ -267,7 +267,7 @@ func fifoCases() []tc {
 				h.T.Fatalf("send after the 5-minute window was still deduplicated")
 			}
 		}},
-		{caps: []capabilities.ID{capabilities.FIFODedupExplicit}, name: "dedup-after-delete", run: func(h *H) {
+		{Caps: []capabilities.ID{capabilities.FIFODedupExplicit}, Name: "dedup-after-delete", Run: func(h *H) {
 			url := h.FifoQueue()
 			a := h.SendFifo(url, "g", "d", "x")
 			h.Delete(url, h.ReceiveOne(url, 0))
@@ -276,17 +276,17 @@ func fifoCases() []tc {
 			}
 			h.ReceiveNone(url, "duplicate of a deleted message")
 		}},
-		{caps: []capabilities.ID{capabilities.FIFODedupExplicit}, name: "dedup-id-required-without-content-dedup", run: func(h *H) {
+		{Caps: []capabilities.ID{capabilities.FIFODedupExplicit}, Name: "dedup-id-required-without-content-dedup", Run: func(h *H) {
 			url := h.FifoQueue()
 			_, err := h.SQS.SendMessage(h.Ctx, &sqs.SendMessageInput{QueueUrl: aws.String(url), MessageBody: aws.String("x"), MessageGroupId: aws.String("g")})
 			h.WantErr(err, "FIFO send without dedup id or content dedup", "InvalidParameterValue", "MissingParameter")
 		}},
-		{caps: []capabilities.ID{capabilities.FIFOOrdering, capabilities.QueueFIFO}, name: "group-id-required", run: func(h *H) {
+		{Caps: []capabilities.ID{capabilities.FIFOOrdering, capabilities.QueueFIFO}, Name: "group-id-required", Run: func(h *H) {
 			url := h.FifoQueue("ContentBasedDeduplication", "true")
 			_, err := h.SQS.SendMessage(h.Ctx, &sqs.SendMessageInput{QueueUrl: aws.String(url), MessageBody: aws.String("x")})
 			h.WantErr(err, "FIFO send without MessageGroupId", "MissingParameter", "InvalidParameterValue")
 		}},
-		{caps: []capabilities.ID{capabilities.FIFODedupScopeGroup}, name: "dedup-scope-message-group", run: func(h *H) {
+		{Caps: []capabilities.ID{capabilities.FIFODedupScopeGroup}, Name: "dedup-scope-message-group", Run: func(h *H) {
 			url := h.FifoQueue("DeduplicationScope", "messageGroup", "FifoThroughputLimit", "perMessageGroupId")
 			a := h.SendFifo(url, "g1", "d", "x")
 			b := h.SendFifo(url, "g2", "d", "x")
@@ -297,14 +297,14 @@ func fifoCases() []tc {
 				h.T.Fatalf("same dedup id in the same group was not deduplicated")
 			}
 		}},
-		{caps: []capabilities.ID{capabilities.FIFODedupExplicit}, name: "dedup-scope-queue-spans-groups", run: func(h *H) {
+		{Caps: []capabilities.ID{capabilities.FIFODedupExplicit}, Name: "dedup-scope-queue-spans-groups", Run: func(h *H) {
 			url := h.FifoQueue()
 			a := h.SendFifo(url, "g1", "d", "x")
 			if b := h.SendFifo(url, "g2", "d", "x"); aws.ToString(a.MessageId) != aws.ToString(b.MessageId) {
 				h.T.Fatalf("queue-scoped dedup id reused in another group stored a new message")
 			}
 		}},
-		{caps: []capabilities.ID{capabilities.FIFOSequenceNumber}, name: "sequence-numbers-increase", run: func(h *H) {
+		{Caps: []capabilities.ID{capabilities.FIFOSequenceNumber}, Name: "sequence-numbers-increase", Run: func(h *H) {
 			// SQS promises an increase within a message group, not across groups.
 			url := h.FifoQueue("ContentBasedDeduplication", "true")
 			prev := map[string]*big.Int{"g0": big.NewInt(-1), "g1": big.NewInt(-1)}
@@ -324,7 +324,7 @@ func fifoCases() []tc {
 					h.T.Fatalf("received SequenceNumber %s, sent %s", got, sent[aws.ToString(m.MessageId)])
 				}
 			}
-		}, degraded: func(h *H, d capabilities.Declaration) {
+		}, Degraded: func(h *H, d capabilities.Declaration) {
 			// None on send: received messages carry sequence numbers that increase within
 			// their group.
 			url := h.FifoQueue("ContentBasedDeduplication", "true")
@@ -349,7 +349,7 @@ func fifoCases() []tc {
 				}
 			}
 		}},
-		{caps: []capabilities.ID{capabilities.FIFOSequenceNumber, capabilities.QueueFIFO}, name: "fifo-system-attributes", run: func(h *H) {
+		{Caps: []capabilities.ID{capabilities.FIFOSequenceNumber, capabilities.QueueFIFO}, Name: "fifo-system-attributes", Run: func(h *H) {
 			url := h.FifoQueue()
 			h.SendFifo(url, "grp", "ddp", "x")
 			m := h.ReceiveOne(url, 0)
@@ -357,7 +357,7 @@ func fifoCases() []tc {
 				h.T.Fatalf("attributes %v: want MessageGroupId grp and MessageDeduplicationId ddp", m.Attributes)
 			}
 		}},
-		{caps: []capabilities.ID{capabilities.FIFOReceiveAttempt}, name: "receive-attempt-replay", run: func(h *H) {
+		{Caps: []capabilities.ID{capabilities.FIFOReceiveAttempt}, Name: "receive-attempt-replay", Run: func(h *H) {
 			url := h.FifoQueue("ContentBasedDeduplication", "true")
 			for i := 0; i < 3; i++ {
 				h.SendFifo(url, "g", "", bodyN(i))
@@ -380,7 +380,7 @@ func fifoCases() []tc {
 			}
 			h.Delete(url, again[0])
 		}},
-		{caps: []capabilities.ID{capabilities.FIFOReceiveAttempt}, name: "different-attempt-ids-differ", run: func(h *H) {
+		{Caps: []capabilities.ID{capabilities.FIFOReceiveAttempt}, Name: "different-attempt-ids-differ", Run: func(h *H) {
 			url := h.FifoQueue("ContentBasedDeduplication", "true")
 			h.SendFifo(url, "a", "", "a1")
 			h.SendFifo(url, "b", "", "b1")
@@ -394,7 +394,7 @@ func fifoCases() []tc {
 				ids[aws.ToString(out.Messages[0].MessageId)] = true
 			}
 		}},
-		{caps: []capabilities.ID{capabilities.FIFOOrdering, capabilities.FIFOSequenceNumber}, name: "send-batch-keeps-order", run: func(h *H) {
+		{Caps: []capabilities.ID{capabilities.FIFOOrdering, capabilities.FIFOSequenceNumber}, Name: "send-batch-keeps-order", Run: func(h *H) {
 			url := h.FifoQueue("ContentBasedDeduplication", "true")
 			var entries []types.SendMessageBatchRequestEntry
 			for i := 0; i < 5; i++ {
@@ -427,7 +427,7 @@ func fifoCases() []tc {
 				}
 			}
 		}},
-		{caps: []capabilities.ID{capabilities.FIFOOrdering, capabilities.QueueFIFO}, name: "send-batch-without-group-id-fails-whole-call", run: func(h *H) {
+		{Caps: []capabilities.ID{capabilities.FIFOOrdering, capabilities.QueueFIFO}, Name: "send-batch-without-group-id-fails-whole-call", Run: func(h *H) {
 			url := h.FifoQueue("ContentBasedDeduplication", "true")
 			_, err := h.SQS.SendMessageBatch(h.Ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(url), Entries: []types.SendMessageBatchRequestEntry{
 				{Id: aws.String("a"), MessageBody: aws.String("a"), MessageGroupId: aws.String("g")},
@@ -437,7 +437,7 @@ func fifoCases() []tc {
 			h.WantErr(err, "FIFO SendMessageBatch with an entry without MessageGroupId", "InvalidParameterValue")
 			h.ReceiveNone(url, "after the rejected batch")
 		}},
-		{caps: []capabilities.ID{capabilities.FIFODedupExplicit}, name: "send-batch-without-dedup-id-fails-whole-call", run: func(h *H) {
+		{Caps: []capabilities.ID{capabilities.FIFODedupExplicit}, Name: "send-batch-without-dedup-id-fails-whole-call", Run: func(h *H) {
 			url := h.FifoQueue()
 			_, err := h.SQS.SendMessageBatch(h.Ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(url), Entries: []types.SendMessageBatchRequestEntry{
 				{Id: aws.String("a"), MessageBody: aws.String("a"), MessageGroupId: aws.String("g"), MessageDeduplicationId: aws.String("d")},

@@ -22,6 +22,7 @@ import (
 	"github.com/aws/smithy-go/transport/http/protocol/awsquery"
 
 	"github.com/anysqs/anysqs/capabilities"
+	"github.com/anysqs/anysqs/capabilities/expect"
 	"github.com/anysqs/anysqs/capabilities/report"
 	"github.com/anysqs/anysqs/drivers"
 	"github.com/anysqs/anysqs/gateway"
@@ -39,7 +40,7 @@ const (
 // realClockBudget bounds the real time one case may wait on a service-clock backend.
 // Cases run in parallel, so their waits overlap; a case needing more queue time than
 // this skips as "needs a gateway clock" instead of holding the run for minutes or days.
-const realClockBudget = 45 * time.Second
+const realClockBudget = expect.Budget
 
 // needsGatewayClock starts the skip message of a case that a real clock cannot judge
 // within realClockBudget; the compatibility report gives such cases their own status.
@@ -131,9 +132,9 @@ const (
 // harnessOptions vary the gateway and client of a harness; the zero value is the suite's
 // default: JSON protocol, default capability policy.
 type harnessOptions struct {
-	prefix      string // starts every queue name of the case
+	prefix string // starts every queue name of the case
 	// parent, if set, is the context the case's own derives from (a run's).
-	parent context.Context
+	parent      context.Context
 	protocol    wireProtocol
 	policy      capabilities.Config
 	maxInFlight int64 // the gateway's in-flight limit per queue; 0: its default
@@ -270,7 +271,7 @@ func (h *H) stop() {
 func (h *H) Restart() {
 	h.T.Helper()
 	if h.restarts != nil && !*h.restarts {
-		h.T.Fatalf("the case restarts the gateway without saying so (tc.restarts): anysqs verify would run it beside others")
+		h.T.Fatalf("the case restarts the gateway without saying so (tc.Restarts): anysqs verify would run it beside others")
 	}
 	if h.st.shared != nil {
 		h.T.Fatalf("a restart of the gateway every case shares")
@@ -460,8 +461,7 @@ func (h *H) Advance(d time.Duration) {
 		return
 	}
 	if h.waited+d > h.budget {
-		h.T.Skipf("%s%v more of queue time after %v, beyond the %v a case may wait on a real clock",
-			needsGatewayClock, d, h.waited, h.budget)
+		expect.NeedsGatewayClock(h.T, d, h.waited, h.budget)
 	}
 	h.waited += d
 	select {

@@ -19,7 +19,7 @@ const caseInFlightLimit = 3
 func inFlightCases() []tc {
 	lim := []capabilities.ID{capabilities.InFlightLimit}
 	return []tc{
-		{caps: lim, maxInFlight: caseInFlightLimit, name: "standard-short-poll-over-limit", run: func(h *H) {
+		{Caps: lim, MaxInFlight: caseInFlightLimit, Name: "standard-short-poll-over-limit", Run: func(h *H) {
 			url := h.Queue()
 			for i := range 5 {
 				h.Send(url, fmt.Sprint("m", i))
@@ -44,7 +44,7 @@ func inFlightCases() []tc {
 					caseInFlightLimit, len(ms))
 			}
 		}},
-		{caps: lim, maxInFlight: caseInFlightLimit, name: "fifo-no-error-at-limit", run: func(h *H) {
+		{Caps: lim, MaxInFlight: caseInFlightLimit, Name: "fifo-no-error-at-limit", Run: func(h *H) {
 			url := h.FifoQueue("ContentBasedDeduplication", "true")
 			for i := range 5 {
 				h.SendFifo(url, fmt.Sprint("g", i), "", fmt.Sprint("m", i))

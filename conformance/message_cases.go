@@ -25,13 +25,13 @@ func messageCases() []tc {
 	sys := []capabilities.ID{capabilities.MessageSystem}
 	size := []capabilities.ID{capabilities.MessageMaxSize}
 	return []tc{
-		{caps: std, name: "empty-group-id-on-standard-rejected", run: func(h *H) {
+		{Caps: std, Name: "empty-group-id-on-standard-rejected", Run: func(h *H) {
 			url := h.Queue()
 			_, err := h.SQS.SendMessage(h.Ctx, &sqs.SendMessageInput{QueueUrl: aws.String(url), MessageBody: aws.String("x"), MessageGroupId: aws.String("")})
 			h.WantErr(err, "SendMessage MessageGroupId=\"\" to a standard queue", "InvalidParameterValue")
 			h.ReceiveNone(url, "after the rejected send")
 		}},
-		{caps: sys, name: "trace-header-becomes-aws-trace-header", run: func(h *H) {
+		{Caps: sys, Name: "trace-header-becomes-aws-trace-header", Run: func(h *H) {
 			url := h.Queue()
 			trace := "Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1"
 			_, err := h.SQS.SendMessage(h.Ctx, &sqs.SendMessageInput{QueueUrl: aws.String(url), MessageBody: aws.String("traced")},
@@ -41,7 +41,7 @@ func messageCases() []tc {
 				h.T.Fatalf("AWSTraceHeader = %q, want the request's X-Amzn-Trace-Id %q", got, trace)
 			}
 		}},
-		{caps: std, name: "send-receive-delete", run: func(h *H) {
+		{Caps: std, Name: "send-receive-delete", Run: func(h *H) {
 			url := h.Queue()
 			sent := h.Send(url, "hello")
 			m := h.ReceiveOne(url, 0)
@@ -55,7 +55,7 @@ func messageCases() []tc {
 			h.Advance(31 * time.Second)
 			h.ReceiveNone(url, "after delete and visibility expiry")
 		}},
-		{caps: std, name: "md5-of-body", run: func(h *H) {
+		{Caps: std, Name: "md5-of-body", Run: func(h *H) {
 			url := h.Queue()
 			body := "The quick brown fox \u00e9\u4e16\U0001F600"
 			sent := h.Send(url, body)
@@ -69,7 +69,7 @@ func messageCases() []tc {
 				h.T.Fatalf("receive MD5OfBody = %s body %q, want %s %q", aws.ToString(m.MD5OfBody), aws.ToString(m.Body), want, body)
 			}
 		}},
-		{caps: std, name: "allowed-body-characters", run: func(h *H) {
+		{Caps: std, Name: "allowed-body-characters", Run: func(h *H) {
 			url := h.Queue()
 			body := "tab\there\nnewline\rcr \u0020\ud7ff\ue000\ufffd\U00010000\U0010FFFF"
 			h.Send(url, body)
@@ -77,7 +77,7 @@ func messageCases() []tc {
 				h.T.Fatalf("body round trip: got %q, want %q", got, body)
 			}
 		}},
-		{caps: std, name: "invalid-body-characters", run: func(h *H) {
+		{Caps: std, Name: "invalid-body-characters", Run: func(h *H) {
 			url := h.Queue()
 			for _, body := range []string{"nul\x00", "bell\x07", "unit-sep\x1f"} {
 				_, err := h.SQS.SendMessage(h.Ctx, &sqs.SendMessageInput{QueueUrl: aws.String(url), MessageBody: aws.String(body)})
@@ -85,19 +85,19 @@ func messageCases() []tc {
 			}
 			h.ReceiveNone(url, "after rejected sends")
 		}},
-		{caps: std, name: "empty-body-rejected", run: func(h *H) {
+		{Caps: std, Name: "empty-body-rejected", Run: func(h *H) {
 			url := h.Queue()
 			_, err := h.SQS.SendMessage(h.Ctx, &sqs.SendMessageInput{QueueUrl: aws.String(url), MessageBody: aws.String("")})
 			h.WantErr(err, "SendMessage with empty body", "MissingParameter", "InvalidParameterValue")
 		}},
-		{caps: std, name: "receive-max-number-range", run: func(h *H) {
+		{Caps: std, Name: "receive-max-number-range", Run: func(h *H) {
 			url := h.Queue()
 			for _, n := range []int32{11, -1} {
 				_, err := h.SQS.ReceiveMessage(h.Ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(url), MaxNumberOfMessages: n})
 				h.WantErr(err, fmt.Sprintf("ReceiveMessage MaxNumberOfMessages=%d", n), "InvalidParameterValue")
 			}
 		}},
-		{caps: std, name: "receive-up-to-ten", run: func(h *H) {
+		{Caps: std, Name: "receive-up-to-ten", Run: func(h *H) {
 			url := h.Queue()
 			for i := 0; i < 15; i++ {
 				h.Send(url, bodyN(i))
@@ -119,10 +119,10 @@ func messageCases() []tc {
 				h.T.Fatalf("received %d distinct messages, want 15", len(seen))
 			}
 		}},
-		{caps: std, name: "receive-empty-queue", run: func(h *H) {
+		{Caps: std, Name: "receive-empty-queue", Run: func(h *H) {
 			h.ReceiveNone(h.Queue(), "empty queue")
 		}},
-		{caps: attrs, name: "every-attribute-type-round-trip", run: func(h *H) {
+		{Caps: attrs, Name: "every-attribute-type-round-trip", Run: func(h *H) {
 			url := h.Queue()
 			in := map[string]types.MessageAttributeValue{
 				"s":         {DataType: aws.String("String"), StringValue: aws.String("text \u00e9")},
@@ -153,7 +153,7 @@ func messageCases() []tc {
 				}
 			}
 		}},
-		{caps: attrs, name: "attribute-selection-by-name", run: func(h *H) {
+		{Caps: attrs, Name: "attribute-selection-by-name", Run: func(h *H) {
 			url := h.Queue()
 			_, err := h.SQS.SendMessage(h.Ctx, &sqs.SendMessageInput{QueueUrl: aws.String(url), MessageBody: aws.String("sel"),
 				MessageAttributes: map[string]types.MessageAttributeValue{
@@ -167,7 +167,7 @@ func messageCases() []tc {
 				h.T.Fatalf("ReceiveMessage(MessageAttributeNames=keep.*) returned %+v, want keep.a and keep.b only", out.Messages)
 			}
 		}},
-		{caps: attrs, name: "attribute-selection-wildcards", run: func(h *H) {
+		{Caps: attrs, Name: "attribute-selection-wildcards", Run: func(h *H) {
 			url := h.Queue()
 			for range 5 {
 				_, err := h.SQS.SendMessage(h.Ctx, &sqs.SendMessageInput{QueueUrl: aws.String(url), MessageBody: aws.String("sel"),
@@ -204,7 +204,7 @@ func messageCases() []tc {
 				}
 			}
 		}},
-		{caps: attrs, name: "attribute-names-case-sensitive", run: func(h *H) {
+		{Caps: attrs, Name: "attribute-names-case-sensitive", Run: func(h *H) {
 			// SQS: names are case-sensitive and unique among a message's attributes, so "k"
 			// and "K" are two attributes.
 			url := h.Queue()
@@ -220,7 +220,7 @@ func messageCases() []tc {
 					aws.ToString(m.MD5OfMessageAttributes), aws.ToString(out.MD5OfMessageAttributes))
 			}
 		}},
-		{caps: attrs, name: "non-ascii-attribute-names", run: func(h *H) {
+		{Caps: attrs, Name: "non-ascii-attribute-names", Run: func(h *H) {
 			url := h.Queue()
 			in := map[string]types.MessageAttributeValue{"attr.1øßä": {DataType: aws.String("String"), StringValue: aws.String("v")}}
 			out, err := h.SQS.SendMessage(h.Ctx, &sqs.SendMessageInput{QueueUrl: aws.String(url), MessageBody: aws.String("x"), MessageAttributes: in})
@@ -231,7 +231,7 @@ func messageCases() []tc {
 					aws.ToString(m.MD5OfMessageAttributes), aws.ToString(out.MD5OfMessageAttributes))
 			}
 		}},
-		{caps: attrs, name: "no-attributes-unless-asked", run: func(h *H) {
+		{Caps: attrs, Name: "no-attributes-unless-asked", Run: func(h *H) {
 			url := h.Queue()
 			_, err := h.SQS.SendMessage(h.Ctx, &sqs.SendMessageInput{QueueUrl: aws.String(url), MessageBody: aws.String("x"),
 				MessageAttributes: map[string]types.MessageAttributeValue{"a": {DataType: aws.String("String"), StringValue: aws.String("1")}}})
@@ -242,7 +242,7 @@ func messageCases() []tc {
 				h.T.Fatalf("ReceiveMessage without MessageAttributeNames returned attributes: %+v", out.Messages)
 			}
 		}},
-		{caps: attrs, name: "too-many-attributes", run: func(h *H) {
+		{Caps: attrs, Name: "too-many-attributes", Run: func(h *H) {
 			url := h.Queue()
 			in := map[string]types.MessageAttributeValue{}
 			for i := 0; i < 11; i++ {
@@ -251,7 +251,7 @@ func messageCases() []tc {
 			_, err := h.SQS.SendMessage(h.Ctx, &sqs.SendMessageInput{QueueUrl: aws.String(url), MessageBody: aws.String("x"), MessageAttributes: in})
 			h.WantErr(err, "SendMessage with 11 attributes", "InvalidParameterValue")
 		}},
-		{caps: attrs, name: "invalid-attribute-names-and-values", run: func(h *H) {
+		{Caps: attrs, Name: "invalid-attribute-names-and-values", Run: func(h *H) {
 			url := h.Queue()
 			bad := []map[string]types.MessageAttributeValue{
 				{"AWS.reserved": {DataType: aws.String("String"), StringValue: aws.String("v")}},
@@ -271,7 +271,7 @@ func messageCases() []tc {
 			}
 			h.ReceiveNone(url, "after rejected sends")
 		}},
-		{caps: sys, name: "system-attributes-on-receive", run: func(h *H) {
+		{Caps: sys, Name: "system-attributes-on-receive", Run: func(h *H) {
 			url := h.Queue()
 			h.Advance(time.Hour) // SentTimestamp must follow the gateway's clock
 			sentAt := h.Now()
@@ -295,7 +295,7 @@ func messageCases() []tc {
 				h.T.Fatalf("ApproximateFirstReceiveTimestamp changed on second receive")
 			}
 		}},
-		{caps: sys, name: "selected-system-attributes-only", run: func(h *H) {
+		{Caps: sys, Name: "selected-system-attributes-only", Run: func(h *H) {
 			url := h.Queue()
 			h.Send(url, "x")
 			out, err := h.SQS.ReceiveMessage(h.Ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(url),
@@ -305,7 +305,7 @@ func messageCases() []tc {
 				h.T.Fatalf("asked for SentTimestamp only, got %+v", out.Messages)
 			}
 		}},
-		{caps: sys, name: "aws-trace-header", run: func(h *H) {
+		{Caps: sys, Name: "aws-trace-header", Run: func(h *H) {
 			url := h.Queue()
 			trace := "Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1"
 			// The SDK checks MD5OfMessageSystemAttributes.
@@ -320,19 +320,19 @@ func messageCases() []tc {
 				h.T.Fatalf("AWSTraceHeader = %q, want %q", got, trace)
 			}
 		}},
-		{caps: size, name: "body-over-queue-maximum", run: func(h *H) {
+		{Caps: size, Name: "body-over-queue-maximum", Run: func(h *H) {
 			url := h.Queue("MaximumMessageSize", "1024")
 			h.Send(url, strings.Repeat("a", 1024))
 			_, err := h.SQS.SendMessage(h.Ctx, &sqs.SendMessageInput{QueueUrl: aws.String(url), MessageBody: aws.String(strings.Repeat("a", 1025))})
 			h.WantErr(err, "SendMessage of 1025 bytes to a 1024-byte queue", "InvalidParameterValue")
 		}},
-		{caps: size, name: "attributes-count-toward-size", run: func(h *H) {
+		{Caps: size, Name: "attributes-count-toward-size", Run: func(h *H) {
 			url := h.Queue("MaximumMessageSize", "1024")
 			_, err := h.SQS.SendMessage(h.Ctx, &sqs.SendMessageInput{QueueUrl: aws.String(url), MessageBody: aws.String(strings.Repeat("a", 1000)),
 				MessageAttributes: map[string]types.MessageAttributeValue{"big": {DataType: aws.String("String"), StringValue: aws.String(strings.Repeat("v", 100))}}})
 			h.WantErr(err, "SendMessage body+attributes over MaximumMessageSize", "InvalidParameterValue")
 		}},
-		{caps: size, name: "one-mebibyte-message", run: func(h *H) {
+		{Caps: size, Name: "one-mebibyte-message", Run: func(h *H) {
 			url := h.Queue("MaximumMessageSize", "1048576")
 			body := strings.Repeat("0123456789abcdef", 1048576/16)
 			h.Send(url, body)
@@ -340,7 +340,7 @@ func messageCases() []tc {
 			if aws.ToString(m.Body) != body {
 				h.T.Fatalf("1 MiB body came back with %d bytes", len(aws.ToString(m.Body)))
 			}
-		}, degraded: func(h *H, d capabilities.Declaration) {
+		}, Degraded: func(h *H, d capabilities.Declaration) {
 			// The largest message the backend declares round-trips; one byte more fails.
 			n := h.maxMessageBytes()
 			url := h.Queue("MaximumMessageSize", strconv.Itoa(n))
@@ -352,19 +352,19 @@ func messageCases() []tc {
 			_, err := h.SQS.SendMessage(h.Ctx, &sqs.SendMessageInput{QueueUrl: aws.String(url), MessageBody: aws.String(body + "x")})
 			h.WantErr(err, fmt.Sprintf("SendMessage of %d bytes, beyond the declared max_bytes", n+1), "InvalidParameterValue")
 		}},
-		{caps: []capabilities.ID{capabilities.ReceiptStale}, name: "invalid-receipt-handle", run: func(h *H) {
+		{Caps: []capabilities.ID{capabilities.ReceiptStale}, Name: "invalid-receipt-handle", Run: func(h *H) {
 			url := h.Queue()
 			_, err := h.SQS.DeleteMessage(h.Ctx, &sqs.DeleteMessageInput{QueueUrl: aws.String(url), ReceiptHandle: aws.String("not-a-handle")})
 			h.WantErr(err, "DeleteMessage with a garbage handle", "ReceiptHandleIsInvalid")
 		}},
-		{caps: []capabilities.ID{capabilities.ReceiptStale}, name: "delete-twice-succeeds", run: func(h *H) {
+		{Caps: []capabilities.ID{capabilities.ReceiptStale}, Name: "delete-twice-succeeds", Run: func(h *H) {
 			url := h.Queue()
 			h.Send(url, "x")
 			m := h.ReceiveOne(url, 0)
 			h.Delete(url, m)
 			h.Delete(url, m) // SQS: deleting an already deleted message succeeds
 		}},
-		{caps: []capabilities.ID{capabilities.ReceiptStale}, name: "stale-handle-after-redelivery", run: func(h *H) {
+		{Caps: []capabilities.ID{capabilities.ReceiptStale}, Name: "stale-handle-after-redelivery", Run: func(h *H) {
 			url := h.Queue()
 			h.Send(url, "x")
 			old := h.ReceiveOne(url, 5)
@@ -379,7 +379,7 @@ func messageCases() []tc {
 			h.Advance(31 * time.Second)
 			h.ReceiveNone(url, "after deleting with the current handle")
 		}},
-		{caps: []capabilities.ID{capabilities.ReceiptStale}, name: "handle-of-other-queue", run: func(h *H) {
+		{Caps: []capabilities.ID{capabilities.ReceiptStale}, Name: "handle-of-other-queue", Run: func(h *H) {
 			a, b := h.Queue(), h.Queue()
 			h.Send(a, "x")
 			m := h.ReceiveOne(a, 0)

@@ -44,7 +44,7 @@ type peekPage struct {
 func peekCases() []tc {
 	browse := []capabilities.ID{capabilities.QueueBrowse}
 	return []tc{
-		{caps: browse, name: "peek-lists-every-state-and-changes-nothing", run: func(h *H) {
+		{Caps: browse, Name: "peek-lists-every-state-and-changes-nothing", Run: func(h *H) {
 			if h.st.endpoint != "" {
 				h.T.Skip("not an SQS action: AnysqsPeekMessages is anysqs's own")
 			}

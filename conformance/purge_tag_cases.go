@@ -17,7 +17,7 @@ func purgeTagCases() []tc {
 	purge := []capabilities.ID{capabilities.QueuePurge}
 	tags := []capabilities.ID{capabilities.QueueTags}
 	return []tc{
-		{caps: purge, name: "purge-removes-every-message", run: func(h *H) {
+		{Caps: purge, Name: "purge-removes-every-message", Run: func(h *H) {
 			url := h.Queue()
 			for i := 0; i < 5; i++ {
 				h.Send(url, bodyN(i))
@@ -31,7 +31,7 @@ func purgeTagCases() []tc {
 			h.ReceiveNone(url, "after purge")
 			h.WantCounts(url, 0, 0, 0)
 		}},
-		{caps: purge, name: "purge-once-per-sixty-seconds", run: func(h *H) {
+		{Caps: purge, Name: "purge-once-per-sixty-seconds", Run: func(h *H) {
 			url := h.Queue()
 			_, err := h.SQS.PurgeQueue(h.Ctx, &sqs.PurgeQueueInput{QueueUrl: aws.String(url)})
 			h.Must(err, "first PurgeQueue")
@@ -44,7 +44,7 @@ func purgeTagCases() []tc {
 			_, err = h.SQS.PurgeQueue(h.Ctx, &sqs.PurgeQueueInput{QueueUrl: aws.String(url)})
 			h.Must(err, "PurgeQueue 61 s after the last")
 		}},
-		{caps: purge, name: "purge-leaves-other-queues", run: func(h *H) {
+		{Caps: purge, Name: "purge-leaves-other-queues", Run: func(h *H) {
 			a, b := h.Queue(), h.Queue()
 			h.Send(a, "a")
 			h.Send(b, "b")
@@ -52,13 +52,13 @@ func purgeTagCases() []tc {
 			h.Must(err, "PurgeQueue")
 			h.ReceiveOne(b, 0)
 		}},
-		{caps: tags, name: "create-with-tags", run: func(h *H) {
+		{Caps: tags, Name: "create-with-tags", Run: func(h *H) {
 			name := h.Name("tagged")
 			_, err := h.SQS.CreateQueue(h.Ctx, &sqs.CreateQueueInput{QueueName: aws.String(name), Tags: map[string]string{"team": "core", "env": "test"}})
 			h.Must(err, "CreateQueue with tags")
 			h.wantTags(h.urlOf(name), map[string]string{"team": "core", "env": "test"})
 		}},
-		{caps: tags, name: "tag-overwrite-untag", run: func(h *H) {
+		{Caps: tags, Name: "tag-overwrite-untag", Run: func(h *H) {
 			url := h.Queue()
 			_, err := h.SQS.TagQueue(h.Ctx, &sqs.TagQueueInput{QueueUrl: aws.String(url), Tags: map[string]string{"a": "1", "b": "2"}})
 			h.Must(err, "TagQueue")
@@ -69,7 +69,7 @@ func purgeTagCases() []tc {
 			h.Must(err, "UntagQueue")
 			h.wantTags(url, map[string]string{"b": "3", "c": ""})
 		}},
-		{caps: tags, name: "tag-keys-case-sensitive", run: func(h *H) {
+		{Caps: tags, Name: "tag-keys-case-sensitive", Run: func(h *H) {
 			// SQS: tag keys are case-sensitive, so "mytag" and "MyTag" are two tags.
 			name := h.Name("cased")
 			_, err := h.SQS.CreateQueue(h.Ctx, &sqs.CreateQueueInput{QueueName: aws.String(name), Tags: map[string]string{"env": "a", "Env": "b"}})
@@ -83,16 +83,16 @@ func purgeTagCases() []tc {
 			h.Must(err, "UntagQueue mytag and ENV")
 			h.wantTags(url, map[string]string{"env": "a", "Env": "b", "MyTag": "2"})
 		}},
-		{caps: tags, name: "no-tags-empty", run: func(h *H) {
+		{Caps: tags, Name: "no-tags-empty", Run: func(h *H) {
 			h.wantTags(h.Queue(), map[string]string{})
 		}},
-		{caps: tags, name: "tags-of-missing-queue", run: func(h *H) {
+		{Caps: tags, Name: "tags-of-missing-queue", Run: func(h *H) {
 			_, err := h.SQS.ListQueueTags(h.Ctx, &sqs.ListQueueTagsInput{QueueUrl: aws.String(h.missingURL())})
 			h.WantErr(err, "ListQueueTags of a missing queue", "QueueDoesNotExist")
 			_, err = h.SQS.TagQueue(h.Ctx, &sqs.TagQueueInput{QueueUrl: aws.String(h.missingURL()), Tags: map[string]string{"a": "1"}})
 			h.WantErr(err, "TagQueue of a missing queue", "QueueDoesNotExist")
 		}},
-		{caps: tags, name: "too-many-tags", run: func(h *H) {
+		{Caps: tags, Name: "too-many-tags", Run: func(h *H) {
 			url := h.Queue()
 			t := map[string]string{}
 			for i := 0; i < 51; i++ {
@@ -102,7 +102,7 @@ func purgeTagCases() []tc {
 			h.WantErr(err, "TagQueue with 51 tags", "InvalidParameterValue", "OverLimit", "TooManyTags")
 			h.wantTags(url, map[string]string{})
 		}},
-		{caps: []capabilities.ID{capabilities.CountsApprox}, name: "counts-by-state", run: func(h *H) {
+		{Caps: []capabilities.ID{capabilities.CountsApprox}, Name: "counts-by-state", Run: func(h *H) {
 			url := h.Queue()
 			for i := 0; i < 3; i++ {
 				h.Send(url, bodyN(i))
@@ -116,7 +116,7 @@ func purgeTagCases() []tc {
 			h.Advance(30 * time.Second)
 			h.wantCountsAsDeclared(url, 4, 0, 0)
 		}},
-		{caps: []capabilities.ID{capabilities.CountsApprox}, name: "counts-after-delete", run: func(h *H) {
+		{Caps: []capabilities.ID{capabilities.CountsApprox}, Name: "counts-after-delete", Run: func(h *H) {
 			url := h.Queue()
 			h.Send(url, "a")
 			h.Send(url, "b")
@@ -125,32 +125,32 @@ func purgeTagCases() []tc {
 			}
 			h.wantCountsAsDeclared(url, 0, 0, 0)
 		}},
-		{caps: []capabilities.ID{capabilities.AttrKMS}, name: "kms-key-round-trip", run: func(h *H) {
+		{Caps: []capabilities.ID{capabilities.AttrKMS}, Name: "kms-key-round-trip", Run: func(h *H) {
 			h.attrRoundTrip("KmsMasterKeyId", "alias/aws/sqs", capabilities.AttrKMS, false)
-		}, degraded: func(h *H, d capabilities.Declaration) {
+		}, Degraded: func(h *H, d capabilities.Declaration) {
 			h.attrRoundTrip("KmsMasterKeyId", "alias/aws/sqs", capabilities.AttrKMS, true)
 		}},
-		{caps: []capabilities.ID{capabilities.AttrKMSReuse}, name: "kms-data-key-reuse-round-trip", run: func(h *H) {
+		{Caps: []capabilities.ID{capabilities.AttrKMSReuse}, Name: "kms-data-key-reuse-round-trip", Run: func(h *H) {
 			h.attrRoundTrip("KmsDataKeyReusePeriodSeconds", "600", capabilities.AttrKMSReuse, false)
-		}, degraded: func(h *H, d capabilities.Declaration) {
+		}, Degraded: func(h *H, d capabilities.Declaration) {
 			h.attrRoundTrip("KmsDataKeyReusePeriodSeconds", "600", capabilities.AttrKMSReuse, true)
 		}},
-		{caps: []capabilities.ID{capabilities.AttrKMSReuse}, name: "kms-data-key-reuse-range", run: func(h *H) {
+		{Caps: []capabilities.ID{capabilities.AttrKMSReuse}, Name: "kms-data-key-reuse-range", Run: func(h *H) {
 			url := h.Queue()
 			for _, v := range []string{"59", "86401"} {
 				_, err := h.SQS.SetQueueAttributes(h.Ctx, &sqs.SetQueueAttributesInput{QueueUrl: aws.String(url), Attributes: map[string]string{"KmsDataKeyReusePeriodSeconds": v}})
 				h.WantErr(err, "KmsDataKeyReusePeriodSeconds="+v, "InvalidAttributeValue")
 			}
-		}, degraded: func(h *H, d capabilities.Declaration) {
+		}, Degraded: func(h *H, d capabilities.Declaration) {
 			url := h.Queue()
 			_, err := h.SQS.SetQueueAttributes(h.Ctx, &sqs.SetQueueAttributesInput{QueueUrl: aws.String(url), Attributes: map[string]string{"KmsDataKeyReusePeriodSeconds": "59"}})
 			h.WantErr(err, "KmsDataKeyReusePeriodSeconds=59 (validated even when degraded)", "InvalidAttributeValue")
 		}},
-		{caps: []capabilities.ID{capabilities.AttrSSE}, name: "sse-default-claims-only-what-the-backend-does", run: func(h *H) {
+		{Caps: []capabilities.ID{capabilities.AttrSSE}, Name: "sse-default-claims-only-what-the-backend-does", Run: func(h *H) {
 			if got := h.Attr(h.Queue(), types.QueueAttributeNameSqsManagedSseEnabled); got != "true" {
 				h.T.Fatalf("SqsManagedSseEnabled of a new queue = %q, want true (the backend declares encryption at rest native)", got)
 			}
-		}, degraded: func(h *H, d capabilities.Declaration) {
+		}, Degraded: func(h *H, d capabilities.Declaration) {
 			url := h.Queue()
 			if got := h.Attr(url, types.QueueAttributeNameSqsManagedSseEnabled); got != "false" {
 				h.T.Fatalf("SqsManagedSseEnabled of a new queue = %q on a backend declaring %s degraded (%s), want false", got, d.ID, d.Note)
@@ -160,9 +160,9 @@ func purgeTagCases() []tc {
 				h.T.Fatalf("SqsManagedSseEnabled=false: X-Anysqs-Degraded = %q, want none (asking for no encryption claims nothing)", got)
 			}
 		}},
-		{caps: []capabilities.ID{capabilities.AttrSSE}, name: "sse-round-trip", run: func(h *H) {
+		{Caps: []capabilities.ID{capabilities.AttrSSE}, Name: "sse-round-trip", Run: func(h *H) {
 			h.attrRoundTrip("SqsManagedSseEnabled", "true", capabilities.AttrSSE, false)
-		}, degraded: func(h *H, d capabilities.Declaration) {
+		}, Degraded: func(h *H, d capabilities.Declaration) {
 			h.attrRoundTrip("SqsManagedSseEnabled", "true", capabilities.AttrSSE, true)
 		}},
 	}
@@ -180,7 +180,7 @@ func (h *H) attrRoundTrip(name, value string, id capabilities.ID, degraded bool)
 	h.SetAttrs(url, name, value)
 	if degraded {
 		if got := h.LastHeader("X-Anysqs-Degraded"); !strings.Contains(got, string(id)) {
-			h.T.Fatalf("SetQueueAttributes %s on a backend declaring %s degraded: X-Anysqs-Degraded = %q, want it to name %s", name, id, got, id)
+			h.T.Fatalf("SetQueueAttributes %s on a backend declaring %s Degraded: X-Anysqs-Degraded = %q, want it to name %s", name, id, got, id)
 		}
 	}
 	if got := h.Attr(url, types.QueueAttributeName(name)); got != value {

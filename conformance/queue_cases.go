@@ -17,7 +17,7 @@ import (
 func queueCases() []tc {
 	std := []capabilities.ID{capabilities.QueueCreate, capabilities.QueueStandard}
 	return []tc{
-		{caps: std, name: "queue-name-as-queue-url", run: func(h *H) {
+		{Caps: std, Name: "queue-name-as-queue-url", Run: func(h *H) {
 			name := h.Name("byname")
 			h.CreateQueue(name, nil)
 			// SQS takes a bare queue name where a URL is expected: the caller's queue of that name.
@@ -29,17 +29,17 @@ func queueCases() []tc {
 				h.T.Fatalf("ReceiveMessage QueueUrl=%s returned %+v, want the message sent by name", name, out.Messages)
 			}
 		}},
-		{caps: std, name: "create-returns-queue-url", run: func(h *H) {
+		{Caps: std, Name: "create-returns-queue-url", Run: func(h *H) {
 			name := h.Name("url")
 			url := h.CreateQueue(name, nil)
 			if want := h.URL + "/" + h.Account + "/" + name; url != want {
 				h.T.Fatalf("QueueUrl = %q, want %q", url, want)
 			}
 		}},
-		{caps: std, name: "name-reuse-waits-60-seconds-after-delete", run: func(h *H) {
+		{Caps: std, Name: "name-reuse-waits-60-seconds-after-delete", Run: func(h *H) {
 			h.checkNameReuse(h.SQS)
 		}},
-		{caps: std, name: "create-idempotent-same-attributes", run: func(h *H) {
+		{Caps: std, Name: "create-idempotent-same-attributes", Run: func(h *H) {
 			name := h.Name("idem")
 			a := map[string]string{"VisibilityTimeout": "45", "DelaySeconds": "5"}
 			u1 := h.CreateQueue(name, a)
@@ -48,7 +48,7 @@ func queueCases() []tc {
 				h.T.Fatalf("second CreateQueue returned %q, first %q", u2, u1)
 			}
 		}},
-		{caps: std, name: "create-conflict-different-attributes", run: func(h *H) {
+		{Caps: std, Name: "create-conflict-different-attributes", Run: func(h *H) {
 			name := h.Name("conflict")
 			h.CreateQueue(name, map[string]string{"VisibilityTimeout": "45"})
 			_, err := h.SQS.CreateQueue(h.Ctx, &sqs.CreateQueueInput{QueueName: aws.String(name),
@@ -58,18 +58,18 @@ func queueCases() []tc {
 				h.T.Fatalf("VisibilityTimeout after conflicting create = %s, want 45", got)
 			}
 		}},
-		{caps: std, name: "get-queue-url", run: func(h *H) {
+		{Caps: std, Name: "get-queue-url", Run: func(h *H) {
 			name := h.Name("get")
 			url := h.CreateQueue(name, nil)
 			if got := h.urlOf(name); got != url {
 				h.T.Fatalf("GetQueueUrl = %q, want %q", got, url)
 			}
 		}},
-		{caps: std, name: "get-queue-url-nonexistent", run: func(h *H) {
+		{Caps: std, Name: "get-queue-url-nonexistent", Run: func(h *H) {
 			_, err := h.SQS.GetQueueUrl(h.Ctx, &sqs.GetQueueUrlInput{QueueName: aws.String(h.Name("missing"))})
 			h.WantErr(err, "GetQueueUrl of a missing queue", "QueueDoesNotExist")
 		}},
-		{caps: std, name: "list-queues-prefix", run: func(h *H) {
+		{Caps: std, Name: "list-queues-prefix", Run: func(h *H) {
 			pa, pb := h.Name("alpha"), h.Name("beta")
 			var want []string
 			for i := 0; i < 3; i++ {
@@ -83,7 +83,7 @@ func queueCases() []tc {
 				h.T.Fatalf("ListQueues(prefix %s) = %v, want %v", pa, got, want)
 			}
 		}},
-		{caps: std, name: "list-queues-paging", run: func(h *H) {
+		{Caps: std, Name: "list-queues-paging", Run: func(h *H) {
 			p := h.Name("page")
 			want := map[string]bool{}
 			for i := 0; i < 5; i++ {
@@ -100,11 +100,11 @@ func queueCases() []tc {
 				delete(want, u)
 			}
 		}},
-		{caps: std, name: "list-queues-max-results-range", run: func(h *H) {
+		{Caps: std, Name: "list-queues-max-results-range", Run: func(h *H) {
 			_, err := h.SQS.ListQueues(h.Ctx, &sqs.ListQueuesInput{MaxResults: aws.Int32(1001)})
 			h.WantErr(err, "ListQueues MaxResults=1001", "InvalidParameterValue")
 		}},
-		{caps: std, name: "delete-queue", run: func(h *H) {
+		{Caps: std, Name: "delete-queue", Run: func(h *H) {
 			name := h.Name("del")
 			url := h.CreateQueue(name, nil)
 			h.Send(url, "x")
@@ -116,11 +116,11 @@ func queueCases() []tc {
 				h.T.Fatalf("deleted queue still listed: %v", got)
 			}
 		}},
-		{caps: std, name: "delete-queue-nonexistent", run: func(h *H) {
+		{Caps: std, Name: "delete-queue-nonexistent", Run: func(h *H) {
 			_, err := h.SQS.DeleteQueue(h.Ctx, &sqs.DeleteQueueInput{QueueUrl: aws.String(h.missingURL())})
 			h.WantErr(err, "DeleteQueue of a missing queue", "QueueDoesNotExist")
 		}},
-		{caps: std, name: "nonexistent-queue-send-receive-attributes", run: func(h *H) {
+		{Caps: std, Name: "nonexistent-queue-send-receive-attributes", Run: func(h *H) {
 			url := h.missingURL()
 			_, err := h.SQS.SendMessage(h.Ctx, &sqs.SendMessageInput{QueueUrl: aws.String(url), MessageBody: aws.String("x")})
 			h.WantErr(err, "SendMessage to a missing queue", "QueueDoesNotExist")
@@ -134,18 +134,18 @@ func queueCases() []tc {
 			_, err = h.SQS.PurgeQueue(h.Ctx, &sqs.PurgeQueueInput{QueueUrl: aws.String(url)})
 			h.WantErr(err, "PurgeQueue of a missing queue", "QueueDoesNotExist")
 		}},
-		{caps: std, name: "queue-name-invalid-characters", run: func(h *H) {
+		{Caps: std, Name: "queue-name-invalid-characters", Run: func(h *H) {
 			_, err := h.SQS.CreateQueue(h.Ctx, &sqs.CreateQueueInput{QueueName: aws.String(h.Name("bad!name"))})
 			h.WantErr(err, "CreateQueue bad!name", "InvalidParameterValue")
 		}},
-		{caps: std, name: "queue-name-length", run: func(h *H) {
+		{Caps: std, Name: "queue-name-length", Run: func(h *H) {
 			name := h.Name("len")
 			ok := name + strings.Repeat("a", 80-len(name))
 			h.CreateQueue(ok, nil)
 			_, err := h.SQS.CreateQueue(h.Ctx, &sqs.CreateQueueInput{QueueName: aws.String(ok + "a")})
 			h.WantErr(err, "CreateQueue with an 81-character name", "InvalidParameterValue")
 		}},
-		{caps: std, name: "queue-url-forms-accepted", run: func(h *H) {
+		{Caps: std, Name: "queue-url-forms-accepted", Run: func(h *H) {
 			// SDKs address queues by the URL CreateQueue returned; some rewrite the host.
 			name := h.Name("form")
 			h.CreateQueue(name, nil)
@@ -153,23 +153,23 @@ func queueCases() []tc {
 			_, err := h.SQS.SendMessage(h.Ctx, &sqs.SendMessageInput{QueueUrl: aws.String(alt), MessageBody: aws.String("x")})
 			h.Must(err, "SendMessage via "+alt)
 		}},
-		{caps: []capabilities.ID{capabilities.QueueFIFO, capabilities.QueueCreate}, name: "fifo-create-and-attributes", run: func(h *H) {
+		{Caps: []capabilities.ID{capabilities.QueueFIFO, capabilities.QueueCreate}, Name: "fifo-create-and-attributes", Run: func(h *H) {
 			url := h.FifoQueue()
 			a := h.Attrs(url, types.QueueAttributeNameAll)
 			if a["FifoQueue"] != "true" || a["ContentBasedDeduplication"] != "false" {
 				h.T.Fatalf("FIFO queue attributes %v: want FifoQueue=true ContentBasedDeduplication=false", a)
 			}
 		}},
-		{caps: []capabilities.ID{capabilities.QueueFIFO}, name: "fifo-attribute-needs-fifo-suffix", run: func(h *H) {
+		{Caps: []capabilities.ID{capabilities.QueueFIFO}, Name: "fifo-attribute-needs-fifo-suffix", Run: func(h *H) {
 			_, err := h.SQS.CreateQueue(h.Ctx, &sqs.CreateQueueInput{QueueName: aws.String(h.Name("nosuffix")),
 				Attributes: map[string]string{"FifoQueue": "true"}})
 			h.WantErr(err, "CreateQueue FifoQueue=true without .fifo", "InvalidParameterValue", "InvalidAttributeValue")
 		}},
-		{caps: []capabilities.ID{capabilities.QueueFIFO}, name: "fifo-suffix-needs-fifo-attribute", run: func(h *H) {
+		{Caps: []capabilities.ID{capabilities.QueueFIFO}, Name: "fifo-suffix-needs-fifo-attribute", Run: func(h *H) {
 			_, err := h.SQS.CreateQueue(h.Ctx, &sqs.CreateQueueInput{QueueName: aws.String(h.FifoName("noattr"))})
 			h.WantErr(err, "CreateQueue x.fifo without FifoQueue", "InvalidParameterValue", "InvalidAttributeValue")
 		}},
-		{caps: []capabilities.ID{capabilities.AttrPolicy}, name: "add-and-remove-permission", run: func(h *H) {
+		{Caps: []capabilities.ID{capabilities.AttrPolicy}, Name: "add-and-remove-permission", Run: func(h *H) {
 			url := h.Queue()
 			arn := h.Arn(url)
 			const other = "111122223333"

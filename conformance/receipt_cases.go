@@ -33,7 +33,7 @@ func staleHandleMessage(handle, reason string) string {
 func receiptCases() []tc {
 	stale := []capabilities.ID{capabilities.VisibilityChange, capabilities.ReceiptStale}
 	return []tc{
-		{caps: stale, name: "change-after-expiry-applies", run: func(h *H) {
+		{Caps: stale, Name: "change-after-expiry-applies", Run: func(h *H) {
 			url := h.Queue()
 			h.Send(url, "v")
 			m := h.ReceiveOne(url, 5)
@@ -45,7 +45,7 @@ func receiptCases() []tc {
 			h.ReceiveNoneBefore(url, due, "right after the change hid it again")
 			h.Advance(11 * time.Second)
 			h.ReceiveOne(url, 0)
-		}, degraded: func(h *H, _ capabilities.Declaration) {
+		}, Degraded: func(h *H, _ capabilities.Declaration) {
 			url := h.Queue()
 			h.Send(url, "v")
 			m := h.ReceiveOne(url, 5)
@@ -55,7 +55,7 @@ func receiptCases() []tc {
 				staleHandleMessage(aws.ToString(m.ReceiptHandle), notAvailableForChange))
 			h.ReceiveOne(url, 0) // still visible: the refused change did nothing
 		}},
-		{caps: stale, name: "older-handle-changes-visibility", run: func(h *H) {
+		{Caps: stale, Name: "older-handle-changes-visibility", Run: func(h *H) {
 			url := h.Queue()
 			h.Send(url, "v")
 			old := h.ReceiveOne(url, 5)
@@ -68,7 +68,7 @@ func receiptCases() []tc {
 			if aws.ToString(again.MessageId) != aws.ToString(old.MessageId) || h.ReceiveCount(again) != 3 {
 				h.T.Fatalf("received %s with receive count %d, want %s with 3", aws.ToString(again.MessageId), h.ReceiveCount(again), aws.ToString(old.MessageId))
 			}
-		}, degraded: func(h *H, _ capabilities.Declaration) {
+		}, Degraded: func(h *H, _ capabilities.Declaration) {
 			url := h.Queue()
 			h.Send(url, "v")
 			old := h.ReceiveOne(url, 5)
@@ -79,7 +79,7 @@ func receiptCases() []tc {
 				staleHandleMessage(aws.ToString(old.ReceiptHandle), notAvailableForChange))
 			h.ReceiveNone(url, "after the refused release: the later receive still holds it")
 		}},
-		{caps: stale, name: "change-after-delete", run: func(h *H) {
+		{Caps: stale, Name: "change-after-delete", Run: func(h *H) {
 			for _, url := range []string{h.Queue(), h.FifoQueue("ContentBasedDeduplication", "true")} {
 				if strings.HasSuffix(url, ".fifo") {
 					h.SendFifo(url, "g", "", "v")
@@ -97,7 +97,7 @@ func receiptCases() []tc {
 				h.WantFailedEntry(out.Failed, "ChangeMessageVisibilityBatch of a deleted message", "gone", "ReceiptHandleIsInvalid", notAvailableForChange)
 			}
 		}},
-		{caps: []capabilities.ID{capabilities.QueueFIFO, capabilities.VisibilityChange, capabilities.ReceiptStale}, name: "fifo-change-with-expired-handle", run: func(h *H) {
+		{Caps: []capabilities.ID{capabilities.QueueFIFO, capabilities.VisibilityChange, capabilities.ReceiptStale}, Name: "fifo-change-with-expired-handle", Run: func(h *H) {
 			url := h.FifoQueue("ContentBasedDeduplication", "true")
 			h.SendFifo(url, "g", "", "v")
 			m := h.ReceiveOne(url, 10)
@@ -108,7 +108,7 @@ func receiptCases() []tc {
 				staleHandleMessage(aws.ToString(m.ReceiptHandle), notAvailableForChange))
 			h.ReceiveOne(url, 30) // still visible: the refused change did nothing
 		}},
-		{caps: []capabilities.ID{capabilities.ReceiptStale}, name: "malformed-handle-in-sqs-words", run: func(h *H) {
+		{Caps: []capabilities.ID{capabilities.ReceiptStale}, Name: "malformed-handle-in-sqs-words", Run: func(h *H) {
 			url := h.Queue()
 			const bad = "not-a-handle"
 			_, err := h.SQS.DeleteMessage(h.Ctx, &sqs.DeleteMessageInput{QueueUrl: aws.String(url), ReceiptHandle: aws.String(bad)})
@@ -124,7 +124,7 @@ func receiptCases() []tc {
 			h.Must(err, "ChangeMessageVisibilityBatch with a malformed handle")
 			h.WantFailedEntry(vis.Failed, "ChangeMessageVisibilityBatch with a malformed handle", "bad", "ReceiptHandleIsInvalid", invalidHandleMessage(bad))
 		}},
-		{caps: []capabilities.ID{capabilities.QueueFIFO, capabilities.ReceiptStale}, name: "fifo-delete-with-expired-handle-in-sqs-words", run: func(h *H) {
+		{Caps: []capabilities.ID{capabilities.QueueFIFO, capabilities.ReceiptStale}, Name: "fifo-delete-with-expired-handle-in-sqs-words", Run: func(h *H) {
 			url := h.FifoQueue("ContentBasedDeduplication", "true")
 			h.SendFifo(url, "g", "", "x")
 			m := h.ReceiveOne(url, 5)
@@ -141,7 +141,7 @@ func receiptCases() []tc {
 			h.WantErrMessage(err, "FIFO DeleteMessage with the previous receive's handle", "InvalidParameterValue",
 				staleHandleMessage(aws.ToString(m.ReceiptHandle), handleExpired))
 		}},
-		{caps: []capabilities.ID{capabilities.QueuePurge, capabilities.FIFODedupExplicit}, name: "purge-forgets-deduplication", run: func(h *H) {
+		{Caps: []capabilities.ID{capabilities.QueuePurge, capabilities.FIFODedupExplicit}, Name: "purge-forgets-deduplication", Run: func(h *H) {
 			url := h.FifoQueue()
 			h.SendFifo(url, "g", "d1", "before")
 			_, err := h.SQS.PurgeQueue(h.Ctx, &sqs.PurgeQueueInput{QueueUrl: aws.String(url)})
@@ -151,7 +151,7 @@ func receiptCases() []tc {
 			if m := h.ReceiveOne(url, 30); aws.ToString(m.Body) != "after" {
 				h.T.Fatalf("received %q after the purge, want %q", aws.ToString(m.Body), "after")
 			}
-		}, degraded: func(h *H, d capabilities.Declaration) {
+		}, Degraded: func(h *H, d capabilities.Declaration) {
 			if d.ID != capabilities.QueuePurge {
 				h.T.Fatalf("no fallback assertion for %s degraded (%s)", d.ID, d.Note)
 			}

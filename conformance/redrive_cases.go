@@ -18,7 +18,7 @@ func redriveCases() []tc {
 	dlq := []capabilities.ID{capabilities.RedriveDLQ}
 	move := []capabilities.ID{capabilities.RedriveMoveTasks}
 	return []tc{
-		{caps: dlq, name: "moved-after-max-receive-count", run: func(h *H) {
+		{Caps: dlq, Name: "moved-after-max-receive-count", Run: func(h *H) {
 			dl, src := h.withDLQ(2)
 			sent := h.Send(src, "poison")
 			for i := 1; i <= 2; i++ {
@@ -40,7 +40,7 @@ func redriveCases() []tc {
 				h.T.Fatalf("DeadLetterQueueSourceArn = %s, want %s", dls, h.Arn(src))
 			}
 		}},
-		{caps: dlq, name: "own-dlq-keeps-messages", run: func(h *H) {
+		{Caps: dlq, Name: "own-dlq-keeps-messages", Run: func(h *H) {
 			// SQS accepts a queue as its own dead-letter queue; its messages then stay and
 			// keep being delivered (sqsrule.RedriveTarget).
 			q := h.Queue()
@@ -61,7 +61,7 @@ func redriveCases() []tc {
 				h.T.Fatalf("queue holds %v after receives past maxReceiveCount, want [a b]", got)
 			}
 		}},
-		{caps: dlq, name: "deleted-messages-not-moved", run: func(h *H) {
+		{Caps: dlq, Name: "deleted-messages-not-moved", Run: func(h *H) {
 			dl, src := h.withDLQ(1)
 			h.Send(src, "fine")
 			h.Delete(src, h.ReceiveOne(src, 5))
@@ -69,7 +69,7 @@ func redriveCases() []tc {
 			h.ReceiveNone(src, "after delete")
 			h.ReceiveNone(dl, "DLQ of a deleted message")
 		}},
-		{caps: dlq, name: "list-dead-letter-source-queues", run: func(h *H) {
+		{Caps: dlq, Name: "list-dead-letter-source-queues", Run: func(h *H) {
 			dl, src := h.withDLQ(3)
 			other := h.Queue()
 			out, err := h.SQS.ListDeadLetterSourceQueues(h.Ctx, &sqs.ListDeadLetterSourceQueuesInput{QueueUrl: aws.String(dl)})
@@ -78,13 +78,13 @@ func redriveCases() []tc {
 				h.T.Fatalf("ListDeadLetterSourceQueues = %v, want [%s] (not %s)", out.QueueUrls, src, other)
 			}
 		}},
-		{caps: []capabilities.ID{capabilities.RedriveDLQ, capabilities.QueueFIFO}, name: "fifo-dlq-must-be-fifo", run: func(h *H) {
+		{Caps: []capabilities.ID{capabilities.RedriveDLQ, capabilities.QueueFIFO}, Name: "fifo-dlq-must-be-fifo", Run: func(h *H) {
 			std := h.Queue()
 			_, err := h.SQS.CreateQueue(h.Ctx, &sqs.CreateQueueInput{QueueName: aws.String(h.FifoName("src")), Attributes: map[string]string{
 				"FifoQueue": "true", "RedrivePolicy": redrivePolicy(h.Arn(std), 2)}})
 			h.WantErr(err, "FIFO queue with a standard DLQ", "InvalidParameterValue", "InvalidAttributeValue")
 		}},
-		{caps: []capabilities.ID{capabilities.RedriveDLQ, capabilities.FIFOOrdering}, name: "fifo-dlq-after-max-receive-count", run: func(h *H) {
+		{Caps: []capabilities.ID{capabilities.RedriveDLQ, capabilities.FIFOOrdering}, Name: "fifo-dlq-after-max-receive-count", Run: func(h *H) {
 			dl := h.FifoQueue("ContentBasedDeduplication", "true")
 			src := h.FifoQueue("ContentBasedDeduplication", "true", "RedrivePolicy", redrivePolicy(h.Arn(dl), 1))
 			h.SendFifo(src, "g", "", "first")
@@ -99,13 +99,13 @@ func redriveCases() []tc {
 				h.T.Fatalf("FIFO DLQ holds %q, want first", got)
 			}
 		}},
-		{caps: []capabilities.ID{capabilities.RedriveAllow}, name: "deny-all-rejects-source", run: func(h *H) {
+		{Caps: []capabilities.ID{capabilities.RedriveAllow}, Name: "deny-all-rejects-source", Run: func(h *H) {
 			dl := h.Queue("RedriveAllowPolicy", `{"redrivePermission":"denyAll"}`)
 			_, err := h.SQS.CreateQueue(h.Ctx, &sqs.CreateQueueInput{QueueName: aws.String(h.Name("src")),
 				Attributes: map[string]string{"RedrivePolicy": redrivePolicy(h.Arn(dl), 2)}})
 			h.WantErr(err, "source of a denyAll DLQ", "InvalidParameterValue", "InvalidAttributeValue")
 		}},
-		{caps: []capabilities.ID{capabilities.RedriveAllow}, name: "by-queue-admits-listed-source", run: func(h *H) {
+		{Caps: []capabilities.ID{capabilities.RedriveAllow}, Name: "by-queue-admits-listed-source", Run: func(h *H) {
 			srcName := h.Name("src")
 			srcArn := "arn:aws:sqs:" + testRegion + ":" + h.Account + ":" + srcName
 			dl := h.Queue("RedriveAllowPolicy", `{"redrivePermission":"byQueue","sourceQueueArns":["`+srcArn+`"]}`)
@@ -114,7 +114,7 @@ func redriveCases() []tc {
 				Attributes: map[string]string{"RedrivePolicy": redrivePolicy(h.Arn(dl), 2)}})
 			h.WantErr(err, "unlisted source of a byQueue DLQ", "InvalidParameterValue", "InvalidAttributeValue")
 		}},
-		{caps: move, name: "redrive-back-to-source", run: func(h *H) {
+		{Caps: move, Name: "redrive-back-to-source", Run: func(h *H) {
 			dl, src := h.withDLQ(1)
 			for i := 0; i < 3; i++ {
 				h.Send(src, bodyN(i))
@@ -144,7 +144,7 @@ func redriveCases() []tc {
 				}
 			}
 		}},
-		{caps: move, name: "move-to-explicit-destination", run: func(h *H) {
+		{Caps: move, Name: "move-to-explicit-destination", Run: func(h *H) {
 			dl, src := h.withDLQ(1)
 			dest := h.Queue()
 			h.Send(src, "m")
@@ -157,7 +157,7 @@ func redriveCases() []tc {
 			}
 			h.ReceiveNone(src, "source when a destination was given")
 		}},
-		{caps: move, name: "list-and-cancel", run: func(h *H) {
+		{Caps: move, Name: "list-and-cancel", Run: func(h *H) {
 			dl, _, out := h.slowMoveTask(h.SQS)
 			// The task is paced on the gateway clock, which does not move until we advance it.
 			lt, err := h.SQS.ListMessageMoveTasks(h.Ctx, &sqs.ListMessageMoveTasksInput{SourceArn: aws.String(h.Arn(dl))})
@@ -179,7 +179,7 @@ func redriveCases() []tc {
 			_, err = h.SQS.CancelMessageMoveTask(h.Ctx, &sqs.CancelMessageMoveTaskInput{TaskHandle: out.TaskHandle})
 			h.WantErr(err, "cancelling a cancelled task", "ResourceNotFoundException", "InvalidParameterValue")
 		}},
-		{caps: move, name: "task-survives-gateway-restart", restarts: true, run: func(h *H) {
+		{Caps: move, Name: "task-survives-gateway-restart", Restarts: true, Run: func(h *H) {
 			dl, src, out := h.slowMoveTask(h.SQS)
 			h.Restart()
 			lt, err := h.SQS.ListMessageMoveTasks(h.Ctx, &sqs.ListMessageMoveTasksInput{SourceArn: aws.String(h.Arn(dl))})
@@ -200,7 +200,7 @@ func redriveCases() []tc {
 				h.T.Fatalf("%d of 5 messages back in the source queue", len(got))
 			}
 		}},
-		{caps: move, name: "source-must-be-a-dlq", run: func(h *H) {
+		{Caps: move, Name: "source-must-be-a-dlq", Run: func(h *H) {
 			q := h.Queue()
 			_, err := h.SQS.StartMessageMoveTask(h.Ctx, &sqs.StartMessageMoveTaskInput{SourceArn: aws.String(h.Arn(q))})
 			h.WantErr(err, "StartMessageMoveTask from a queue that is no DLQ", "InvalidParameterValue", "UnsupportedOperation")

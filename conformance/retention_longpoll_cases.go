@@ -14,7 +14,7 @@ import (
 func retentionCases() []tc {
 	ret := []capabilities.ID{capabilities.RetentionPeriod}
 	return []tc{
-		{caps: ret, name: "expired-message-dropped", run: func(h *H) {
+		{Caps: ret, Name: "expired-message-dropped", Run: func(h *H) {
 			url := h.Queue("MessageRetentionPeriod", "60")
 			h.Send(url, "old")
 			h.Advance(61 * time.Second)
@@ -24,20 +24,20 @@ func retentionCases() []tc {
 				return v+n+d == 0
 			})
 		}},
-		{caps: ret, name: "kept-until-retention", run: func(h *H) {
+		{Caps: ret, Name: "kept-until-retention", Run: func(h *H) {
 			url := h.Queue("MessageRetentionPeriod", "120")
 			h.Send(url, "young")
 			h.Advance(119 * time.Second)
 			h.ReceiveOne(url, 0)
 		}},
-		{caps: ret, name: "in-flight-message-expires", run: func(h *H) {
+		{Caps: ret, Name: "in-flight-message-expires", Run: func(h *H) {
 			url := h.Queue("MessageRetentionPeriod", "60")
 			h.Send(url, "m")
 			h.ReceiveOne(url, 300)
 			h.Advance(301 * time.Second)
 			h.ReceiveNone(url, "after both visibility and retention passed")
 		}},
-		{caps: ret, name: "default-four-days", run: func(h *H) {
+		{Caps: ret, Name: "default-four-days", Run: func(h *H) {
 			url := h.Queue()
 			h.Send(url, "m")
 			h.Send(url, "n")
@@ -46,7 +46,7 @@ func retentionCases() []tc {
 			h.Advance(2 * time.Minute)
 			h.ReceiveNone(url, "after the default 4-day retention")
 		}},
-		{caps: []capabilities.ID{capabilities.RetentionPeriod, capabilities.AttrRetention}, name: "shortened-retention-applies", run: func(h *H) {
+		{Caps: []capabilities.ID{capabilities.RetentionPeriod, capabilities.AttrRetention}, Name: "shortened-retention-applies", Run: func(h *H) {
 			url := h.Queue()
 			h.Send(url, "m")
 			h.Advance(2 * time.Minute)
@@ -60,7 +60,7 @@ func retentionCases() []tc {
 func longPollCases() []tc {
 	lp := []capabilities.ID{capabilities.LongPolling}
 	return []tc{
-		{caps: lp, name: "woken-by-send", run: func(h *H) {
+		{Caps: lp, Name: "woken-by-send", Run: func(h *H) {
 			url := h.Queue()
 			waiting := h.NextEmptyReceive()
 			got := h.longPoll(url, 20)
@@ -71,7 +71,7 @@ func longPollCases() []tc {
 				h.T.Fatalf("long poll returned %v, want the message sent while it waited", Bodies(ms))
 			}
 		}},
-		{caps: lp, name: "woken-by-batch-send-on-other-queue-not", run: func(h *H) {
+		{Caps: lp, Name: "woken-by-batch-send-on-other-queue-not", Run: func(h *H) {
 			a, b := h.Queue(), h.Queue()
 			waiting := h.NextEmptyReceive()
 			got := h.longPoll(a, 20)
@@ -83,7 +83,7 @@ func longPollCases() []tc {
 				h.T.Fatalf("long poll on a returned %v, want [here]", Bodies(ms))
 			}
 		}},
-		{caps: lp, name: "empty-at-deadline", run: func(h *H) {
+		{Caps: lp, Name: "empty-at-deadline", Run: func(h *H) {
 			url := h.Queue()
 			waiting := h.NextEmptyReceive()
 			got := h.longPoll(url, 5)
@@ -93,7 +93,7 @@ func longPollCases() []tc {
 				h.T.Fatalf("long poll on an empty queue returned %v", Bodies(ms))
 			}
 		}},
-		{caps: lp, name: "woken-by-visibility-expiry", run: func(h *H) {
+		{Caps: lp, Name: "woken-by-visibility-expiry", Run: func(h *H) {
 			url := h.Queue()
 			h.Send(url, "again")
 			h.ReceiveOne(url, 3)
@@ -106,7 +106,7 @@ func longPollCases() []tc {
 				h.T.Fatalf("long poll returned %v, want the message whose visibility expired", Bodies(ms))
 			}
 		}},
-		{caps: []capabilities.ID{capabilities.LongPolling, capabilities.FIFOOrdering}, name: "woken-by-fifo-delete-releasing-the-group", run: func(h *H) {
+		{Caps: []capabilities.ID{capabilities.LongPolling, capabilities.FIFOOrdering}, Name: "woken-by-fifo-delete-releasing-the-group", Run: func(h *H) {
 			url := h.FifoQueue("ContentBasedDeduplication", "true")
 			h.SendFifo(url, "g", "", "first")
 			h.SendFifo(url, "g", "", "second")
@@ -120,7 +120,7 @@ func longPollCases() []tc {
 				h.T.Fatalf("long poll returned %v, want the message the delete released", Bodies(ms))
 			}
 		}},
-		{caps: []capabilities.ID{capabilities.LongPolling, capabilities.VisibilityChange}, name: "woken-by-shortened-visibility", run: func(h *H) {
+		{Caps: []capabilities.ID{capabilities.LongPolling, capabilities.VisibilityChange}, Name: "woken-by-shortened-visibility", Run: func(h *H) {
 			url := h.Queue()
 			h.Send(url, "sooner")
 			m := h.ReceiveOne(url, 60)
@@ -136,7 +136,7 @@ func longPollCases() []tc {
 				h.T.Fatalf("long poll returned %v, want the message whose visibility was shortened", Bodies(ms))
 			}
 		}},
-		{caps: []capabilities.ID{capabilities.LongPolling, capabilities.DelayMessage}, name: "woken-by-delay-expiry", run: func(h *H) {
+		{Caps: []capabilities.ID{capabilities.LongPolling, capabilities.DelayMessage}, Name: "woken-by-delay-expiry", Run: func(h *H) {
 			url := h.Queue()
 			_, err := h.SQS.SendMessage(h.Ctx, &sqs.SendMessageInput{QueueUrl: aws.String(url), MessageBody: aws.String("late"), DelaySeconds: 3})
 			h.Must(err, "SendMessage DelaySeconds=3")
@@ -149,7 +149,7 @@ func longPollCases() []tc {
 				h.T.Fatalf("long poll returned %v, want the delayed message", Bodies(ms))
 			}
 		}},
-		{caps: []capabilities.ID{capabilities.LongPolling, capabilities.AttrReceiveWait}, name: "queue-default-wait", run: func(h *H) {
+		{Caps: []capabilities.ID{capabilities.LongPolling, capabilities.AttrReceiveWait}, Name: "queue-default-wait", Run: func(h *H) {
 			url := h.Queue("ReceiveMessageWaitTimeSeconds", "20")
 			waiting := h.NextEmptyReceive()
 			got := h.longPoll(url, 0) // no WaitTimeSeconds: the queue's 20 s applies
@@ -159,12 +159,12 @@ func longPollCases() []tc {
 				h.T.Fatalf("receive with the queue's default wait returned %d messages, want 1", len(ms))
 			}
 		}},
-		{caps: lp, name: "wait-time-range", run: func(h *H) {
+		{Caps: lp, Name: "wait-time-range", Run: func(h *H) {
 			url := h.Queue()
 			_, err := h.SQS.ReceiveMessage(h.Ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(url), WaitTimeSeconds: 21})
 			h.WantErr(err, "ReceiveMessage WaitTimeSeconds=21", "InvalidParameterValue")
 		}},
-		{caps: lp, name: "many-waiters-each-get-one", run: func(h *H) {
+		{Caps: lp, Name: "many-waiters-each-get-one", Run: func(h *H) {
 			url := h.Queue()
 			const n = 3
 			var polls []<-chan pollResult

@@ -17,7 +17,7 @@ func visibilityCases() []tc {
 	vt := []capabilities.ID{capabilities.VisibilityTimeout}
 	change := []capabilities.ID{capabilities.VisibilityChange}
 	return []tc{
-		{caps: []capabilities.ID{capabilities.RedeliveryOrder}, name: "returned-before-newer", run: func(h *H) {
+		{Caps: []capabilities.ID{capabilities.RedeliveryOrder}, Name: "returned-before-newer", Run: func(h *H) {
 			url := h.Queue()
 			h.Send(url, "old")
 			h.Send(url, "new")
@@ -36,7 +36,7 @@ func visibilityCases() []tc {
 			if got := Bodies(h.Receive(url, 10, 30)); fmt.Sprint(got) != "[old new]" {
 				h.T.Fatalf("after old's timeout received %v, want [old new]", got)
 			}
-		}, degraded: func(h *H, _ capabilities.Declaration) {
+		}, Degraded: func(h *H, _ capabilities.Declaration) {
 			// Order is the backend's; the released message is not lost.
 			url := h.Queue()
 			h.Send(url, "old")
@@ -46,7 +46,7 @@ func visibilityCases() []tc {
 				h.T.Fatalf("after the release received %v, want new and old once each", got)
 			}
 		}},
-		{caps: vt, name: "hidden-while-in-flight-then-redelivered", run: func(h *H) {
+		{Caps: vt, Name: "hidden-while-in-flight-then-redelivered", Run: func(h *H) {
 			url := h.Queue()
 			h.Send(url, "v")
 			due := h.Now().Add(30 * time.Second)
@@ -61,14 +61,14 @@ func visibilityCases() []tc {
 				h.T.Fatalf("redelivered %s with receive count %d, want %s with %d", aws.ToString(again.MessageId), h.ReceiveCount(again), aws.ToString(first.MessageId), want)
 			}
 		}},
-		{caps: vt, name: "per-receive-override", run: func(h *H) {
+		{Caps: vt, Name: "per-receive-override", Run: func(h *H) {
 			url := h.Queue("VisibilityTimeout", "300")
 			h.Send(url, "v")
 			h.ReceiveOne(url, 5)
 			h.Advance(6 * time.Second)
 			h.ReceiveOne(url, 5)
 		}},
-		{caps: []capabilities.ID{capabilities.VisibilityTimeout, capabilities.AttrVisibilityTimeout}, name: "queue-default-changed", run: func(h *H) {
+		{Caps: []capabilities.ID{capabilities.VisibilityTimeout, capabilities.AttrVisibilityTimeout}, Name: "queue-default-changed", Run: func(h *H) {
 			url := h.Queue()
 			h.SetAttrs(url, "VisibilityTimeout", "10")
 			h.Send(url, "v")
@@ -80,7 +80,7 @@ func visibilityCases() []tc {
 			h.AdvanceTo(received.Add(11 * time.Second))
 			h.ReceiveOne(url, 0)
 		}},
-		{caps: change, name: "extend-in-flight", run: func(h *H) {
+		{Caps: change, Name: "extend-in-flight", Run: func(h *H) {
 			url := h.Queue()
 			h.Send(url, "v")
 			m := h.ReceiveOne(url, 10)
@@ -92,7 +92,7 @@ func visibilityCases() []tc {
 			h.Advance(61 * time.Second)
 			h.ReceiveOne(url, 0)
 		}},
-		{caps: change, name: "shorten-in-flight", run: func(h *H) {
+		{Caps: change, Name: "shorten-in-flight", Run: func(h *H) {
 			url := h.Queue()
 			h.Send(url, "v")
 			m := h.ReceiveOne(url, 300) // within a broker's 5-minute lock
@@ -101,7 +101,7 @@ func visibilityCases() []tc {
 			h.Advance(6 * time.Second)
 			h.ReceiveOne(url, 0)
 		}},
-		{caps: change, name: "handle-still-valid-after-change", run: func(h *H) {
+		{Caps: change, Name: "handle-still-valid-after-change", Run: func(h *H) {
 			url := h.Queue()
 			h.Send(url, "v")
 			m := h.ReceiveOne(url, 10)
@@ -111,12 +111,12 @@ func visibilityCases() []tc {
 			h.Advance(61 * time.Second)
 			h.ReceiveNone(url, "after delete")
 		}},
-		{caps: change, name: "change-garbage-handle", run: func(h *H) {
+		{Caps: change, Name: "change-garbage-handle", Run: func(h *H) {
 			url := h.Queue()
 			_, err := h.SQS.ChangeMessageVisibility(h.Ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(url), ReceiptHandle: aws.String("garbage"), VisibilityTimeout: 60})
 			h.WantErr(err, "ChangeMessageVisibility with a garbage handle", "ReceiptHandleIsInvalid")
 		}},
-		{caps: []capabilities.ID{capabilities.VisibilityRelease}, name: "zero-releases-at-once", run: func(h *H) {
+		{Caps: []capabilities.ID{capabilities.VisibilityRelease}, Name: "zero-releases-at-once", Run: func(h *H) {
 			url := h.Queue()
 			h.Send(url, "v")
 			m := h.ReceiveOne(url, 300) // within a broker's 5-minute lock
@@ -127,7 +127,7 @@ func visibilityCases() []tc {
 				h.T.Fatalf("released message not redelivered")
 			}
 		}},
-		{caps: []capabilities.ID{capabilities.VisibilityMax}, name: "twelve-hours-accepted", run: func(h *H) {
+		{Caps: []capabilities.ID{capabilities.VisibilityMax}, Name: "twelve-hours-accepted", Run: func(h *H) {
 			// 12 h from the receive, then 12 h again from the change: only a clock that
 			// stands still between the two keeps the second within SQS's 12 h total.
 			h.NeedGatewayClock("12 h of visibility, set twice at the same instant")
@@ -140,8 +140,8 @@ func visibilityCases() []tc {
 			h.ReceiveNone(url, "a minute before 12 h")
 			h.Advance(2 * time.Minute)
 			h.ReceiveOne(url, 0)
-		}, degraded: visibilityBeyondMax},
-		{caps: []capabilities.ID{capabilities.VisibilityMax}, name: "over-twelve-hours-rejected", run: func(h *H) {
+		}, Degraded: visibilityBeyondMax},
+		{Caps: []capabilities.ID{capabilities.VisibilityMax}, Name: "over-twelve-hours-rejected", Run: func(h *H) {
 			url := h.Queue()
 			h.Send(url, "v")
 			_, err := h.SQS.ReceiveMessage(h.Ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(url), VisibilityTimeout: 43201})
@@ -158,7 +158,7 @@ func visibilityCases() []tc {
 // Delay: queue delay, per-message delay, limits.
 func delayCases() []tc {
 	return []tc{
-		{caps: []capabilities.ID{capabilities.DelayQueue}, name: "queue-delay", run: func(h *H) {
+		{Caps: []capabilities.ID{capabilities.DelayQueue}, Name: "queue-delay", Run: func(h *H) {
 			url := h.Queue("DelaySeconds", "30")
 			due := h.Now().Add(30 * time.Second)
 			h.Send(url, "d")
@@ -171,7 +171,7 @@ func delayCases() []tc {
 			h.WantCounts(url, 1, 0, 0)
 			h.ReceiveOne(url, 0)
 		}},
-		{caps: []capabilities.ID{capabilities.DelayQueue, capabilities.AttrDelaySeconds}, name: "queue-delay-changed-applies-to-new-messages", run: func(h *H) {
+		{Caps: []capabilities.ID{capabilities.DelayQueue, capabilities.AttrDelaySeconds}, Name: "queue-delay-changed-applies-to-new-messages", Run: func(h *H) {
 			url := h.Queue()
 			h.Send(url, "before")
 			h.SetAttrs(url, "DelaySeconds", "60")
@@ -184,7 +184,7 @@ func delayCases() []tc {
 				h.T.Fatalf("after 61 s received %v, want [after]", got)
 			}
 		}},
-		{caps: []capabilities.ID{capabilities.DelayMessage}, name: "per-message-delay", run: func(h *H) {
+		{Caps: []capabilities.ID{capabilities.DelayMessage}, Name: "per-message-delay", Run: func(h *H) {
 			url := h.Queue()
 			_, err := h.SQS.SendMessage(h.Ctx, &sqs.SendMessageInput{QueueUrl: aws.String(url), MessageBody: aws.String("late"), DelaySeconds: 10})
 			h.Must(err, "SendMessage DelaySeconds=10")
@@ -197,14 +197,14 @@ func delayCases() []tc {
 				h.T.Fatalf("after the delay received %v, want [late]", got)
 			}
 		}},
-		{caps: []capabilities.ID{capabilities.DelayMessage, capabilities.DelayQueue}, name: "per-message-delay-overrides-queue", run: func(h *H) {
+		{Caps: []capabilities.ID{capabilities.DelayMessage, capabilities.DelayQueue}, Name: "per-message-delay-overrides-queue", Run: func(h *H) {
 			url := h.Queue("DelaySeconds", "600")
 			_, err := h.SQS.SendMessage(h.Ctx, &sqs.SendMessageInput{QueueUrl: aws.String(url), MessageBody: aws.String("m"), DelaySeconds: 5})
 			h.Must(err, "SendMessage DelaySeconds=5")
 			h.Advance(6 * time.Second)
 			h.ReceiveOne(url, 0)
 		}},
-		{caps: []capabilities.ID{capabilities.DelayMessage}, name: "per-message-delay-range", run: func(h *H) {
+		{Caps: []capabilities.ID{capabilities.DelayMessage}, Name: "per-message-delay-range", Run: func(h *H) {
 			url := h.Queue()
 			_, err := h.SQS.SendMessage(h.Ctx, &sqs.SendMessageInput{QueueUrl: aws.String(url), MessageBody: aws.String("m"), DelaySeconds: 901})
 			h.WantErr(err, "SendMessage DelaySeconds=901", "InvalidParameterValue")
@@ -212,20 +212,20 @@ func delayCases() []tc {
 			h.Must(err, "SendMessage DelaySeconds=900")
 			h.WantCounts(url, 0, 0, 1)
 		}},
-		{caps: []capabilities.ID{capabilities.DelayMessage, capabilities.QueueFIFO}, name: "per-message-delay-rejected-on-fifo", run: func(h *H) {
+		{Caps: []capabilities.ID{capabilities.DelayMessage, capabilities.QueueFIFO}, Name: "per-message-delay-rejected-on-fifo", Run: func(h *H) {
 			url := h.FifoQueue("ContentBasedDeduplication", "true")
 			_, err := h.SQS.SendMessage(h.Ctx, &sqs.SendMessageInput{QueueUrl: aws.String(url), MessageBody: aws.String("m"), MessageGroupId: aws.String("g"), DelaySeconds: 5})
 			h.WantErr(err, "FIFO SendMessage DelaySeconds=5", "InvalidParameterValue")
 			h.ReceiveNone(url, "after the rejected send")
 		}},
-		{caps: []capabilities.ID{capabilities.DelayQueue, capabilities.QueueFIFO}, name: "queue-delay-on-fifo", run: func(h *H) {
+		{Caps: []capabilities.ID{capabilities.DelayQueue, capabilities.QueueFIFO}, Name: "queue-delay-on-fifo", Run: func(h *H) {
 			url := h.FifoQueue("ContentBasedDeduplication", "true", "DelaySeconds", "20")
 			h.SendFifo(url, "g", "", "m")
 			h.ReceiveNone(url, "inside the FIFO queue delay")
 			h.Advance(21 * time.Second)
 			h.ReceiveOne(url, 0)
 		}},
-		{caps: []capabilities.ID{capabilities.DelayQueue, capabilities.QueueFIFO}, name: "queue-delay-on-fifo-with-zero-message-delay", run: func(h *H) {
+		{Caps: []capabilities.ID{capabilities.DelayQueue, capabilities.QueueFIFO}, Name: "queue-delay-on-fifo-with-zero-message-delay", Run: func(h *H) {
 			url := h.FifoQueue("ContentBasedDeduplication", "true", "DelaySeconds", "20")
 			due := h.Now().Add(20 * time.Second)
 			// FIFO queues take no per-message delay: an explicit 0 leaves the queue's delay.
@@ -236,7 +236,7 @@ func delayCases() []tc {
 			h.Advance(21 * time.Second)
 			h.ReceiveOne(url, 0)
 		}},
-		{caps: []capabilities.ID{capabilities.DelayMessage}, name: "send-batch-per-entry-delay", run: func(h *H) {
+		{Caps: []capabilities.ID{capabilities.DelayMessage}, Name: "send-batch-per-entry-delay", Run: func(h *H) {
 			url := h.Queue()
 			_, err := h.SQS.SendMessageBatch(h.Ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(url), Entries: []types.SendMessageBatchRequestEntry{
 				{Id: aws.String("a"), MessageBody: aws.String("a")},

@@ -12,8 +12,8 @@ import (
 const activityWait = 10 * time.Second
 
 var activityCases = []testCase{
-	{capability: string(capabilities.LongPolling), name: "activity-across-instances", run: activityAcrossInstances,
-		degraded: asNative(activityAcrossInstances)},
+	{Caps: one(capabilities.LongPolling), Name: "activity-across-instances", Run: activityAcrossInstances,
+		Degraded: asNative(activityAcrossInstances)},
 }
 
 // activityAcrossInstances checks what the description's Activity mode promises: with
@@ -30,7 +30,7 @@ func activityAcrossInstances(e *env) {
 		return
 	}
 	if e.h.NewDriverOnSameStorage == nil {
-		e.t.Skip("not run: the harness has no NewDriverOnSameStorage hook to open a second instance")
+		e.t.Skip("not Run: the harness has no NewDriverOnSameStorage hook to open a second instance")
 	}
 	b := e.h.NewDriverOnSameStorage(e.t, e.d)
 	e.t.Cleanup(func() { _ = b.Close() })

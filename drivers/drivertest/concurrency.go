@@ -10,7 +10,7 @@ import (
 )
 
 var concurrencyCases = []testCase{
-	{capability: string(capabilities.QueueStandard), name: "concurrent-receivers-exactly-once", run: func(e *env) {
+	{Caps: one(capabilities.QueueStandard), Name: "concurrent-receivers-exactly-once", Run: func(e *env) {
 		q := e.standard("q")
 		const total = 60
 		for i := 0; i < total; i += 10 {
@@ -79,7 +79,7 @@ var concurrencyCases = []testCase{
 		// At the deletes' time: a message claimed but not deleted would count as in flight.
 		e.expectStats(q, 3*time.Second, drivers.QueueStats{})
 	}},
-	{capability: string(capabilities.FIFOOrdering), name: "concurrent-receivers-keep-group-order", run: func(e *env) {
+	{Caps: one(capabilities.FIFOOrdering), Name: "concurrent-receivers-keep-group-order", Run: func(e *env) {
 		q := e.fifo("q")
 		const groups, perGroup = 4, 10
 		for i := range perGroup {

@@ -78,6 +78,7 @@ import (
 	"time"
 
 	"github.com/anysqs/anysqs/capabilities"
+	"github.com/anysqs/anysqs/capabilities/expect"
 	"github.com/anysqs/anysqs/capabilities/report"
 	"github.com/anysqs/anysqs/drivers"
 	"github.com/anysqs/anysqs/drivers/sqsrule"
@@ -100,17 +101,15 @@ type Harness struct {
 	Parallel bool
 }
 
-// testCase is one conformance case, filed under the capability it checks. run asserts
-// the SQS behaviour (Native and Emulated declarations). degraded, when set, asserts the
-// documented fallback of a Degraded declaration instead; unsupported, when set, asserts
-// what the driver answers for an Unsupported one.
-type testCase struct {
-	capability  string
-	name        string
-	run         func(e *env)
-	degraded    func(e *env, d capabilities.Declaration)
-	unsupported func(e *env, d capabilities.Declaration)
-}
+// testCase is one conformance case, filed under the capability it checks: the case type
+// both suites share (capabilities/expect), over this suite's env. Run asserts the SQS
+// behaviour (Native and Emulated declarations); Degraded, when set, the documented
+// fallback of a Degraded declaration; Unsupported, when set, what the driver answers
+// for an Unsupported one.
+type testCase = expect.Case[*env]
+
+// one is a case's single capability.
+func one(id capabilities.ID) []capabilities.ID { return []capabilities.ID{id} }
 
 // RunConformance runs every case of the suite against the harness's driver.
 func RunConformance(t *testing.T, h Harness) {
@@ -129,7 +128,7 @@ func RunConformance(t *testing.T, h Harness) {
 	var wg sync.WaitGroup
 	for _, c := range cases {
 		runOne := func() {
-			t.Run(c.capability+"/"+c.name, func(t *testing.T) { runCase(newEnv(t, h, desc, run), c) })
+			t.Run(c.Path(), func(t *testing.T) { runCase(newEnv(t, h, desc, run), c) })
 		}
 		if !h.Parallel {
 			runOne()
@@ -155,33 +154,13 @@ func describe(t *testing.T, h Harness) drivers.Description {
 	return desc.Normalized()
 }
 
-// runCase runs c as the driver's declaration of c's capability asks (see the package doc).
+// runCase runs c as the driver's declaration of c's capability asks (see the package
+// doc): the gateway rejects requests of an Unsupported capability before the driver, so
+// such a case without its own assertion does not run.
 func runCase(e *env, c testCase) {
-	decl, ok := e.description.Declaration(capabilities.ID(c.capability))
-	if !ok {
-		c.run(e) // "describe" and other cases about the driver itself
-		return
-	}
-	switch decl.Level {
-	case capabilities.Unsupported:
-		if c.unsupported != nil {
-			c.unsupported(e, decl)
-			return
-		}
-		e.t.Skipf("declared unsupported (%s): the gateway rejects these requests before the driver; see the conformance suite", decl.Note)
-	case capabilities.Degraded:
-		if c.degraded != nil {
-			c.degraded(e, decl)
-			return
-		}
-		e.t.Logf("%s declared degraded (%q); this case has no fallback assertion, so it asserts the SQS behaviour", decl.ID, decl.Note)
-		e.t.Cleanup(func() {
-			if e.t.Failed() {
-				e.t.Logf("the failure above may be the declared fallback for %s: %s", decl.ID, decl.Note)
-			}
-		})
-	}
-	c.run(e)
+	c.Dispatch(e.t, e, e.description.Declaration, func(d capabilities.Declaration) {
+		e.t.Skipf("declared unsupported (%s): the gateway rejects these requests before the driver; see the conformance suite", d.Note)
+	})
 }
 
 var runCounter atomic.Int64
@@ -251,9 +230,9 @@ func checkAbility(e *env, method string, claimed bool, err error) {
 }
 
 // serviceWaitBudget is the most queue time a case may spend on a service clock, where
-// the suite waits in real time. A case needing more is reported as needing a gateway
-// clock, never passed.
-const serviceWaitBudget = 40 * time.Second
+// the suite waits in real time: the wire suite's. A case needing more is reported as
+// needing a gateway clock, never passed.
+const serviceWaitBudget = expect.Budget
 
 // serviceSlack is how late after its case time a request may reach a service clock (the
 // wait overshoots, the request takes time). Checks on either side of a deadline keep
@@ -328,7 +307,7 @@ func asNative(run func(e *env)) func(e *env, d capabilities.Declaration) {
 func (e *env) restart() {
 	e.t.Helper()
 	if e.h.Reopen == nil {
-		e.t.Skip("not run: the harness has no Reopen hook (storage does not outlive the driver)")
+		e.t.Skip("not Run: the harness has no Reopen hook (storage does not outlive the driver)")
 	}
 	e.d = e.h.Reopen(e.t, e.d)
 }

@@ -13,7 +13,7 @@ import (
 var seqPattern = regexp.MustCompile(`^[0-9]{20}$`)
 
 var fifoCases = []testCase{
-	{capability: string(capabilities.FIFOOrdering), name: "group-order", run: func(e *env) {
+	{Caps: one(capabilities.FIFOOrdering), Name: "group-order", Run: func(e *env) {
 		q := e.fifo("q")
 		e.send(q, 0, fifoMsg("A", "a1"), fifoMsg("B", "b1"), fifoMsg("A", "a2"))
 		e.send(q, time.Second, fifoMsg("B", "b2"), fifoMsg("A", "a3"))
@@ -30,7 +30,7 @@ var fifoCases = []testCase{
 			e.t.Fatalf("per-group order: A %v, B %v", a, b)
 		}
 	}},
-	{capability: string(capabilities.FIFOOrdering), name: "inflight-blocks-group", run: func(e *env) {
+	{Caps: one(capabilities.FIFOOrdering), Name: "inflight-blocks-group", Run: func(e *env) {
 		q := e.fifo("q")
 		e.send(q, 0, fifoMsg("A", "a1"), fifoMsg("A", "a2"), fifoMsg("B", "b1"), fifoMsg("B", "b2"))
 		first := e.receive(q, 0, 1, 30)
@@ -43,7 +43,7 @@ var fifoCases = []testCase{
 		// b1's visibility expires: b1 comes back before b2.
 		e.expectBodies("after b1's timeout", e.receive(q, e.after(30*time.Second), 1, 30).Messages, "b1")
 	}},
-	{capability: string(capabilities.FIFOOrdering), name: "released-later-waits-for-earlier", run: func(e *env) {
+	{Caps: one(capabilities.FIFOOrdering), Name: "released-later-waits-for-earlier", Run: func(e *env) {
 		q := e.fifo("q")
 		e.send(q, 0, fifoMsg("A", "a1"), fifoMsg("A", "a2"), fifoMsg("A", "a3"))
 		got := e.receive(q, 0, 2, 30)
@@ -55,7 +55,7 @@ var fifoCases = []testCase{
 		e.mustDelete(q, 2*time.Second, got.Messages[0].ReceiptHandle)
 		e.expectBodies("after deleting a1", e.receive(q, 2*time.Second, 10, 30).Messages, "a2", "a3")
 	}},
-	{capability: string(capabilities.FIFOGroupRelease), name: "released-first-while-later-in-flight", run: func(e *env) {
+	{Caps: one(capabilities.FIFOGroupRelease), Name: "released-first-while-later-in-flight", Run: func(e *env) {
 		q := e.fifo("q")
 		e.send(q, 0, fifoMsg("A", "a1"), fifoMsg("A", "a2"), fifoMsg("A", "a3"))
 		got := e.receive(q, 0, 2, 30)
@@ -69,7 +69,7 @@ var fifoCases = []testCase{
 		e.expectBodies("a2 deleted, a1 in flight again", e.receive(q, 2*time.Second, 10, 30).Messages)
 		e.mustDelete(q, 3*time.Second, again.Messages[0].ReceiptHandle)
 		e.expectBodies("group free again", e.receive(q, 3*time.Second, 10, 30).Messages, "a3")
-	}, degraded: func(e *env, _ capabilities.Declaration) {
+	}, Degraded: func(e *env, _ capabilities.Declaration) {
 		// The whole group waits until none of its messages is in flight.
 		q := e.fifo("q")
 		e.send(q, 0, fifoMsg("A", "a1"), fifoMsg("A", "a2"), fifoMsg("A", "a3"))
@@ -82,31 +82,31 @@ var fifoCases = []testCase{
 		e.mustDelete(q, 2*time.Second, got.Messages[1].ReceiptHandle)
 		e.expectBodies("group free again", e.receive(q, 2*time.Second, 10, 30).Messages, "a1", "a3")
 	}},
-	{capability: string(capabilities.FIFOGroupRelease), name: "batch-takes-one-group-before-the-next", run: func(e *env) {
+	{Caps: one(capabilities.FIFOGroupRelease), Name: "batch-takes-one-group-before-the-next", Run: func(e *env) {
 		q := e.fifo("q")
 		e.send(q, 0, fifoMsg("A", "a1"), fifoMsg("B", "b1"), fifoMsg("A", "a2"), fifoMsg("B", "b2"), fifoMsg("A", "a3"))
 		e.expectBodies("one receive of 10", e.receive(q, time.Second, 10, 30).Messages, "a1", "a2", "a3", "b1", "b2")
-	}, degraded: func(e *env, _ capabilities.Declaration) {
+	}, Degraded: func(e *env, _ capabilities.Declaration) {
 		q := e.fifo("q")
 		e.send(q, 0, fifoMsg("A", "a1"), fifoMsg("B", "b1"), fifoMsg("A", "a2"), fifoMsg("B", "b2"), fifoMsg("A", "a3"))
 		expectGroupOrder(e, e.drain(q, time.Second), map[string][]string{"A": {"a1", "a2", "a3"}, "B": {"b1", "b2"}})
 	}},
-	{capability: string(capabilities.FIFOGroupRelease), name: "returned-group-after-waiting-groups", run: func(e *env) {
+	{Caps: one(capabilities.FIFOGroupRelease), Name: "returned-group-after-waiting-groups", Run: func(e *env) {
 		q := e.fifo("q")
 		e.send(q, 0, fifoMsg("A", "a1"))
 		e.expectBodies("first receive", e.receive(q, 0, 1, 30).Messages, "a1")
 		e.send(q, time.Second, fifoMsg("B", "b1"))
 		e.expectBodies("after a1's timeout: B waited since its send, A since now",
 			e.receive(q, e.after(30*time.Second), 10, 30).Messages, "b1", "a1")
-	}, degraded: func(e *env, _ capabilities.Declaration) {
+	}, Degraded: func(e *env, _ capabilities.Declaration) {
 		q := e.fifo("q")
 		e.send(q, 0, fifoMsg("A", "a1"))
 		e.expectBodies("first receive", e.receive(q, 0, 1, 30).Messages, "a1")
 		e.send(q, time.Second, fifoMsg("B", "b1"))
 		expectGroupOrder(e, e.drain(q, e.after(30*time.Second)), map[string][]string{"A": {"a1"}, "B": {"b1"}})
 	}},
-	{capability: string(capabilities.FIFOGroupBatch), name: "several-of-one-group", run: severalOfOneGroup, degraded: asNative(severalOfOneGroup)},
-	{capability: string(capabilities.FIFOSequenceNumber), name: "increasing-within-group-20-digits", run: func(e *env) {
+	{Caps: one(capabilities.FIFOGroupBatch), Name: "several-of-one-group", Run: severalOfOneGroup, Degraded: asNative(severalOfOneGroup)},
+	{Caps: one(capabilities.FIFOSequenceNumber), Name: "increasing-within-group-20-digits", Run: func(e *env) {
 		// SQS promises sequence numbers that increase within a message group; nothing
 		// across groups, which a backend partitioned by group cannot order.
 		q := e.fifo("q")
@@ -134,7 +134,7 @@ var fifoCases = []testCase{
 				}
 			}
 		}
-	}, degraded: func(e *env, _ capabilities.Declaration) {
+	}, Degraded: func(e *env, _ capabilities.Declaration) {
 		// No sequence number on send (a broker assigns it when it stores the message);
 		// a send that returns one returns the received message's, and received messages
 		// carry 20-digit numbers that increase within their group.
@@ -162,7 +162,7 @@ var fifoCases = []testCase{
 			}
 		}
 	}},
-	{capability: string(capabilities.FIFODedupEcho), name: "duplicate-returns-original", run: func(e *env) {
+	{Caps: one(capabilities.FIFODedupEcho), Name: "duplicate-returns-original", Run: func(e *env) {
 		e.needs(4 * time.Minute)
 		q := e.fifo("q")
 		orig := e.send(q, 0, fifoMsg("g", "x"))[0]
@@ -173,7 +173,7 @@ var fifoCases = []testCase{
 		}
 		e.expectStats(q, 4*time.Minute, drivers.QueueStats{Visible: 1})
 	}},
-	{capability: string(capabilities.FIFODedupExplicit), name: "window-five-minutes", run: func(e *env) {
+	{Caps: one(capabilities.FIFODedupExplicit), Name: "window-five-minutes", Run: func(e *env) {
 		e.needs(6 * time.Minute)
 		q := e.fifo("q")
 		e.send(q, 0, fifoMsg("g", "x"))
@@ -185,14 +185,14 @@ var fifoCases = []testCase{
 		}
 		e.expectStats(q, 6*time.Minute, drivers.QueueStats{Visible: 2})
 	}},
-	{capability: string(capabilities.FIFODedupExplicit), name: "duplicate-within-one-batch", run: func(e *env) {
+	{Caps: one(capabilities.FIFODedupExplicit), Name: "duplicate-within-one-batch", Run: func(e *env) {
 		q := e.fifo("q")
 		res := e.send(q, 0, fifoMsg("g", "x"), fifoMsg("g", "x"))
 		if res[0].Duplicate || !res[1].Duplicate || res[1].MessageID != res[0].MessageID {
 			e.t.Fatalf("batch with a repeated deduplication id: %+v", res)
 		}
 	}},
-	{capability: string(capabilities.FIFODedupExplicit), name: "survives-delete", run: func(e *env) {
+	{Caps: one(capabilities.FIFODedupExplicit), Name: "survives-delete", Run: func(e *env) {
 		q := e.fifo("q")
 		e.send(q, 0, fifoMsg("g", "x"))
 		e.mustDelete(q, time.Second, e.receive(q, time.Second, 1, 30).Messages[0].ReceiptHandle)
@@ -200,7 +200,7 @@ var fifoCases = []testCase{
 			e.t.Fatalf("send after the original was deleted, within 5 minutes, was not a duplicate")
 		}
 	}},
-	{capability: string(capabilities.FIFODedupExplicit), name: "forgotten-with-deleted-queue", run: func(e *env) {
+	{Caps: one(capabilities.FIFODedupExplicit), Name: "forgotten-with-deleted-queue", Run: func(e *env) {
 		e.needs(e.after(drivers.QueueNameReuseDelay + time.Second))
 		q := e.fifo("q")
 		e.send(q, 0, fifoMsg("g", "x"))
@@ -216,7 +216,7 @@ var fifoCases = []testCase{
 			e.t.Fatalf("send to a recreated queue was a duplicate of a message of the deleted one")
 		}
 	}},
-	{capability: string(capabilities.FIFODedupScopeGroup), name: "scope-message-group", run: func(e *env) {
+	{Caps: one(capabilities.FIFODedupScopeGroup), Name: "scope-message-group", Run: func(e *env) {
 		attrs := FIFOAttributes()
 		attrs.DeduplicationScope = "messageGroup"
 		attrs.FifoThroughputLimit = "perMessageGroupId"
@@ -234,7 +234,7 @@ var fifoCases = []testCase{
 			e.t.Fatalf("scope queue: same id in another group was not a duplicate")
 		}
 	}},
-	{capability: string(capabilities.FIFOReceiveAttempt), name: "replay-same-handles", run: func(e *env) {
+	{Caps: one(capabilities.FIFOReceiveAttempt), Name: "replay-same-handles", Run: func(e *env) {
 		q := e.fifo("q")
 		e.send(q, 0, fifoMsg("A", "a1"), fifoMsg("A", "a2"), fifoMsg("B", "b1"))
 		first := e.receiveAttempt(q, 0, 2, 30, "att-1")
@@ -269,7 +269,7 @@ var fifoCases = []testCase{
 			}
 		}
 	}},
-	{capability: string(capabilities.FIFOReceiveAttempt), name: "expired-attempt-is-new-receive", run: func(e *env) {
+	{Caps: one(capabilities.FIFOReceiveAttempt), Name: "expired-attempt-is-new-receive", Run: func(e *env) {
 		q := e.fifo("q")
 		e.send(q, 0, fifoMsg("A", "a1"))
 		first := e.receiveAttempt(q, 0, 1, 600, "att")

@@ -31,7 +31,7 @@ func fmtAttrs(a drivers.QueueAttributes) string {
 }
 
 var messageCases = []testCase{
-	{capability: string(capabilities.QueueStandard), name: "send-receive-delete-roundtrip", run: func(e *env) {
+	{Caps: one(capabilities.QueueStandard), Name: "send-receive-delete-roundtrip", Run: func(e *env) {
 		q := e.standard("q")
 		m := msg("hello, world \u00e9\U0001F600")
 		m.SenderID = "AIDAEXAMPLE"
@@ -65,7 +65,7 @@ var messageCases = []testCase{
 			e.t.Fatalf("empty queue: NextVisibleAt %v, want zero", empty.NextVisibleAt)
 		}
 	}},
-	{capability: string(capabilities.QueueStandard), name: "batch-one-result-per-entry", run: func(e *env) {
+	{Caps: one(capabilities.QueueStandard), Name: "batch-one-result-per-entry", Run: func(e *env) {
 		q := e.standard("q")
 		var entries []drivers.SendEntry
 		for i := range 10 {
@@ -90,8 +90,8 @@ var messageCases = []testCase{
 		expectKind(e.t, "delete batch: forged handle", entryErr(out[1].Err), drivers.KindInvalidReceiptHandle)
 		e.expectStats(q, 0, drivers.QueueStats{NotVisible: 8})
 	}},
-	{capability: string(capabilities.MessageMaxSize), name: "largest-body-round-trips", run: largestBody, degraded: asNative(largestBody)},
-	{capability: string(capabilities.DelayMessage), name: "per-message-delay", run: func(e *env) {
+	{Caps: one(capabilities.MessageMaxSize), Name: "largest-body-round-trips", Run: largestBody, Degraded: asNative(largestBody)},
+	{Caps: one(capabilities.DelayMessage), Name: "per-message-delay", Run: func(e *env) {
 		q := e.standard("q")
 		m := msg("late")
 		m.DelaySeconds = 10
@@ -106,7 +106,7 @@ var messageCases = []testCase{
 		e.expectBodies("receive just before the delay ends", e.receive(q, e.before(10*time.Second), 10, 30).Messages)
 		e.expectBodies("receive when the delay ends", e.receive(q, e.after(10*time.Second), 10, 30).Messages, "late")
 	}},
-	{capability: string(capabilities.DelayQueue), name: "queue-delay-resolved-by-gateway", run: func(e *env) {
+	{Caps: one(capabilities.DelayQueue), Name: "queue-delay-resolved-by-gateway", Run: func(e *env) {
 		attrs := FIFOAttributes()
 		attrs.DelaySeconds = 5
 		q := e.queue("q", attrs)
@@ -160,7 +160,7 @@ func checkAttrs(e *env, what string, got, want map[string]drivers.MessageAttribu
 }
 
 var visibilityCases = []testCase{
-	{capability: string(capabilities.VisibilityTimeout), name: "hidden-until-timeout", run: func(e *env) {
+	{Caps: one(capabilities.VisibilityTimeout), Name: "hidden-until-timeout", Run: func(e *env) {
 		q := e.standard("q")
 		e.send(q, 0, msg("a"))
 		first := e.receive(q, 0, 1, 30)
@@ -179,7 +179,7 @@ var visibilityCases = []testCase{
 				r.ReceiveCount, r.FirstReceivedAt, r.ReceiptHandle == first.Messages[0].ReceiptHandle, e.base)
 		}
 	}},
-	{capability: string(capabilities.RedeliveryOrder), name: "returned-before-newer", run: func(e *env) {
+	{Caps: one(capabilities.RedeliveryOrder), Name: "returned-before-newer", Run: func(e *env) {
 		q := e.standard("q")
 		e.send(q, 0, msg("old"))
 		e.send(q, time.Second, msg("new"))
@@ -192,7 +192,7 @@ var visibilityCases = []testCase{
 		e.expectBodies("released: old before the newer message", again.Messages, "old")
 		// Its timeout ends: old comes back before new again.
 		e.expectBodies("after old's timeout", e.receive(q, e.after(32*time.Second), 10, 30).Messages, "old", "new")
-	}, degraded: func(e *env, _ capabilities.Declaration) {
+	}, Degraded: func(e *env, _ capabilities.Declaration) {
 		// Order is whatever the backend gives; nothing is lost.
 		q := e.standard("q")
 		e.send(q, 0, msg("old"))
@@ -209,8 +209,8 @@ var visibilityCases = []testCase{
 			e.t.Fatalf("after the release received %v, want old and new once each", b)
 		}
 	}},
-	{capability: string(capabilities.VisibilityMax), name: "twelve-hours", run: longestTimeout, degraded: asNative(longestTimeout)},
-	{capability: string(capabilities.VisibilityMax), name: "change-capped-twelve-hours-from-receive", run: func(e *env) {
+	{Caps: one(capabilities.VisibilityMax), Name: "twelve-hours", Run: longestTimeout, Degraded: asNative(longestTimeout)},
+	{Caps: one(capabilities.VisibilityMax), Name: "change-capped-twelve-hours-from-receive", Run: func(e *env) {
 		e.needs(13 * time.Hour)
 		q := e.standard("q")
 		e.send(q, 0, msg("a"))
@@ -227,7 +227,7 @@ var visibilityCases = []testCase{
 		if err := e.change(q, 13*time.Hour, got.Messages[0].ReceiptHandle, 11*3600); err != nil {
 			e.t.Fatalf("ChangeVisibility within 12 h of the second receive: %v", err)
 		}
-	}, degraded: func(e *env, d capabilities.Declaration) {
+	}, Degraded: func(e *env, d capabilities.Declaration) {
 		// Locks of at most max_seconds: the 12-hour cap is the gateway's to keep (it
 		// rejects or clamps longer timeouts); the driver honours a change up to the limit.
 		max := e.limit(capabilities.VisibilityMax, "max_seconds", sqsrule.MaxVisibilityTimeout)
@@ -242,7 +242,7 @@ var visibilityCases = []testCase{
 		e.expectBodies("receive just before max_seconds", e.receive(q, e.before(limit), 1, 30).Messages)
 		e.expectBodies("receive at max_seconds", e.receive(q, e.after(limit), 1, 30).Messages, "a")
 	}},
-	{capability: string(capabilities.VisibilityChange), name: "extend-and-expired", run: func(e *env) {
+	{Caps: one(capabilities.VisibilityChange), Name: "extend-and-expired", Run: func(e *env) {
 		q := e.standard("q")
 		e.send(q, 0, msg("a"))
 		h := e.receive(q, 0, 1, 10).Messages[0].ReceiptHandle
@@ -254,7 +254,7 @@ var visibilityCases = []testCase{
 		later := e.after(22*time.Second) + time.Second
 		expectKind(e.t, "ChangeVisibility with a forged handle", entryErr(e.change(q, later, "forged", 10)), drivers.KindInvalidReceiptHandle)
 	}},
-	{capability: string(capabilities.VisibilityRelease), name: "zero-releases", run: func(e *env) {
+	{Caps: one(capabilities.VisibilityRelease), Name: "zero-releases", Run: func(e *env) {
 		q := e.standard("q")
 		e.send(q, 0, msg("a"))
 		h := e.receive(q, 0, 1, 30).Messages[0].ReceiptHandle
@@ -271,7 +271,7 @@ var visibilityCases = []testCase{
 }
 
 var receiptCases = []testCase{
-	{capability: string(capabilities.ReceiptStale), name: "standard-stale-delete-is-noop", run: func(e *env) {
+	{Caps: one(capabilities.ReceiptStale), Name: "standard-stale-delete-is-noop", Run: func(e *env) {
 		q := e.standard("q")
 		e.send(q, 0, msg("a"))
 		old := e.receive(q, 0, 1, 30).Messages[0].ReceiptHandle
@@ -283,14 +283,14 @@ var receiptCases = []testCase{
 		e.expectStats(q, again+time.Second, drivers.QueueStats{})
 		e.mustDelete(q, again+2*time.Second, cur) // deleting twice is fine too
 	}},
-	{capability: string(capabilities.ReceiptStale), name: "standard-expired-current-handle-deletes", run: func(e *env) {
+	{Caps: one(capabilities.ReceiptStale), Name: "standard-expired-current-handle-deletes", Run: func(e *env) {
 		q := e.standard("q")
 		e.send(q, 0, msg("a"))
 		h := e.receive(q, 0, 1, 30).Messages[0].ReceiptHandle
 		past := e.after(31 * time.Second)
 		e.mustDelete(q, past, h) // visibility expired, not received again: SQS deletes
 		e.expectStats(q, past, drivers.QueueStats{})
-	}, degraded: func(e *env, _ capabilities.Declaration) {
+	}, Degraded: func(e *env, _ capabilities.Declaration) {
 		// A broker's lock ends with the visibility timeout: the delete succeeds without
 		// effect, and the message is received again.
 		q := e.standard("q")
@@ -300,7 +300,7 @@ var receiptCases = []testCase{
 		e.mustDelete(q, past, h)
 		e.expectBodies("receive after the delete with the expired handle", e.receive(q, past, 1, 30).Messages, "a")
 	}},
-	{capability: string(capabilities.ReceiptStale), name: "fifo-expired-handle-fails", run: func(e *env) {
+	{Caps: one(capabilities.ReceiptStale), Name: "fifo-expired-handle-fails", Run: func(e *env) {
 		q := e.fifo("q")
 		e.send(q, 0, fifoMsg("g", "a"))
 		h := e.receive(q, 0, 1, 30).Messages[0].ReceiptHandle
@@ -313,7 +313,7 @@ var receiptCases = []testCase{
 		e.mustDelete(q, past, h2)
 		expectKind(e.t, "FIFO delete of a deleted message", entryErr(e.del(q, past, h2)[0].Err), drivers.KindStaleReceiptHandle)
 	}},
-	{capability: string(capabilities.ReceiptStale), name: "standard-change-after-expiry-applies", run: func(e *env) {
+	{Caps: one(capabilities.ReceiptStale), Name: "standard-change-after-expiry-applies", Run: func(e *env) {
 		q := e.standard("q")
 		e.send(q, 0, msg("a"))
 		h := e.receive(q, 0, 1, 2).Messages[0].ReceiptHandle
@@ -324,7 +324,7 @@ var receiptCases = []testCase{
 		e.expectStats(q, past, drivers.QueueStats{NotVisible: 1})
 		e.expectBodies("receive before the new deadline", e.receive(q, past+e.before(5*time.Second), 1, 30).Messages)
 		e.expectBodies("receive after the new deadline", e.receive(q, past+e.after(5*time.Second), 1, 30).Messages, "a")
-	}, degraded: func(e *env, _ capabilities.Declaration) {
+	}, Degraded: func(e *env, _ capabilities.Declaration) {
 		// The handle's lock ended with its timeout: the change fails and changes nothing.
 		q := e.standard("q")
 		e.send(q, 0, msg("a"))
@@ -333,7 +333,7 @@ var receiptCases = []testCase{
 		expectKind(e.t, "ChangeVisibility after the timeout passed", entryErr(e.change(q, past, h, 60)), drivers.KindStaleReceiptHandle)
 		e.expectBodies("message is visible", e.receive(q, past, 1, 30).Messages, "a")
 	}},
-	{capability: string(capabilities.ReceiptStale), name: "standard-older-handle-changes-visibility", run: func(e *env) {
+	{Caps: one(capabilities.ReceiptStale), Name: "standard-older-handle-changes-visibility", Run: func(e *env) {
 		q := e.standard("q")
 		e.send(q, 0, msg("a"))
 		old := e.receive(q, 0, 1, 2).Messages[0].ReceiptHandle
@@ -347,7 +347,7 @@ var receiptCases = []testCase{
 		if got[0].ReceiveCount != 3 {
 			e.t.Fatalf("receive count %d, want 3", got[0].ReceiveCount)
 		}
-	}, degraded: func(e *env, _ capabilities.Declaration) {
+	}, Degraded: func(e *env, _ capabilities.Declaration) {
 		// The older handle names no lock: the change fails and the later receive keeps it.
 		q := e.standard("q")
 		e.send(q, 0, msg("a"))
@@ -357,7 +357,7 @@ var receiptCases = []testCase{
 		expectKind(e.t, "ChangeVisibility 0 with the previous receive's handle", entryErr(e.change(q, again, old, 0)), drivers.KindStaleReceiptHandle)
 		e.expectStats(q, again, drivers.QueueStats{NotVisible: 1})
 	}},
-	{capability: string(capabilities.ReceiptStale), name: "change-after-delete-is-stale", run: func(e *env) {
+	{Caps: one(capabilities.ReceiptStale), Name: "change-after-delete-is-stale", Run: func(e *env) {
 		for _, c := range []struct {
 			q string
 			m drivers.SendEntry
@@ -370,7 +370,7 @@ var receiptCases = []testCase{
 			e.expectStats(q, time.Second, drivers.QueueStats{})
 		}
 	}},
-	{capability: string(capabilities.ReceiptStale), name: "fifo-change-with-expired-handle-is-stale", run: func(e *env) {
+	{Caps: one(capabilities.ReceiptStale), Name: "fifo-change-with-expired-handle-is-stale", Run: func(e *env) {
 		q := e.fifo("q")
 		e.send(q, 0, fifoMsg("g", "a"))
 		h := e.receive(q, 0, 1, 2).Messages[0].ReceiptHandle
@@ -381,7 +381,7 @@ var receiptCases = []testCase{
 		expectKind(e.t, "FIFO ChangeVisibility with the previous receive's handle", entryErr(e.change(q, past, h, 0)), drivers.KindStaleReceiptHandle)
 		e.expectStats(q, past, drivers.QueueStats{NotVisible: 1})
 	}},
-	{capability: string(capabilities.ReceiptStale), name: "foreign-handles", run: func(e *env) {
+	{Caps: one(capabilities.ReceiptStale), Name: "foreign-handles", Run: func(e *env) {
 		q1, q2 := e.standard("a"), e.standard("b")
 		e.send(q1, 0, msg("a"))
 		h := e.receive(q1, 0, 1, 30).Messages[0].ReceiptHandle

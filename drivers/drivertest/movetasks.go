@@ -69,7 +69,7 @@ func (e *env) listTasks(source string, limit int) []drivers.MoveTask {
 }
 
 var moveTaskCases = []testCase{
-	{capability: string(capabilities.RedriveMoveTasks), name: "store-one-running-task-per-source", run: func(e *env) {
+	{Caps: one(capabilities.RedriveMoveTasks), Name: "store-one-running-task-per-source", Run: func(e *env) {
 		if e.storeDisclaimed() {
 			return
 		}
@@ -107,7 +107,7 @@ var moveTaskCases = []testCase{
 			e.t.Fatalf("ListMoveTasks limit 1 = %+v", got)
 		}
 	}},
-	{capability: string(capabilities.RedriveMoveTasks), name: "store-report-cancel-and-adopt", run: func(e *env) {
+	{Caps: one(capabilities.RedriveMoveTasks), Name: "store-report-cancel-and-adopt", Run: func(e *env) {
 		if e.storeDisclaimed() {
 			return
 		}
@@ -208,7 +208,7 @@ var moveTaskCases = []testCase{
 		_, err = s.CancelMoveTask(e.ctx, e.prefix+"no-such-task")
 		expectKind(e.t, "cancelling an unknown task", err, drivers.KindNotFound)
 	}},
-	{capability: string(capabilities.RedriveMoveTasks), name: "store-keeps-latest-finished-forgets-with-queue-outlives-restart", run: func(e *env) {
+	{Caps: one(capabilities.RedriveMoveTasks), Name: "store-keeps-latest-finished-forgets-with-queue-outlives-restart", Run: func(e *env) {
 		if e.storeDisclaimed() {
 			return
 		}
@@ -283,6 +283,6 @@ func init() {
 	// A store keeps tasks the same way however the messages move, so a degraded move
 	// declaration (at-least-once) asks nothing else of these cases.
 	for i := range moveTaskCases {
-		moveTaskCases[i].degraded = asNative(moveTaskCases[i].run)
+		moveTaskCases[i].Degraded = asNative(moveTaskCases[i].Run)
 	}
 }

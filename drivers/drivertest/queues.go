@@ -10,7 +10,7 @@ import (
 )
 
 var describeCases = []testCase{
-	{capability: "describe", name: "declarations-valid", run: func(e *env) {
+	{Caps: one("describe"), Name: "declarations-valid", Run: func(e *env) {
 		desc, err := e.d.Describe(e.ctx)
 		if err != nil {
 			e.t.Fatalf("Describe: %v", err)
@@ -25,7 +25,7 @@ var describeCases = []testCase{
 			e.t.Fatalf("Describe: %v", err)
 		}
 	}},
-	{capability: "describe", name: "abilities-match-description", run: func(e *env) {
+	{Caps: one("describe"), Name: "abilities-match-description", Run: func(e *env) {
 		// An ability the description disclaims answers KindUnsupported; one it claims
 		// answers without that kind. Over an RPC every method exists, so this is how a
 		// gateway (and a reader of the report) can trust the description.
@@ -41,7 +41,7 @@ var describeCases = []testCase{
 			e.t.Fatalf("Metrics: %v", err)
 		}
 	}},
-	{capability: "describe", name: "cancelled-context", run: func(e *env) {
+	{Caps: one("describe"), Name: "cancelled-context", Run: func(e *env) {
 		q := e.standard("q")
 		ctx, cancel := context.WithCancel(e.ctx)
 		cancel()
@@ -55,7 +55,7 @@ var describeCases = []testCase{
 		}
 		e.expectStats(q, time.Second, drivers.QueueStats{})
 	}},
-	{capability: "describe", name: "await-activity-returns", run: func(e *env) {
+	{Caps: one("describe"), Name: "await-activity-returns", Run: func(e *env) {
 		ctx, cancel := context.WithCancel(e.ctx)
 		defer cancel()
 		// A short timeout: the case checks that the call returns with a sane result, not how fast.
@@ -69,7 +69,7 @@ var describeCases = []testCase{
 }
 
 var queueCases = []testCase{
-	{capability: string(capabilities.QueueCreate), name: "name-reuse-waits-after-delete", run: func(e *env) {
+	{Caps: one(capabilities.QueueCreate), Name: "name-reuse-waits-after-delete", Run: func(e *env) {
 		e.needs(2 * time.Minute)
 		q := e.standard("q")
 		create := func(at time.Duration) error {
@@ -97,7 +97,7 @@ var queueCases = []testCase{
 			e.t.Fatalf("Sweep: %v", err)
 		}
 	}},
-	{capability: string(capabilities.QueueCreate), name: "create-get-existing", run: func(e *env) {
+	{Caps: one(capabilities.QueueCreate), Name: "create-get-existing", Run: func(e *env) {
 		attrs := StandardAttributes()
 		attrs.DelaySeconds = 5
 		attrs.Policy = `{"Version":"2012-10-17"}`
@@ -121,11 +121,11 @@ var queueCases = []testCase{
 		}
 		checkQueue(e, "CreateQueue again returns the stored queue", again.Queue, q)
 	}},
-	{capability: string(capabilities.QueueCreate), name: "get-missing", run: func(e *env) {
+	{Caps: one(capabilities.QueueCreate), Name: "get-missing", Run: func(e *env) {
 		_, err := e.d.GetQueue(e.ctx, drivers.GetQueueRequest{Name: e.name("missing", false)})
 		expectKind(e.t, "GetQueue of a missing queue", err, drivers.KindNotFound)
 	}},
-	{capability: string(capabilities.QueueCreate), name: "list-prefix-paging", run: func(e *env) {
+	{Caps: one(capabilities.QueueCreate), Name: "list-prefix-paging", Run: func(e *env) {
 		var names []string
 		for range 5 {
 			names = append(names, e.standard("list"))
@@ -159,7 +159,7 @@ var queueCases = []testCase{
 			e.t.Fatalf("ListQueues paged: got %v, want %v", paged, names)
 		}
 	}},
-	{capability: string(capabilities.QueueCreate), name: "set-attributes", run: func(e *env) {
+	{Caps: one(capabilities.QueueCreate), Name: "set-attributes", Run: func(e *env) {
 		q := e.standard("q")
 		attrs := StandardAttributes()
 		attrs.VisibilityTimeout = 77
@@ -176,7 +176,7 @@ var queueCases = []testCase{
 		err = e.d.SetQueueAttributes(e.ctx, drivers.SetQueueAttributesRequest{Name: e.name("missing", false), Attributes: attrs, Now: e.base})
 		expectKind(e.t, "SetQueueAttributes of a missing queue", err, drivers.KindNotFound)
 	}},
-	{capability: string(capabilities.QueueTags), name: "set-remove", run: func(e *env) {
+	{Caps: one(capabilities.QueueTags), Name: "set-remove", Run: func(e *env) {
 		q := e.standard("q")
 		if err := e.d.UpdateQueueTags(e.ctx, drivers.UpdateQueueTagsRequest{Name: q, Set: map[string]string{"a": "1", "b": "2"}}); err != nil {
 			e.t.Fatalf("UpdateQueueTags: %v", err)
@@ -194,7 +194,7 @@ var queueCases = []testCase{
 		err = e.d.UpdateQueueTags(e.ctx, drivers.UpdateQueueTagsRequest{Name: e.name("missing", false), Set: map[string]string{"a": "1"}})
 		expectKind(e.t, "UpdateQueueTags of a missing queue", err, drivers.KindNotFound)
 	}},
-	{capability: string(capabilities.QueueCreate), name: "delete", run: func(e *env) {
+	{Caps: one(capabilities.QueueCreate), Name: "delete", Run: func(e *env) {
 		e.needs(e.after(drivers.QueueNameReuseDelay + time.Second))
 		q := e.standard("q")
 		e.send(q, 0, msg("one"))
@@ -213,7 +213,7 @@ var queueCases = []testCase{
 		e.expectStats(q, again, drivers.QueueStats{})
 		e.expectBodies("receive from recreated queue", e.receive(q, again, 10, 30).Messages)
 	}},
-	{capability: string(capabilities.QueueCreate), name: "missing-queue-operations", run: func(e *env) {
+	{Caps: one(capabilities.QueueCreate), Name: "missing-queue-operations", Run: func(e *env) {
 		q := e.name("missing", false)
 		now := e.base
 		_, err := e.d.SendMessages(e.ctx, drivers.SendMessagesRequest{Name: q, Now: now, Entries: []drivers.SendEntry{msg("x")}})

@@ -22,13 +22,13 @@ func (e *env) withDLQ(fifo bool, maxReceiveCount int32) (src, dlq string) {
 }
 
 var redriveCases = []testCase{
-	{capability: string(capabilities.RedriveDLQ), name: "moved-after-max-receives", run: movedAfterMaxReceives, degraded: asNative(movedAfterMaxReceives)},
-	{capability: string(capabilities.RedriveDLQ), name: "fifo-next-in-group-delivered", run: fifoNextInGroup, degraded: asNative(fifoNextInGroup)},
-	{capability: string(capabilities.RedriveDLQ), name: "dlq-retention-clock", run: dlqRetentionClock, degraded: asNative(dlqRetentionClock)},
-	{capability: string(capabilities.RedriveDLQ), name: "own-dlq-keeps-messages", run: ownDLQKeepsMessages, degraded: asNative(ownDLQKeepsMessages)},
-	{capability: string(capabilities.RedriveMoveTasks), name: "move-back-to-source", run: moveBackToSource, degraded: asNative(moveBackToSource)},
-	{capability: string(capabilities.RedriveMoveTasks), name: "move-to-destination-visible-only", run: moveToDestination, degraded: asNative(moveToDestination)},
-	{capability: string(capabilities.RedriveMoveTasks), name: "move-back-past-unmovable", run: moveBackPastUnmovable, degraded: moveBackStopsAtUnmovable},
+	{Caps: one(capabilities.RedriveDLQ), Name: "moved-after-max-receives", Run: movedAfterMaxReceives, Degraded: asNative(movedAfterMaxReceives)},
+	{Caps: one(capabilities.RedriveDLQ), Name: "fifo-next-in-group-delivered", Run: fifoNextInGroup, Degraded: asNative(fifoNextInGroup)},
+	{Caps: one(capabilities.RedriveDLQ), Name: "dlq-retention-clock", Run: dlqRetentionClock, Degraded: asNative(dlqRetentionClock)},
+	{Caps: one(capabilities.RedriveDLQ), Name: "own-dlq-keeps-messages", Run: ownDLQKeepsMessages, Degraded: asNative(ownDLQKeepsMessages)},
+	{Caps: one(capabilities.RedriveMoveTasks), Name: "move-back-to-source", Run: moveBackToSource, Degraded: asNative(moveBackToSource)},
+	{Caps: one(capabilities.RedriveMoveTasks), Name: "move-to-destination-visible-only", Run: moveToDestination, Degraded: asNative(moveToDestination)},
+	{Caps: one(capabilities.RedriveMoveTasks), Name: "move-back-past-unmovable", Run: moveBackPastUnmovable, Degraded: moveBackStopsAtUnmovable},
 }
 
 // atLeastOnce says whether the declaration of id promises only an at-least-once move:

@@ -8,15 +8,15 @@ import (
 )
 
 var restartCases = []testCase{
-	{capability: string(capabilities.ReceiptDurable), name: "messages-and-handles-survive-restart", run: func(e *env) {
+	{Caps: one(capabilities.ReceiptDurable), Name: "messages-and-handles-survive-restart", Run: func(e *env) {
 		survivesRestart(e, true)
-	}, degraded: func(e *env, _ capabilities.Declaration) {
+	}, Degraded: func(e *env, _ capabilities.Declaration) {
 		// Instance-scoped handles die with the instance; messages and FIFO state do not.
 		survivesRestart(e, e.description.ReceiptScope != drivers.ReceiptInstance)
 	}},
-	{capability: string(capabilities.ReceiptDurable), name: "handle-through-another-instance", run: func(e *env) {
+	{Caps: one(capabilities.ReceiptDurable), Name: "handle-through-another-instance", Run: func(e *env) {
 		handleThroughAnotherInstance(e, true)
-	}, degraded: func(e *env, _ capabilities.Declaration) {
+	}, Degraded: func(e *env, _ capabilities.Declaration) {
 		handleThroughAnotherInstance(e, e.description.ReceiptScope != drivers.ReceiptInstance)
 	}},
 }

@@ -8,7 +8,7 @@ import (
 )
 
 var purgeStatsSweepCases = []testCase{
-	{capability: string(capabilities.QueuePurge), name: "sixty-second-rule", run: func(e *env) {
+	{Caps: one(capabilities.QueuePurge), Name: "sixty-second-rule", Run: func(e *env) {
 		e.needs(61 * time.Second)
 		q := e.standard("q")
 		e.send(q, 0, msg("a"), msg("b"))
@@ -26,7 +26,7 @@ var purgeStatsSweepCases = []testCase{
 		}
 		e.expectStats(q, 61*time.Second, drivers.QueueStats{})
 	}},
-	{capability: string(capabilities.QueuePurge), name: "purge-forgets-deduplication", run: func(e *env) {
+	{Caps: one(capabilities.QueuePurge), Name: "purge-forgets-deduplication", Run: func(e *env) {
 		q := e.fifo("q")
 		e.send(q, 0, fifoMsg("g", "a"))
 		if err := e.d.PurgeQueue(e.ctx, drivers.PurgeQueueRequest{Name: q, Now: e.at(time.Second)}); err != nil {
@@ -37,7 +37,7 @@ var purgeStatsSweepCases = []testCase{
 			e.t.Fatalf("send after the purge was taken for a duplicate of one before it")
 		}
 		e.expectBodies("receive after the purge", e.receive(q, 2*time.Second, 10, 30).Messages, "a")
-	}, degraded: func(e *env, _ capabilities.Declaration) {
+	}, Degraded: func(e *env, _ capabilities.Declaration) {
 		// The backend keeps its deduplication history through a purge: the same id is
 		// still a duplicate, and nothing is delivered.
 		q := e.fifo("q")
@@ -48,8 +48,8 @@ var purgeStatsSweepCases = []testCase{
 		e.send(q, 2*time.Second, fifoMsg("g", "a"))
 		e.expectBodies("receive after the purge", e.receive(q, 2*time.Second, 10, 1).Messages)
 	}},
-	{capability: string(capabilities.CountsApprox), name: "three-states", run: threeStates, degraded: asNative(threeStates)},
-	{capability: string(capabilities.RetentionPeriod), name: "expired-never-delivered-and-swept", run: func(e *env) {
+	{Caps: one(capabilities.CountsApprox), Name: "three-states", Run: threeStates, Degraded: asNative(threeStates)},
+	{Caps: one(capabilities.RetentionPeriod), Name: "expired-never-delivered-and-swept", Run: func(e *env) {
 		e.needs(62 * time.Second)
 		attrs := StandardAttributes()
 		attrs.MessageRetentionPeriod = 60
@@ -86,7 +86,7 @@ var purgeStatsSweepCases = []testCase{
 		e.expectStats(q, 62*time.Second, drivers.QueueStats{Visible: 1})
 		e.expectBodies("after the sweep", e.receive(q, 62*time.Second, 10, 1).Messages, "young")
 	}},
-	{capability: string(capabilities.RetentionPeriod), name: "shortened-retention-applies-to-queued-messages", run: func(e *env) {
+	{Caps: one(capabilities.RetentionPeriod), Name: "shortened-retention-applies-to-queued-messages", Run: func(e *env) {
 		e.needs(61 * time.Second)
 		q := e.standard("q")
 		e.send(q, 0, msg("a"))
@@ -99,7 +99,7 @@ var purgeStatsSweepCases = []testCase{
 		e.expectBodies("after the shortened retention", e.receive(q, 61*time.Second, 10, 30).Messages)
 		e.expectStats(q, 61*time.Second, drivers.QueueStats{})
 	}},
-	{capability: string(capabilities.RetentionPeriod), name: "sweep-forgets-dedup-after-window", run: func(e *env) {
+	{Caps: one(capabilities.RetentionPeriod), Name: "sweep-forgets-dedup-after-window", Run: func(e *env) {
 		e.needs(6 * time.Minute)
 		q := e.fifo("q")
 		e.send(q, 0, fifoMsg("g", "x"))
