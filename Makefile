@@ -9,7 +9,7 @@ LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 ENDPOINT ?= http://127.0.0.1:9324
 IMAGE   ?= localhost/anysqs:latest
 
-.PHONY: help run build image image-test generate test lint conformance report bench fuzz load bench-postgres bench-plugin bench-peers system soak soak-migrate browser-check
+.PHONY: help run build image image-test generate test lint conformance report bench fuzz load bench-postgres bench-plugin bench-peers verify-all verify-peers system soak soak-migrate browser-check
 
 help: ## this list
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -73,8 +73,14 @@ fuzz: ## fuzz each protocol decoder, the JSON package against encoding/json and 
 bench-postgres: ## gateway vs driver vs plain SQL on the local PostgreSQL, one run (docs/performance.md)
 	eval "$$(scripts/test-env.sh)"; scripts/bench-postgres.sh $(BENCH_ARGS)
 
+verify-all: ## anysqs verify --config on every backend here (services and emulators), each report compared with its served row
+	eval "$$(scripts/test-env.sh)"; ANYSQS_VERIFY_ALL=1 $(GO) test -count=1 -timeout 60m -run '^TestVerifyEveryBackend$$' -v ./internal/verify/
+
 bench-peers: ## anysqs on each local backend (Spanner and Firestore emulators too) against goaws, local-aws-sqs, fauxqs, moto and a net/http floor, loopback only, one run (docs/performance.md)
 	eval "$$(scripts/test-env.sh)"; scripts/bench-peers.sh $(BENCH_ARGS)
+
+verify-peers: ## anysqs verify --endpoint against anysqs on each local backend and the SQS servers bench-peers runs (goaws, local-aws-sqs, ...)
+	eval "$$(scripts/test-env.sh)"; VERIFY=1 OUT=$${OUT:-verify-peers-out} scripts/bench-peers.sh $(VERIFY_ARGS)
 
 bench-plugin: ## the driver plugin boundary's cost: driver and gateway in process vs as a plugin, one run (docs/performance.md)
 	eval "$$(scripts/test-env.sh)"; scripts/bench-plugin.sh $(BENCH_ARGS)

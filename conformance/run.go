@@ -97,7 +97,7 @@ type Result struct {
 func CasePaths() []string {
 	var out []string
 	for _, c := range allCases() {
-		out = append(out, c.path())
+		out = append(out, c.Path())
 	}
 	return out
 }
@@ -116,7 +116,7 @@ func Run(ctx context.Context, o RunOptions) (*Result, error) {
 	}
 	var cases []tc
 	for _, c := range allCases() {
-		if o.Match == nil || o.Match.MatchString(c.path()) {
+		if o.Match == nil || o.Match.MatchString(c.Path()) {
 			cases = append(cases, c)
 		}
 	}
@@ -152,10 +152,10 @@ func Run(ctx context.Context, o RunOptions) (*Result, error) {
 	}
 	one := func(c tc, st storage) {
 		if ctx.Err() != nil {
-			record(Outcome{Path: c.path(), Status: report.Fail, Output: []string{"not started: the run was interrupted"}})
+			record(Outcome{Path: c.Path(), Status: report.Fail, Output: []string{"not started: the run was interrupted"}})
 			return
 		}
-		ev.emit("run", c.path(), "")
+		ev.emit("run", c.Path(), "")
 		out := runOne(ctx, o, c, st, res)
 		record(out)
 	}
@@ -164,7 +164,7 @@ func Run(ctx context.Context, o RunOptions) (*Result, error) {
 	// each on a gateway of its own over the same storage, after it has closed.
 	var together, alone []tc
 	for _, c := range cases {
-		if shared != nil && (c.restarts || c.maxInFlight != 0) {
+		if shared != nil && (c.Restarts || c.MaxInFlight != 0) {
 			alone = append(alone, c)
 		} else {
 			together = append(together, c)
@@ -177,7 +177,7 @@ func Run(ctx context.Context, o RunOptions) (*Result, error) {
 		if o.Target.Fresh != nil {
 			open, cleanup, err := o.Target.Fresh()
 			if err != nil {
-				record(Outcome{Path: c.path(), Status: report.Fail, Output: []string{"fresh storage: " + err.Error()}})
+				record(Outcome{Path: c.Path(), Status: report.Fail, Output: []string{"fresh storage: " + err.Error()}})
 				continue
 			}
 			caseStorage.open = open
@@ -193,9 +193,22 @@ func Run(ctx context.Context, o RunOptions) (*Result, error) {
 	wg.Wait()
 	if shared != nil {
 		shared.close()
-		for _, c := range alone {
-			one(c, storage{open: o.Target.Open, realClock: true, budget: o.Budget})
+		// Storage that several gateways may share takes these cases together; other
+		// storage (SQLite: one process, one driver) one at a time.
+		n := 1
+		if shared.desc.SharedStorage {
+			n = o.Parallel
 		}
+		sem := make(chan struct{}, n)
+		for _, c := range alone {
+			sem <- struct{}{}
+			wg.Add(1)
+			go func() {
+				defer func() { <-sem; wg.Done() }()
+				one(c, storage{open: o.Target.Open, realClock: true, budget: o.Budget})
+			}()
+		}
+		wg.Wait()
 	}
 	sort.Slice(res.Outcomes, func(i, j int) bool { return res.Outcomes[i].Path < res.Outcomes[j].Path })
 	res.Left = sweepPrefix(o, res.Desc)
@@ -211,20 +224,20 @@ func Run(ctx context.Context, o RunOptions) (*Result, error) {
 
 // runOne runs case c to its end, then its cleanups, which delete the queues it made.
 func runOne(ctx context.Context, o RunOptions, c tc, st storage, res *Result) Outcome {
-	t := &caseT{name: c.path()}
+	t := &caseT{name: c.Path()}
 	start := time.Now()
 	var h *H
 	t.do(func() {
 		h = startHarness(t, o.Target.Backend, st, 10*time.Minute,
-			harnessOptions{prefix: o.Prefix, maxInFlight: c.maxInFlight, parent: ctx, policy: o.Target.Policy})
+			harnessOptions{prefix: o.Prefix, maxInFlight: c.MaxInFlight, parent: ctx, policy: o.Target.Policy})
 		if st.open != nil && h.Desc.Capabilities == nil {
 			t.Fatalf("the driver declares no capabilities")
 		}
 		t.Cleanup(h.deleteOwnQueues)
-		c.dispatch(h)
+		dispatch(h, c)
 	})
 	t.runCleanups()
-	out := Outcome{Path: c.path(), Status: t.status(), Output: t.output(), Elapsed: time.Since(start)}
+	out := Outcome{Path: c.Path(), Status: t.status(), Output: t.output(), Elapsed: time.Since(start)}
 	if h != nil {
 		out.Requests, out.Queues = h.headers.counts()
 		if st.open != nil && res.Desc.Name == "" {

@@ -7,6 +7,11 @@
 #
 #   scripts/bench-peers.sh [anysqs-load flags]
 #
+# With VERIFY=1 (make verify-peers) it runs `anysqs verify --endpoint` against each server
+# instead of the load, and writes each report to $OUT/verify/<server>/ and a table of how
+# many cases each server passes, fails (differs from SQS's documented behaviour) and
+# leaves to a gateway clock, to $OUT/verify/README.md.
+#
 # Servers:
 #   anysqs   on SQLite (the default, durable), SQLite :memory:, and PostgreSQL: a
 #            throwaway server of its own (initdb/pg_ctl on PATH; autovacuum on, as in
@@ -243,6 +248,26 @@ else
 fi
 
 [ ${#targets[@]} -gt 0 ] || { note "no server started"; exit 1; }
+if [ -n "${VERIFY:-}" ]; then
+	mkdir -p "$out/verify"
+	table="| server | cases | pass | differ from SQS | need a gateway clock | wall time |
+|---|---|---|---|---|---|"
+	for t in "${targets[@]}"; do
+		[ "$t" = --target ] && continue
+		name=${t%%=*} rest=${t#*=}
+		url=${rest%@*}
+		[ "$name" = floor ] && continue # answers without storing: not an SQS server
+		note "verify --endpoint $url ($name)"
+		start_s=$(date +%s)
+		"$work/anysqs" verify --endpoint "$url" --name "$name" --report "$out/verify/$name" "$@" >"$out/verify/$name.txt" 2>&1 || true
+		count() { grep -E "^$1 +[0-9]+$" "$out/verify/$name.txt" | awk '{print $2}' || true; }
+		table+="
+| $name | $(count cases) | $(count pass) | $(count fail) | $(count needs-gateway-clock) | $(($(date +%s) - start_s)) s |"
+	done
+	printf '%s\n' "$table" | tee "$out/verify/README.md"
+	note "wrote $out/verify/README.md and a report per server"
+	exit 0
+fi
 load=(--mode peers "${targets[@]}" --rounds 3 --duration 5s --warmup 2s
 	--json "$out/results.json" --svg "$out/latency.svg")
 if [ -n "$dsn" ]; then load+=(--dsn "$dsn"); fi

@@ -24,10 +24,10 @@ import (
 	_ "github.com/anysqs/anysqs/drivers/sqlite"   // registers "sqlite"
 	"github.com/anysqs/anysqs/gateway"
 	"github.com/anysqs/anysqs/internal/cli"
-	"github.com/anysqs/anysqs/internal/verify"
 	"github.com/anysqs/anysqs/internal/config"
 	"github.com/anysqs/anysqs/internal/console"
 	"github.com/anysqs/anysqs/internal/gctune"
+	"github.com/anysqs/anysqs/internal/verify"
 )
 
 // commands is the dispatch table: one line per command. (Set in init: help and

@@ -76,6 +76,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, build Bui
 	cfgPath := fs.String("config", "", "configuration `FILE` whose backend to verify")
 	var conn mq.Conn
 	conn.Flags(fs)
+	name := fs.String("name", "", "with --endpoint: the run's name in its report (default: endpoint, or aws-sqs for AWS SQS)")
 	account := fs.String("account", "", "with --endpoint: the account `ID` in its queue URLs (default: read from a queue the run creates)")
 	prefix := fs.String("prefix", "", "queue name `PREFIX` of the run (default: anysqs-verify-<random>-)")
 	casesPat := fs.String("cases", "", "run only the cases whose <capability>/<case> path matches this `REGEXP`")
@@ -127,6 +128,12 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, build Bui
 	target, where, err := resolveTarget(ctx, *cfgPath, conn, *account, *prefix, !*cleanup && !*dryRun)
 	if err != nil {
 		return err
+	}
+	if *name != "" {
+		if *cfgPath != "" || !validPrefix.MatchString(*name) {
+			return cli.Usagef("verify: --name %q: an --endpoint run's name, of a-z, A-Z, 0-9, - and _", *name)
+		}
+		target.Backend = *name
 	}
 	if *cleanup {
 		left, err := conformance.Cleanup(context.WithoutCancel(ctx), target, *prefix)

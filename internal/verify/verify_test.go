@@ -277,3 +277,42 @@ func TestVerifyDryRun(t *testing.T) {
 	}
 	b.check(t, c)
 }
+
+// TestVerifyEveryBackend runs anysqs verify --config on every backend of
+// internal/testbed, each on fresh storage of this machine's service or emulator, and
+// compares each report with the committed served row's, case by case. It takes
+// minutes per backend, so it runs only with ANYSQS_VERIFY_ALL=1 (make verify-all).
+func TestVerifyEveryBackend(t *testing.T) {
+	if os.Getenv("ANYSQS_VERIFY_ALL") == "" {
+		t.Skip("set ANYSQS_VERIFY_ALL=1 (make verify-all) to verify every backend")
+	}
+	var table []string
+	for _, b := range testbed.All {
+		t.Run(b.Name, func(t *testing.T) {
+			env := testbed.Env(t, b.Name)
+			dir := t.TempDir()
+			start := time.Now()
+			out, code := verify(t, env, "--config", testbed.ConfigOf(b.Name), "--report", dir)
+			wall := time.Since(start).Round(time.Second)
+			t.Log(out)
+			if code != 0 {
+				t.Errorf("verify exited %d", code)
+			}
+			got := verdicts(t, filepath.Join(dir, b.Name+".json"))
+			want := verdicts(t, filepath.Join("..", "..", "docs", "compat", b.Name+"-served.json"))
+			differ := 0
+			for name, v := range got {
+				if want[name] != v {
+					differ++
+					t.Logf("%s: verify says %s, the committed %s-served report %q", name, v, b.Name, want[name])
+				}
+			}
+			counts := map[string]int{}
+			for _, v := range got {
+				counts[v]++
+			}
+			table = append(table, fmt.Sprintf("| %s | %v | %d | %d | %d | %d |", b.Name, wall, len(got), counts["pass"], counts["needs-gateway-clock"], differ))
+		})
+	}
+	t.Log("\n| backend | wall time | cases | pass | needs a gateway clock | differ from the served row |\n|---|---|---|---|---|---|\n" + strings.Join(table, "\n"))
+}
