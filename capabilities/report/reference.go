@@ -133,5 +133,5 @@ func referenceLine(ref *BackendReport) string {
 // noReferenceText says that the suite's expectations are unconfirmed, and how to confirm them.
 const noReferenceText = "No run against AWS SQS is recorded: the suite's expectations come from the SQS API " +
 	"reference and the SDKs' service models, unconfirmed against the service. To record one: " +
-	"`ANYSQS_CONFORMANCE_ENDPOINT=https://sqs.<region>.amazonaws.com` with AWS credentials in the " +
-	"environment, then `make report BACKENDS=aws-sqs` (see docs/development.md)."
+	"`anysqs verify --endpoint aws --report DIR` with AWS credentials, then copy DIR/aws-sqs.json " +
+	"into docs/compat and run `make report` (see docs/development.md)."
