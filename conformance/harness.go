@@ -1,9 +1,11 @@
 package conformance
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -317,8 +319,10 @@ type headerRecorder struct {
 	mu        sync.Mutex
 	last      http.Header
 	transport *http.Transport
-	// requests and creates count the client's requests and CreateQueue calls.
+	// requests and creates count the client's requests and CreateQueue calls; created
+	// are the URLs CreateQueue returned.
 	requests, creates int
+	created           []string
 }
 
 // counts returns the requests the case's clients made and the queues they asked to create.
@@ -342,11 +346,37 @@ func (r *headerRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	r.mu.Unlock()
 	resp, err := rt.RoundTrip(req)
 	if err == nil {
+		var created string
+		if create && resp.StatusCode == http.StatusOK {
+			created, resp.Body = createdURL(resp.Body)
+		}
 		r.mu.Lock()
 		r.last = resp.Header.Clone()
+		if created != "" {
+			r.created = append(r.created, created)
+		}
 		r.mu.Unlock()
 	}
 	return resp, err
+}
+
+// createdURL reads the QueueUrl of a CreateQueue response (JSON protocol) and returns
+// the body to read again.
+func createdURL(body io.ReadCloser) (string, io.ReadCloser) {
+	raw, err := io.ReadAll(io.LimitReader(body, 1<<20))
+	body.Close()
+	var out struct{ QueueUrl string }
+	if err == nil {
+		_ = json.Unmarshal(raw, &out)
+	}
+	return out.QueueUrl, io.NopCloser(bytes.NewReader(raw))
+}
+
+// createdQueues are the URLs of the queues the case's clients created.
+func (r *headerRecorder) createdQueues() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.created...)
 }
 
 // LastHeader returns header k of the last response the case's client received.

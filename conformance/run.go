@@ -247,10 +247,14 @@ func runOne(ctx context.Context, o RunOptions, c tc, st storage, res *Result) Ou
 	return out
 }
 
-// deleteOwnQueues deletes every queue whose name starts with the case's prefix.
+// deleteOwnQueues deletes the queues the case created, and any other whose name starts
+// with the case's prefix: ListQueues may not list a new queue yet (on AWS SQS it lags).
 func (h *H) deleteOwnQueues() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
+	for _, u := range h.headers.createdQueues() {
+		_, _ = h.SQS.DeleteQueue(ctx, &sqs.DeleteQueueInput{QueueUrl: aws.String(u)})
+	}
 	deletePrefixed(ctx, h.SQS, h.prefix)
 }
 
