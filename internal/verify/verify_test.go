@@ -168,8 +168,16 @@ func TestVerifyConfig(t *testing.T) {
 	g.Relaunch()
 	b.check(t, c)
 	if left := queuesUnder(t, c, prefixOf(t, out)); len(left) > 0 {
-		t.Errorf("the run left %v", left)
+		t.Errorf("the run left %d queues: %v", len(left), first(left))
 	}
+}
+
+// first is the start of a long list, for a message.
+func first(urls []string) []string {
+	if len(urls) > 3 {
+		return urls[:3]
+	}
+	return urls
 }
 
 // verdicts reads a report's case statuses by <capabilities>/<case>.
@@ -234,7 +242,7 @@ func TestVerifyInterrupted(t *testing.T) {
 		t.Errorf("an interrupted run exited with %v, want status 1", err)
 	}
 	if left := queuesUnder(t, c, prefix); len(left) > 0 {
-		t.Errorf("an interrupted run left %d queues: %v", len(left), left)
+		t.Errorf("an interrupted run left %d queues: %v", len(left), first(left))
 	}
 	b.check(t, c)
 }
@@ -257,7 +265,7 @@ func TestVerifyCleanupAfterKill(t *testing.T) {
 		t.Fatalf("--cleanup exited %d:\n%s", code, out)
 	}
 	if left := queuesUnder(t, c, prefix); len(left) > 0 {
-		t.Errorf("--cleanup left %v", left)
+		t.Errorf("--cleanup left %d queues: %v", len(left), first(left))
 	}
 	b.check(t, c)
 }
