@@ -41,8 +41,9 @@ func redriveCases() []tc {
 			}
 		}},
 		{Caps: dlq, Name: "own-dlq-keeps-messages", Run: func(h *H) {
-			// SQS accepts a queue as its own dead-letter queue; its messages then stay and
-			// keep being delivered (sqsrule.RedriveTarget).
+			// SQS accepts a queue as its own dead-letter queue but does not document what
+			// happens to its messages; anysqs keeps delivering them (sqsrule.RedriveTarget).
+			h.AnysqsChoice("what SQS does with a queue that is its own dead-letter queue")
 			q := h.Queue()
 			pol := `{"deadLetterTargetArn":"` + h.Arn(q) + `","maxReceiveCount":1}`
 			h.SetAttrs(q, "RedrivePolicy", pol)
