@@ -250,19 +250,21 @@ fi
 [ ${#targets[@]} -gt 0 ] || { note "no server started"; exit 1; }
 if [ -n "${VERIFY:-}" ]; then
 	mkdir -p "$out/verify"
-	table="| server | cases | pass | differ from SQS | need a gateway clock | wall time |
-|---|---|---|---|---|---|"
+	table="| server | cases | pass | differ from SQS | need a gateway clock | wall time | still running after |
+|---|---|---|---|---|---|---|"
 	for t in "${targets[@]}"; do
 		[ "$t" = --target ] && continue
 		name=${t%%=*} rest=${t#*=}
-		url=${rest%@*}
+		url=${rest%@*} pid=${rest##*@}
 		[ "$name" = floor ] && continue # answers without storing: not an SQS server
 		note "verify --endpoint $url ($name)"
 		start_s=$(date +%s)
 		"$work/anysqs" verify --endpoint "$url" --name "$name" --report "$out/verify/$name" "$@" >"$out/verify/$name.txt" 2>&1 || true
 		count() { grep -E "^$1 +[0-9]+$" "$out/verify/$name.txt" | awk '{print $2}' || true; }
+		alive=yes
+		kill -0 "$pid" 2>/dev/null || alive="no: it exited during the run"
 		table+="
-| $name | $(count cases) | $(count pass) | $(count fail) | $(count needs-gateway-clock) | $(($(date +%s) - start_s)) s |"
+| $name | $(count cases) | $(count pass) | $(count fail) | $(count needs-gateway-clock) | $(($(date +%s) - start_s)) s | $alive |"
 	done
 	printf '%s\n' "$table" | tee "$out/verify/README.md"
 	note "wrote $out/verify/README.md and a report per server"
