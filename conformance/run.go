@@ -194,7 +194,7 @@ func Run(ctx context.Context, o RunOptions) (*Result, error) {
 	if shared != nil {
 		shared.close()
 		// Storage that several gateways may share takes these cases together; other
-		// storage (SQLite: one process, one driver) one at a time.
+		// storage (one process per data directory) one at a time.
 		n := 1
 		if shared.desc.SharedStorage {
 			n = o.Parallel

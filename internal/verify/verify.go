@@ -18,7 +18,7 @@
 // unless --prefix gives it; a case deletes its queues when it ends, and the run deletes
 // whatever is left under the prefix before it exits, also on SIGINT. Nothing else is
 // read, changed or deleted. --cleanup --prefix P deletes what a killed run left.
-// --dry-run rehearses the selected cases on an embedded SQLite in a temporary
+// --dry-run rehearses the selected cases on the embedded backend in a temporary
 // directory and prints the queues and requests each would make, touching nothing else.
 //
 // Queue time: a case may wait up to 45 s of real time (--long: 16 min, enough for
@@ -308,6 +308,9 @@ func writeReport(res *conformance.Result, eventsPath, dir, target, commit string
 	return nil
 }
 
+// embedded is the default backend, which a rehearsal runs on.
+var embedded = config.Default().Backend.Name
+
 // rehearse runs the selected cases on throwaway embedded storage and prints what each
 // would create and call.
 func rehearse(ctx context.Context, w io.Writer, target conformance.Target, prefix string, match *regexp.Regexp, parallel int, budget time.Duration) error {
@@ -322,7 +325,7 @@ func rehearse(ctx context.Context, w io.Writer, target conformance.Target, prefi
 		dirs = append(dirs, dir)
 		mu.Unlock()
 		return func(ctx context.Context) (drivers.Driver, error) {
-			return drivers.Open(ctx, "sqlite", map[string]any{"data_dir": dir})
+			return drivers.Open(ctx, embedded, map[string]any{"data_dir": dir})
 		}, func() { os.RemoveAll(dir) }, nil
 	}
 	res, err := conformance.Run(ctx, conformance.RunOptions{

@@ -128,8 +128,11 @@ func (b *bystander) check(t *testing.T, c *sqs.Client) {
 	}
 }
 
-// servedSQLite serves the embedded backend's shipped configuration on fresh storage.
-func servedSQLite(t *testing.T) (*servetest.Gateway, []string) { return testbed.Start(t, "sqlite") }
+// embedded is the table's first row, the embedded default backend.
+var embedded = testbed.All[0].Name
+
+// servedEmbedded serves the embedded backend's shipped configuration on fresh storage.
+func servedEmbedded(t *testing.T) (*servetest.Gateway, []string) { return testbed.Start(t, embedded) }
 
 // prefixOf reads the run's queue prefix from its first line.
 func prefixOf(t *testing.T, out string) string {
@@ -145,24 +148,24 @@ func prefixOf(t *testing.T, out string) string {
 // verdicts are the served row's in docs/compat, case by case, and a queue that was
 // there before is untouched, and no queue of the run is left.
 func TestVerifyConfig(t *testing.T) {
-	g, env := servedSQLite(t)
+	g, env := servedEmbedded(t)
 	c := client(g.URL)
 	b := makeBystander(t, c)
-	if err := g.Stop(); err != nil { // one process per SQLite data directory
+	if err := g.Stop(); err != nil { // one process per data directory of the embedded backend
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	out, code := verify(t, env, "--config", testbed.ConfigOf("sqlite"), "--cases", quickCases, "--report", dir)
+	out, code := verify(t, env, "--config", testbed.ConfigOf(embedded), "--cases", quickCases, "--report", dir)
 	if code != 0 {
 		t.Fatalf("verify exited %d:\n%s", code, out)
 	}
-	got, want := verdicts(t, filepath.Join(dir, "sqlite.json")), verdicts(t, filepath.Join("..", "..", "docs", "compat", "sqlite-served.json"))
+	got, want := verdicts(t, filepath.Join(dir, embedded+".json")), verdicts(t, filepath.Join("..", "..", "docs", "compat", embedded+"-served.json"))
 	if len(got) < 40 {
 		t.Fatalf("the report has %d cases:\n%s", len(got), out)
 	}
 	for name, v := range got {
 		if want[name] != v {
-			t.Errorf("%s: verify says %s, the committed sqlite-served report %q", name, v, want[name])
+			t.Errorf("%s: verify says %s, the committed %s-served report %q", name, v, embedded, want[name])
 		}
 	}
 	g.Relaunch()
@@ -229,7 +232,7 @@ func startRun(t *testing.T, c *sqs.Client, url, prefix string) *exec.Cmd {
 // TestVerifyInterrupted: SIGINT mid-run leaves no queue of the run behind, and the
 // pre-existing queue as it was.
 func TestVerifyInterrupted(t *testing.T) {
-	g, _ := servedSQLite(t)
+	g, _ := servedEmbedded(t)
 	c := client(g.URL)
 	b := makeBystander(t, c)
 	prefix := "vint-" + fmt.Sprint(time.Now().UnixNano()%1e6) + "-"
@@ -250,7 +253,7 @@ func TestVerifyInterrupted(t *testing.T) {
 // TestVerifyCleanupAfterKill: a killed run leaves queues; --cleanup --prefix deletes
 // them and nothing else.
 func TestVerifyCleanupAfterKill(t *testing.T) {
-	g, _ := servedSQLite(t)
+	g, _ := servedEmbedded(t)
 	c := client(g.URL)
 	b := makeBystander(t, c)
 	prefix := "vkill-" + fmt.Sprint(time.Now().UnixNano()%1e6) + "-"
@@ -272,7 +275,7 @@ func TestVerifyCleanupAfterKill(t *testing.T) {
 
 // TestVerifyDryRun: --dry-run lists what a run would do, and changes nothing.
 func TestVerifyDryRun(t *testing.T) {
-	g, _ := servedSQLite(t)
+	g, _ := servedEmbedded(t)
 	c := client(g.URL)
 	b := makeBystander(t, c)
 	before := queuesUnder(t, c, "")
