@@ -30,6 +30,44 @@ var fifoCases = []testCase{
 			e.t.Fatalf("per-group order: A %v, B %v", a, b)
 		}
 	}},
+	{Caps: one(capabilities.FIFOOrdering), Name: "drained-groups-hide-no-other", Run: func(e *env) {
+		// More drained groups than a receive looks at (every driver bounds its
+		// candidates), then one more group: the drained ones must not hide it for good.
+		// A receive may come back empty while a driver tidies drained groups (as an SQS
+		// short poll may), so each phase has a bound on receives, not a single one.
+		q := e.fifo("q")
+		const drained = 40
+		for g := 0; g < drained; g += 10 {
+			var batch []drivers.SendEntry
+			for i := g; i < g+10; i++ {
+				batch = append(batch, fifoMsg(fmt.Sprint("g", i), fmt.Sprint("m", i)))
+			}
+			e.send(q, 0, batch...)
+		}
+		for i, receives := 0, 0; i < drained; receives++ {
+			if receives == drained {
+				e.t.Fatalf("%d receives drained %d of %d groups: drained groups hide the others", receives, i, drained)
+			}
+			var handles []string
+			for _, m := range e.receive(q, time.Second, 10, 30).Messages {
+				handles = append(handles, m.ReceiptHandle)
+			}
+			if len(handles) > 0 {
+				e.del(q, time.Second, handles...)
+				i += len(handles)
+			}
+		}
+		e.send(q, 2*time.Second, fifoMsg("late", "left"))
+		for receives := 0; ; receives++ {
+			if receives == drained {
+				e.t.Fatalf("%d receives after the drain found nothing: the drained groups hide the one left", receives)
+			}
+			if got := e.receive(q, 3*time.Second, 1, 30).Messages; len(got) > 0 {
+				e.expectBodies("the one group with a message", got, "left")
+				break
+			}
+		}
+	}},
 	{Caps: one(capabilities.FIFOOrdering), Name: "inflight-blocks-group", Run: func(e *env) {
 		q := e.fifo("q")
 		e.send(q, 0, fifoMsg("A", "a1"), fifoMsg("A", "a2"), fifoMsg("B", "b1"), fifoMsg("B", "b2"))
