@@ -89,6 +89,16 @@ func (d *Driver) fifoGroups(tx *fs.Transaction, q *queue, msgs []*msgDoc) (map[s
 	return d.readGroups(tx, q, entries)
 }
 
+// deletesLast says whether msgs hold group's message with sequence number last.
+func deletesLast(msgs []*msgDoc, group string, last int64) bool {
+	for _, m := range msgs {
+		if m.Group == group && m.Seq == last {
+			return true
+		}
+	}
+	return false
+}
+
 // DeleteMessages deletes by receipt handle in one transaction; see drivers.Driver for
 // the stale-handle rules. For FIFO queues the group documents learn that the group may
 // be free.
@@ -138,6 +148,12 @@ func (d *Driver) DeleteMessages(ctx context.Context, req drivers.DeleteMessagesR
 					delete(g.InFlight, doc)
 				}
 				g.Ready = min(g.Ready, now) // the group may be free: the next claim finds out
+				if len(g.InFlight) == 0 && deletesLast(deleted, id, g.Last) {
+					// A claim takes a group's messages in order from its head, so when
+					// the last one issued is gone and none it claimed is left, the group
+					// is empty: it drops out of the receives' candidates.
+					g.Ready = noReady
+				}
 				w.set(d.groups(&q.doc).Doc(hashID(id)), g)
 			}
 		}

@@ -300,6 +300,13 @@ func (d *Driver) claimFIFO(ctx context.Context, q *queue, req drivers.ReceiveMes
 		refs[i] = c.Ref
 		g, _ := c.DataAt("g")
 		id, _ := g.(string)
+		// Start from the group's last sequence number as the candidate query read it:
+		// the messages query runs after it, so a message that exists later and that
+		// it did not return was sent since. (Zero instead would make a drained group
+		// look sent to, ready for ever, and drained groups would crowd out live ones.)
+		if v, err := c.DataAt("n"); err == nil {
+			seen[c.Ref.ID], _ = v.(int64)
+		}
 		snaps, err := d.messages(&q.doc).Where("grp", "==", id).OrderBy("seq", fs.Asc).Limit(n + 5).Documents(ctx).GetAll()
 		if err != nil {
 			return nil, false, classify(ctx, err, "receive from "+req.Name)
@@ -307,7 +314,7 @@ func (d *Driver) claimFIFO(ctx context.Context, q *queue, req drivers.ReceiveMes
 		for _, s := range snaps {
 			heads[c.Ref.ID] = append(heads[c.Ref.ID], s.Ref)
 			if v, err := s.DataAt("seq"); err == nil {
-				seen[c.Ref.ID], _ = v.(int64)
+				seen[c.Ref.ID] = max(seen[c.Ref.ID], v.(int64))
 			}
 		}
 	}
@@ -399,6 +406,8 @@ func (d *Driver) claimFIFO(ctx context.Context, q *queue, req drivers.ReceiveMes
 			}
 			if len(claimed) > 0 {
 				ready = deadline
+			} else if ready > now {
+				again = true // the group's hint was early: look at the next ones
 			}
 			g.InFlight, g.Ready = claimed, ready
 			w.set(gs.Ref, g)
