@@ -20,7 +20,8 @@ import (
 //     {"AWS": "arn:aws:iam::<account id>:root"}, one or a list.
 //   - Action "*", "sqs:<action>" with * and ? wildcards, case-insensitive as in IAM; a
 //     batch call is authorized as its single form (SendMessageBatch as SendMessage).
-//   - Resource "*" or queue ARNs with * and ? wildcards, matched against the queue's ARN.
+//   - Resource "*" or queue ARNs with * and ? wildcards, matched against the queue's ARN;
+//     any other string is kept, as SQS keeps it, and matches no queue.
 //
 //   - Condition, with IAM's operators and semantics over the keys a request to the
 //     gateway has (policycondition.go); other keys are absent.
@@ -179,11 +180,15 @@ func parseStatement(s map[string]json.RawMessage, variables bool) (policyStateme
 	if st.Resources, err = oneOrList[string](s["Resource"], "Resource"); err != nil {
 		return st, err
 	}
+	// SQS stores a Resource that is not an ARN (a template placeholder left unfilled,
+	// say) and it matches no queue; so here: kept in the document, left out of matching.
+	arns := st.Resources[:0]
 	for _, r := range st.Resources {
-		if r != "*" && !strings.HasPrefix(r, "arn:") {
-			return st, fmt.Errorf("resource %s is not an ARN", r)
+		if r == "*" || strings.HasPrefix(r, "arn:") {
+			arns = append(arns, r)
 		}
 	}
+	st.Resources = arns
 	if c, ok := s["Condition"]; ok {
 		if st.Conditions, err = parseCondition(c, variables); err != nil {
 			return st, err

@@ -35,6 +35,10 @@ func TestAllowedByPolicy(t *testing.T) {
 		// Terraform's SNS subscription grant: no caller of a gateway is the service.
 		{"service principal allows no caller", doc(allow(`{"Service":"sns.amazonaws.com"}`, `"sqs:SendMessage"`, `"`+polARN+`"`)), "000000000002", "SendMessage", false},
 		{"service beside an account", doc(allow(`{"Service":["sns.amazonaws.com"],"AWS":"000000000002"}`, `"sqs:SendMessage"`, `"*"`)), "000000000002", "SendMessage", true},
+		// An unfilled template placeholder: SQS stores it, and it matches no queue.
+		{"a resource that is no ARN matches nothing", doc(allow(`"*"`, `"sqs:*"`, `"'$sqs_queue_arn'"`)), "000000000002", "SendMessage", false},
+		{"nor does it deny", doc(allow(`"*"`, `"sqs:*"`, `"*"`), `{"Effect":"Deny","Principal":"*","Action":"sqs:*","Resource":"'$sqs_queue_arn'"}`), "000000000002", "SendMessage", true},
+		{"beside an ARN", doc(allow(`"*"`, `"sqs:*"`, `["'$sqs_queue_arn'","`+polARN+`"]`)), "000000000002", "SendMessage", true},
 		{"service deny denies no caller", doc(allow(`"*"`, `"sqs:*"`, `"*"`), `{"Effect":"Deny","Principal":{"Service":"sns.amazonaws.com"},"Action":"sqs:*","Resource":"*"}`), "000000000002", "SendMessage", true},
 	}
 	for _, c := range cases {
