@@ -39,7 +39,7 @@ func attributeCases() []tc {
 				"MessageRetentionPeriod": "345600", "ReceiveMessageWaitTimeSeconds": "0",
 				"ApproximateNumberOfMessages": "0", "ApproximateNumberOfMessagesNotVisible": "0",
 				"ApproximateNumberOfMessagesDelayed": "0",
-				"QueueArn":                           "arn:aws:sqs:" + testRegion + ":" + h.Account + ":" + name}
+				"QueueArn":                           "arn:aws:sqs:" + h.Region + ":" + h.Account + ":" + name}
 			for k, v := range want {
 				if a[k] != v {
 					h.T.Errorf("attribute %s = %q, want %q", k, a[k], v)
@@ -114,7 +114,7 @@ func attributeCases() []tc {
 		}},
 		{Caps: []capabilities.ID{capabilities.AttrRedrivePolicy}, Name: "redrive-policy-missing-target", Run: func(h *H) {
 			src := h.Queue()
-			missing := "arn:aws:sqs:" + testRegion + ":" + h.Account + ":" + h.Name("nodlq")
+			missing := "arn:aws:sqs:" + h.Region + ":" + h.Account + ":" + h.Name("nodlq")
 			_, err := h.SQS.SetQueueAttributes(h.Ctx, &sqs.SetQueueAttributesInput{QueueUrl: aws.String(src),
 				Attributes: map[string]string{"RedrivePolicy": `{"deadLetterTargetArn":"` + missing + `","maxReceiveCount":3}`}})
 			h.WantErr(err, "RedrivePolicy to a missing queue", "InvalidParameterValue", "InvalidAttributeValue")

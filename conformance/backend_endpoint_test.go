@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"cmp"
 	"net/url"
 	"os"
 	"strings"
@@ -40,7 +41,7 @@ func prepareEndpoint(t *testing.T) storage {
 	if conformanceEndpoint() == "" {
 		testenv.Unavailable(t, "no SQS endpoint (set ANYSQS_CONFORMANCE_ENDPOINT)")
 	}
-	return storage{endpoint: conformanceEndpoint(), account: endpointAccount(), client: envCredentials}
+	return storage{endpoint: conformanceEndpoint(), account: endpointAccount(), region: cmp.Or(os.Getenv("AWS_REGION"), testRegion), client: envCredentials}
 }
 
 // endpointAccount is the account in the endpoint's queue URLs and ARNs.

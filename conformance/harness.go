@@ -52,11 +52,13 @@ const needsGatewayClock = report.NeedsGatewayClockPrefix
 // open again after closing the previous driver is how a restart is simulated.
 type storage struct {
 	open func(ctx context.Context) (drivers.Driver, error)
-	// endpoint, instead of open, names a running SQS endpoint to judge black box, in
-	// account; client, if set, gives the endpoint's clients their region and credentials.
+	// endpoint, instead of open, names a running SQS endpoint to judge black box;
+	// client, if set, gives the endpoint's clients their region and credentials.
 	endpoint string
-	account  string
 	client   func(*sqs.Options)
+	// account and region, when set, replace the suite's (123456789012, us-east-1): an
+	// endpoint's, or those the configuration being verified gives its gateway.
+	account, region string
 	// serve, instead of open, starts a gateway process for the case (the anysqs binary
 	// from a shipped configuration): it sets h.URL and h.Desc and returns the process.
 	serve func(h *H, maxInFlight int64) servedProcess
@@ -89,8 +91,9 @@ type servedProcess interface {
 type H struct {
 	T   T
 	Ctx context.Context
-	// Account is the account ID in queue URLs and ARNs.
+	// Account and Region are the gateway's, in queue URLs and ARNs.
 	Account string
+	Region  string
 	// Clock is the fake clock of gateway-clock backends; use Now and Advance instead.
 	Clock *clock.Fake
 	SQS   *sqs.Client
@@ -160,8 +163,15 @@ func startHarness(t T, backend string, st storage, timeout time.Duration, o harn
 	h := &H{T: t, Ctx: ctx, backend: backend, st: st, policy: o.policy, protocol: o.protocol, maxInFlight: o.maxInFlight, wrap: o.wrap,
 		Clock:   clock.NewFake(time.Now()),
 		Account: testAccount,
+		Region:  testRegion,
 		prefix:  o.prefix + "c" + randomHex(4) + "-",
 		budget:  realClockBudget,
+	}
+	if st.account != "" {
+		h.Account = st.account
+	}
+	if st.region != "" {
+		h.Region = st.region
 	}
 	h.headers.transport = http.DefaultTransport.(*http.Transport).Clone()
 	t.Cleanup(h.headers.transport.CloseIdleConnections)
@@ -169,10 +179,7 @@ func startHarness(t T, backend string, st storage, timeout time.Duration, o harn
 		if o.maxInFlight != 0 {
 			t.Skip("the case sets the gateway's in-flight limit, and an endpoint's is its own")
 		}
-		h.URL, h.Desc, h.realClock, h.Account = st.endpoint, endpointDescription(), true, st.account
-		if h.Account == "" {
-			h.Account = testAccount
-		}
+		h.URL, h.Desc, h.realClock = st.endpoint, endpointDescription(), true
 		h.SQS = h.newClient(o.protocol)
 		return h
 	}
@@ -180,7 +187,7 @@ func startHarness(t T, backend string, st storage, timeout time.Duration, o harn
 		h.budget = st.budget
 	}
 	if st.shared != nil {
-		h.URL, h.Desc, h.realClock, h.Account = st.shared.url, st.shared.desc, true, st.shared.account
+		h.URL, h.Desc, h.realClock = st.shared.url, st.shared.desc, true
 		h.SQS = h.newClient(o.protocol)
 		return h
 	}
@@ -236,8 +243,8 @@ func (h *H) start() {
 	gw, err := gateway.New(h.Ctx, gateway.Config{
 		Driver:        h.drv,
 		Clock:         h.gatewayClock(),
-		AccountID:     testAccount,
-		Region:        testRegion,
+		AccountID:     h.Account,
+		Region:        h.Region,
 		PublicURL:     h.URL,
 		Logger:        slog.New(slog.NewTextHandler(io.Discard, nil)),
 		SweepInterval: time.Minute,
@@ -293,7 +300,7 @@ func (h *H) Restart() {
 // us-east-1, message checksum validation left on, and no retries so that every error
 // the gateway returns reaches the test.
 func (h *H) newClient(p wireProtocol) *sqs.Client {
-	region, creds := testRegion, credentials.NewStaticCredentialsProvider(testAccessKey, testSecretKey, "")
+	region, creds := h.Region, credentials.NewStaticCredentialsProvider(testAccessKey, testSecretKey, "")
 	return sqs.New(sqs.Options{
 		Region:       region,
 		Credentials:  creds,

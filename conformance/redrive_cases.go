@@ -108,7 +108,7 @@ func redriveCases() []tc {
 		}},
 		{Caps: []capabilities.ID{capabilities.RedriveAllow}, Name: "by-queue-admits-listed-source", Run: func(h *H) {
 			srcName := h.Name("src")
-			srcArn := "arn:aws:sqs:" + testRegion + ":" + h.Account + ":" + srcName
+			srcArn := "arn:aws:sqs:" + h.Region + ":" + h.Account + ":" + srcName
 			dl := h.Queue("RedriveAllowPolicy", `{"redrivePermission":"byQueue","sourceQueueArns":["`+srcArn+`"]}`)
 			h.CreateQueue(srcName, map[string]string{"RedrivePolicy": redrivePolicy(h.Arn(dl), 2)})
 			_, err := h.SQS.CreateQueue(h.Ctx, &sqs.CreateQueueInput{QueueName: aws.String(h.Name("other")),

@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -44,8 +45,10 @@ type Target struct {
 	// documented behaviour; Account is the account in its queue URLs, and Client sets
 	// its clients' region and credentials.
 	Endpoint string
-	Account  string
 	Client   func(*sqs.Options)
+	// Account and Region are the gateway's (Open) or the endpoint's, in queue URLs and
+	// ARNs; empty: 123456789012 and us-east-1.
+	Account, Region string
 }
 
 // RunOptions configure Run.
@@ -124,7 +127,7 @@ func Run(ctx context.Context, o RunOptions) (*Result, error) {
 	ev := &eventWriter{w: o.Events, backend: o.Target.Backend}
 	ev.emit("run", "", "")
 
-	st := storage{endpoint: o.Target.Endpoint, account: o.Target.Account, client: o.Target.Client, budget: o.Budget}
+	st := storage{endpoint: o.Target.Endpoint, account: o.Target.Account, region: o.Target.Region, client: o.Target.Client, budget: o.Budget}
 	var shared *sharedGateway
 	switch {
 	case o.Target.Endpoint != "":
@@ -205,7 +208,7 @@ func Run(ctx context.Context, o RunOptions) (*Result, error) {
 			wg.Add(1)
 			go func() {
 				defer func() { <-sem; wg.Done() }()
-				one(c, storage{open: o.Target.Open, realClock: true, budget: o.Budget})
+				one(c, storage{open: o.Target.Open, realClock: true, budget: o.Budget, account: o.Target.Account, region: o.Target.Region})
 			}()
 		}
 		wg.Wait()
@@ -299,7 +302,7 @@ func Cleanup(ctx context.Context, target Target, prefix string) ([]string, error
 	t := &caseT{name: "cleanup"}
 	var left []string
 	t.do(func() {
-		st := storage{endpoint: target.Endpoint, account: target.Account, client: target.Client}
+		st := storage{endpoint: target.Endpoint, account: target.Account, region: target.Region, client: target.Client}
 		if target.Endpoint == "" {
 			st.open, st.realClock = target.Open, true
 		}
@@ -316,11 +319,11 @@ func Cleanup(ctx context.Context, target Target, prefix string) ([]string, error
 // sharedGateway is one gateway over the target's driver, on the real clock, which the
 // cases of a run share.
 type sharedGateway struct {
-	url, account string
-	desc         drivers.Description
-	drv          *observedDriver
-	gw           *gateway.Server
-	srv          *http.Server
+	url  string
+	desc drivers.Description
+	drv  *observedDriver
+	gw   *gateway.Server
+	srv  *http.Server
 }
 
 func startShared(ctx context.Context, o RunOptions) (*sharedGateway, error) {
@@ -328,7 +331,8 @@ func startShared(ctx context.Context, o RunOptions) (*sharedGateway, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", o.Target.Backend, err)
 	}
-	s := &sharedGateway{drv: &observedDriver{Driver: d}, account: testAccount}
+	s := &sharedGateway{drv: &observedDriver{Driver: d}}
+	account, region := cmp.Or(o.Target.Account, testAccount), cmp.Or(o.Target.Region, testRegion)
 	if s.desc, err = d.Describe(ctx); err != nil {
 		d.Close()
 		return nil, fmt.Errorf("describe %s: %w", o.Target.Backend, err)
@@ -344,7 +348,7 @@ func startShared(ctx context.Context, o RunOptions) (*sharedGateway, error) {
 		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	s.gw, err = gateway.New(context.WithoutCancel(ctx), gateway.Config{
-		Driver: s.drv, Clock: clock.Real{}, AccountID: testAccount, Region: testRegion, PublicURL: s.url,
+		Driver: s.drv, Clock: clock.Real{}, AccountID: account, Region: region, PublicURL: s.url,
 		Logger: logger, Policy: o.Target.Policy,
 		Credentials: map[string]string{testAccessKey: testSecretKey},
 	})

@@ -218,7 +218,7 @@ func resolveTarget(ctx context.Context, cfgPath string, conn mq.Conn, account, p
 			return conformance.Target{}, "", err
 		}
 		name, opts := cfg.Backend.Name, cfg.Backend.Options
-		t := conformance.Target{Backend: name,
+		t := conformance.Target{Backend: name, Account: cfg.AccountID, Region: cfg.Region,
 			Policy: capabilities.Config{Mode: cfg.Policy.Mode, Overrides: cfg.Policy.Overrides, Require: cfg.Policy.Require},
 			Open: func(ctx context.Context) (drivers.Driver, error) {
 				d, err := drivers.Open(ctx, name, opts)
@@ -234,7 +234,7 @@ func resolveTarget(ctx context.Context, cfgPath string, conn mq.Conn, account, p
 	if err != nil {
 		return conformance.Target{}, "", err
 	}
-	t := conformance.Target{Backend: "endpoint", Endpoint: endpoint, Account: account,
+	t := conformance.Target{Backend: "endpoint", Endpoint: endpoint, Account: account, Region: cfg.Region,
 		Client: func(o *sqs.Options) { o.Region, o.Credentials = cfg.Region, cfg.Credentials }}
 	where := endpoint
 	if endpoint == "" {
