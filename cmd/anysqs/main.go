@@ -26,6 +26,7 @@ import (
 	"github.com/anysqs/anysqs/internal/cli"
 	"github.com/anysqs/anysqs/internal/config"
 	"github.com/anysqs/anysqs/internal/console"
+	"github.com/anysqs/anysqs/internal/declare"
 	"github.com/anysqs/anysqs/internal/gctune"
 	"github.com/anysqs/anysqs/internal/verify"
 )
@@ -38,6 +39,7 @@ func init() {
 	commands = []command{
 		{"serve", "[--config FILE]", "run the gateway", serve},
 		{"mq", "SUBCOMMAND [flags]", "queue chores against a running gateway or AWS SQS", runMQ},
+		{"apply", "-f FILE [--dry-run] [flags]", "create and update declared queues on a running gateway or AWS SQS", declare.RunApply},
 		{"migrate", "--from FILE --to FILE [flags]", "copy or move queues and messages to another backend", runMigrate},
 		{"report", "[flags]", "run the conformance suite and write the compatibility reports", runReport},
 		{"verify", "--config FILE | --endpoint URL|aws [flags]", "run the conformance suite against your backend or an SQS endpoint",
@@ -171,6 +173,10 @@ SIGINT or SIGTERM drain in-flight requests and stop.`)
 		return err
 	}
 	defer gw.Close()
+	// Declared queues exist before the gateway reports ready or takes a request.
+	if err := declareQueues(ctx, gw, cfg, log); err != nil {
+		return err
+	}
 	if adm != nil {
 		adm.ready, adm.describe = gw.Ready, drv.Describe
 		if cfg.Console {

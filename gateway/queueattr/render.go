@@ -53,6 +53,42 @@ func FirstMismatch(existing drivers.QueueAttributes, requested map[string]string
 	return ""
 }
 
+// Mismatches returns every requested attribute, in name order, whose value differs from
+// the existing queue's (or that the queue cannot have): what a SetQueueAttributes must
+// change to bring the queue into line with requested.
+func Mismatches(existing drivers.QueueAttributes, requested map[string]string, arn ARNParser) []string {
+	var out []string
+	for _, n := range sortedKeys(requested) {
+		if !matchesOne(existing, n, requested[n], arn) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// Settable reports whether CreateQueue takes the attribute name.
+func Settable(name string) bool {
+	_, ok := settable[name]
+	return ok || name == FifoQueue
+}
+
+// Parse turns the settable attributes among the strings GetQueueAttributes returned for
+// the queue name back into the queue's attribute set, ignoring the read-only ones.
+func Parse(name string, current map[string]string, arn ARNParser) (drivers.QueueAttributes, error) {
+	in := make(map[string]string, len(current))
+	for n, v := range current {
+		if Settable(n) {
+			in[n] = v
+		}
+	}
+	if IsFIFOName(name) {
+		in[FifoQueue] = "true"
+	} else {
+		delete(in, FifoQueue)
+	}
+	return ForCreate(name, in, arn)
+}
+
 func matchesOne(existing drivers.QueueAttributes, name, v string, arn ARNParser) bool {
 	if checkName(name, existing.FifoQueue) != nil {
 		return false

@@ -25,14 +25,26 @@ func Usagef(format string, args ...any) error {
 // ErrHelpShown ends a command after it printed its help: exit status 0.
 var ErrHelpShown = errors.New("help shown")
 
+// StatusError ends a command with its own exit status, such as apply --dry-run's 2
+// for "there are changes".
+type StatusError struct {
+	Code int
+	Msg  string
+}
+
+func (e *StatusError) Error() string { return e.Msg }
+
 // ExitCode maps what run returned to the process's exit status.
 func ExitCode(err error) int {
 	var ue *UsageError
+	var se *StatusError
 	switch {
 	case err == nil, errors.Is(err, ErrHelpShown):
 		return 0
 	case errors.As(err, &ue):
 		return 2
+	case errors.As(err, &se):
+		return se.Code
 	}
 	return 1
 }

@@ -15,6 +15,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/anysqs/anysqs/internal/declare"
 )
 
 // DefaultListen is where the gateway listens when nothing says otherwise. 9324 is the
@@ -58,6 +60,11 @@ type Config struct {
 	// needs no restart.
 	TLS      TLS `yaml:"tls"`
 	AdminTLS TLS `yaml:"admin_tls"`
+	// Queues are the queues declared by the file's queues: list and by the file its
+	// queues_file names (package declare says how they are written and applied): the
+	// gateway creates what is missing and brings what differs into line at start.
+	Queues     []declare.Queue `yaml:"-"`
+	QueuesFile string          `yaml:"queues_file"`
 
 	// src is where the file's keys are, for errors raised after loading (driver options).
 	src *source
@@ -214,10 +221,24 @@ func Load(path string, getenv func(string) string, overrides ...Override) (Confi
 	if err := cfg.readSecretFiles(); err != nil {
 		return Config{}, cfg.src.wrap(err)
 	}
+	if err := cfg.normalizeQueues(); err != nil {
+		return Config{}, err
+	}
 	if err := cfg.Validate(); err != nil {
 		return Config{}, cfg.src.wrap(err)
 	}
 	return cfg, nil
+}
+
+// normalizeQueues drops a declared queue's account when it is the gateway's own, so that
+// both spellings name one queue.
+func (c *Config) normalizeQueues() error {
+	for i := range c.Queues {
+		if c.Queues[i].Account == c.AccountID {
+			c.Queues[i].Account = ""
+		}
+	}
+	return declare.Check(c.Queues)
 }
 
 // resolveFiles makes the file's relative secret and certificate paths relative to dir.
@@ -261,6 +282,8 @@ func decode(path string, data []byte, cfg *Config) (*source, error) {
 	if len(doc.Content) == 0 { // an empty file: the defaults
 		return src, nil
 	}
+	// The queues: list is read by package declare, which locates its own errors.
+	queues := takeKey(doc.Content[0], "queues")
 	// Checked against the YAML tree first, so that a mistake is told in the file's terms
 	// (key, line, list, mapping) rather than in those of the Go types it decodes into.
 	if err := src.check(doc.Content[0], reflect.TypeFor[Config](), ""); err != nil {
@@ -271,7 +294,40 @@ func decode(path string, data []byte, cfg *Config) (*source, error) {
 		return nil, syntaxError(path, err)
 	}
 	merge(cfg, fromFile)
+	if queues != nil {
+		qs, err := declare.Parse(path, queues)
+		if err != nil {
+			return nil, err
+		}
+		cfg.Queues = append(cfg.Queues, qs...)
+	}
+	if fromFile.QueuesFile != "" {
+		cfg.QueuesFile = declare.Resolve(path, fromFile.QueuesFile)
+		qs, err := declare.ParseFile(cfg.QueuesFile)
+		if err != nil {
+			return nil, err
+		}
+		cfg.Queues = append(cfg.Queues, qs...)
+	}
+	if err := declare.Check(cfg.Queues); err != nil {
+		return nil, err
+	}
 	return src, nil
+}
+
+// takeKey removes key from the mapping n and returns its value (nil if n has none).
+func takeKey(n *yaml.Node, key string) *yaml.Node {
+	if n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			v := n.Content[i+1]
+			n.Content = append(n.Content[:i:i], n.Content[i+2:]...)
+			return v
+		}
+	}
+	return nil
 }
 
 // syntaxError turns yaml's "yaml: line 3: ..." into "FILE:3: ...".
@@ -538,6 +594,23 @@ func (c Config) Validate() error {
 		if mode != "strict" && mode != "degrade" {
 			return fmt.Errorf("policy.overrides.%s: %q is not strict or degrade", id, mode)
 		}
+	}
+	return c.checkQueueAccounts()
+}
+
+// checkQueueAccounts checks that the gateway can act in each declared queue's account:
+// its own, or one an access key belongs to.
+func (c Config) checkQueueAccounts() error {
+	keyed := map[string]bool{}
+	for _, cr := range c.Auth.Credentials {
+		keyed[cr.AccountID] = true
+	}
+	for _, q := range c.Queues {
+		if q.Account == "" || q.Account == c.AccountID || keyed[q.Account] {
+			continue
+		}
+		msg := fmt.Sprintf("account %s is neither account_id nor the account of a key in auth.credentials, so the gateway cannot act in it", q.Account)
+		return &declare.Error{Pos: q.At, Queue: q.Name, Msg: msg}
 	}
 	return nil
 }

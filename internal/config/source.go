@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"reflect"
@@ -8,6 +9,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/anysqs/anysqs/internal/declare"
 )
 
 // source remembers where in the file each key was, so that an error found after
@@ -75,7 +78,8 @@ func (s *source) at(key, msg string) *Error {
 
 // wrap locates a validation error of the form "key: message" in the file.
 func (s *source) wrap(err error) error {
-	if s == nil || err == nil {
+	var located *declare.Error
+	if s == nil || err == nil || errors.As(err, &located) {
 		return err
 	}
 	key, msg, ok := strings.Cut(err.Error(), ": ")
