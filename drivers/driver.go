@@ -603,6 +603,9 @@ type QueueStats struct {
 	Visible    int64 // ApproximateNumberOfMessages
 	NotVisible int64 // ApproximateNumberOfMessagesNotVisible (in flight)
 	Delayed    int64 // ApproximateNumberOfMessagesDelayed
+	// OldestSentAt is the send time of the oldest message the queue holds, in any state;
+	// zero when it holds none or the backend cannot tell.
+	OldestSentAt time.Time
 }
 
 // BrowseMessagesRequest pages through a queue's messages (Driver.BrowseMessages).
@@ -713,6 +716,9 @@ type Message struct {
 type ReceiveMessagesResult struct {
 	Messages      []Message
 	NextVisibleAt time.Time
+	// DeadLettered is how many messages the call moved to the redrive target instead
+	// of returning them.
+	DeadLettered int32
 }
 
 // DeleteMessagesRequest deletes by receipt handle.

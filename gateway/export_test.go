@@ -27,3 +27,6 @@ func Watched(s *Server) int {
 	defer s.watchMu.Unlock()
 	return len(s.watched)
 }
+
+// CollectQueueMetrics runs one collection of the per-queue gauges now.
+func CollectQueueMetrics(s *Server) error { return s.qm.collect(context.Background()) }

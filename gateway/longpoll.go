@@ -108,6 +108,7 @@ func (s *Server) longPoll(ctx context.Context, req drivers.ReceiveMessagesReques
 			return res, driverError(err, req.Name)
 		}
 		s.inflight.received(req.Name, len(res.Messages))
+		s.qm.received(req.Name, len(res.Messages), res.DeadLettered)
 		return res, nil
 	}
 	if wait <= 0 {

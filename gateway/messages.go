@@ -206,6 +206,7 @@ func (s *Server) sent(queue string, entries []drivers.SendEntry) {
 		delays[e.DelaySeconds] = true
 	}
 	s.wakeAfter(queue, delays)
+	s.qm.sent(queue, len(entries))
 }
 
 // wakeAfter wakes the queue's long polls after each of the delays, in seconds of gateway
@@ -224,6 +225,7 @@ func (s *Server) wakeAfter(queue string, delays map[int32]bool) {
 // make a message receivable: on a FIFO queue, the next of a deleted message's group; on
 // any queue at the in-flight limit, whatever waits.
 func (s *Server) deleted(queue string, n int) {
+	s.qm.deleted(queue, n)
 	if s.inflight.released(queue, n) || strings.HasSuffix(queue, ".fifo") {
 		s.waiters.notify(queue)
 	}

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"context"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -48,8 +49,19 @@ func newMetrics(reg prometheus.Registerer, s *Server) (*metrics, error) {
 		Name: "anysqs_long_polls_waiting",
 		Help: "Long polls waiting for messages now.",
 	}, func() float64 { return float64(s.waiters.count()) })
+	ready := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "anysqs_backend_ready",
+		Help: "1 when the backend answers a ping within 2 s at scrape time (what /readyz checks), else 0.",
+	}, func() float64 {
+		ctx, cancel := context.WithTimeout(s.ctx, 2*time.Second)
+		defer cancel()
+		if s.Ready(ctx) != nil {
+			return 0
+		}
+		return 1
+	})
 	drv := driverCollector{driver: s.driver, log: s.log.Warn}
-	for _, c := range []prometheus.Collector{m.requests, m.decisions, duration, longPolls, waiting, drv} {
+	for _, c := range []prometheus.Collector{m.requests, m.decisions, duration, longPolls, waiting, ready, drv} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}

@@ -345,6 +345,7 @@ func (s *Server) deleteQueue(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, driverError(err, name)
 	}
+	s.qm.forget(name)
 	// Long polls on the queue end now rather than at their deadline.
 	s.waiters.notify(name)
 	return wire.Empty{}, nil

@@ -67,6 +67,8 @@ type Config struct {
 	// MaxInFlight is the most in-flight messages a queue may hold (inflight.go); 0 means
 	// SQS's DefaultMaxInFlight, a negative value no limit.
 	MaxInFlight int64
+	// QueueMetrics configures the per-queue series exported with Metrics.
+	QueueMetrics QueueMetrics
 }
 
 // Server is the SQS gateway: an http.Handler speaking both SQS wire protocols.
@@ -87,6 +89,7 @@ type Server struct {
 	bg     sync.WaitGroup
 
 	metrics  *metrics       // nil: none
+	qm       *queueMetrics  // nil: no per-queue series
 	auth     *auth.Verifier // nil: requests are not authenticated
 	clients  *clientLimiter // nil: no per-key limits
 	inflight *inFlight
@@ -309,6 +312,22 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 			return nil, fmt.Errorf("gateway: metrics: %w", err)
 		}
 		s.metrics = m
+		if cfg.QueueMetrics.Interval >= 0 {
+			interval, max := cfg.QueueMetrics.Interval, cfg.QueueMetrics.MaxQueues
+			if interval == 0 {
+				interval = DefaultQueueMetricsInterval
+			}
+			if max <= 0 {
+				max = DefaultMaxQueueMetrics
+			}
+			s.qm = newQueueMetrics(s, max)
+			if err := cfg.Metrics.Register(s.qm); err != nil {
+				cancel()
+				return nil, fmt.Errorf("gateway: metrics: %w", err)
+			}
+			s.bg.Add(1)
+			go s.qm.run(interval)
+		}
 	}
 	s.scheduleSweep()
 	if desc.Activity == drivers.ActivityNotify || desc.Activity == drivers.ActivityWatch {

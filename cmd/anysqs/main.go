@@ -153,6 +153,7 @@ SIGINT or SIGTERM drain in-flight requests and stop.`)
 		}
 		reg = adm.reg
 	}
+	every, _ := cfg.QueueMetrics.Every() // checked by config.Load
 	gw, err := gateway.New(ctx, gateway.Config{
 		Driver:    drv,
 		AccountID: cfg.AccountID,
@@ -167,7 +168,8 @@ SIGINT or SIGTERM drain in-flight requests and stop.`)
 		Accounts:    cfg.Auth.Accounts(),
 		ClientLimits: gateway.ClientLimits{RequestsPerSecond: cfg.Limits.RequestsPerSecond,
 			Burst: cfg.Limits.Burst, MaxLongPolls: cfg.Limits.MaxLongPolls},
-		MaxInFlight: cfg.Limits.MaxInFlight,
+		MaxInFlight:  cfg.Limits.MaxInFlight,
+		QueueMetrics: gateway.QueueMetrics{Interval: every, MaxQueues: cfg.QueueMetrics.MaxQueues},
 	})
 	if err != nil {
 		return err

@@ -13,6 +13,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"time"
 
 	"gopkg.in/yaml.v3"
 
@@ -65,6 +66,8 @@ type Config struct {
 	// gateway creates what is missing and brings what differs into line at start.
 	Queues     []declare.Queue `yaml:"-"`
 	QueuesFile string          `yaml:"queues_file"`
+	// QueueMetrics configures the per-queue series of /metrics (on admin_listen).
+	QueueMetrics QueueMetrics `yaml:"queue_metrics"`
 
 	// src is where the file's keys are, for errors raised after loading (driver options).
 	src *source
@@ -115,6 +118,35 @@ type Credential struct {
 	SecretAccessKeyEnv  string `yaml:"secret_access_key_env"`
 	SecretAccessKeyFile string `yaml:"secret_access_key_file"`
 	AccountID           string `yaml:"account_id"`
+}
+
+// QueueMetrics configures the per-queue series: message counts and the oldest message's
+// age, read from the backend in the background every Interval (a Go duration such as
+// "15s"; "0" or "off" turns them off; empty: 15s), for at most MaxQueues queues by name
+// (0: 500), the others summed under queue="(other)".
+type QueueMetrics struct {
+	Interval  string `yaml:"interval"`
+	MaxQueues int    `yaml:"max_queues"`
+}
+
+// Every returns the collection interval: 0 for the default, negative when turned off.
+func (q QueueMetrics) Every() (time.Duration, error) {
+	switch q.Interval {
+	case "":
+		return 0, nil
+	case "0", "off":
+		return -1, nil
+	}
+	d, err := time.ParseDuration(q.Interval)
+	switch {
+	case err != nil:
+		return 0, fmt.Errorf("%q is not a duration such as 15s, or off", q.Interval)
+	case d <= 0:
+		return -1, nil
+	case d < time.Second:
+		return 0, fmt.Errorf("%q: at least 1s (each collection reads every queue's counts)", q.Interval)
+	}
+	return d, nil
 }
 
 // Secrets returns the credentials as access key ID → secret.
@@ -387,6 +419,10 @@ func merge(dst *Config, src Config) {
 	if src.Limits.MaxInFlight != 0 {
 		dst.Limits.MaxInFlight = src.Limits.MaxInFlight
 	}
+	set(&dst.QueueMetrics.Interval, src.QueueMetrics.Interval)
+	if src.QueueMetrics.MaxQueues != 0 {
+		dst.QueueMetrics.MaxQueues = src.QueueMetrics.MaxQueues
+	}
 }
 
 // envVar is one environment override: the variable, the key it sets (for errors about
@@ -594,6 +630,12 @@ func (c Config) Validate() error {
 		if mode != "strict" && mode != "degrade" {
 			return fmt.Errorf("policy.overrides.%s: %q is not strict or degrade", id, mode)
 		}
+	}
+	if _, err := c.QueueMetrics.Every(); err != nil {
+		return fmt.Errorf("queue_metrics.interval: %w", err)
+	}
+	if c.QueueMetrics.MaxQueues < 0 {
+		return fmt.Errorf("queue_metrics.max_queues: %d is negative", c.QueueMetrics.MaxQueues)
 	}
 	return c.checkQueueAccounts()
 }

@@ -1,0 +1,87 @@
+package gateway_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/anysqs/anysqs/drivers"
+	_ "github.com/anysqs/anysqs/drivers/postgres"
+	"github.com/anysqs/anysqs/gateway"
+	"github.com/anysqs/anysqs/internal/testenv"
+)
+
+// BenchmarkQueueMetricsCollect is one background collection of the per-queue gauges
+// over ANYSQS_BENCH_QUEUES queues (default 10,000), each holding one message, on SQLite
+// and on PostgreSQL: its wall time and the gateway process's CPU per collection
+// (cpu-ms/op; for SQLite that includes the database's work). Requests never wait for a
+// collection; this is what it costs in the background.
+//
+//	go test -run '^$' -bench QueueMetricsCollect -benchtime 5x ./gateway/
+func BenchmarkQueueMetricsCollect(b *testing.B) {
+	n := 10000
+	if v, err := strconv.Atoi(os.Getenv("ANYSQS_BENCH_QUEUES")); err == nil && v > 0 {
+		n = v
+	}
+	for _, backend := range []string{"sqlite", "postgres"} {
+		b.Run(fmt.Sprintf("%s/queues=%d", backend, n), func(b *testing.B) {
+			ctx := context.Background()
+			var opts map[string]any
+			if backend == "sqlite" {
+				opts = map[string]any{"data_dir": b.TempDir()}
+			} else {
+				dsn := testenv.Postgres(b)
+				opts = map[string]any{"dsn": dsn, "schema": testenv.PostgresSchema(b, dsn, "anysqs_qm_")}
+			}
+			drv, err := drivers.Open(ctx, backend, opts)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer drv.Close()
+			now := time.Now()
+			for i := range n {
+				name := fmt.Sprintf("q%05d", i)
+				q := drivers.Queue{Name: name, CreatedAt: now, LastModified: now, Attributes: drivers.QueueAttributes{
+					VisibilityTimeout: 30, MessageRetentionPeriod: 345600, MaximumMessageSize: 262144}}
+				if _, err := drv.CreateQueue(ctx, drivers.CreateQueueRequest{Queue: q}); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := drv.SendMessages(ctx, drivers.SendMessagesRequest{Name: name, Now: now,
+					Entries: []drivers.SendEntry{{EntryID: "1", MessageID: fmt.Sprintf("m%d", i), Body: "x"}}}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			gw, err := gateway.New(ctx, gateway.Config{Driver: drv, Metrics: prometheus.NewRegistry(),
+				QueueMetrics: gateway.QueueMetrics{Interval: 24 * time.Hour}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer gw.Close()
+			if err := gateway.CollectQueueMetrics(gw); err != nil { // warm: connections, caches
+				b.Fatal(err)
+			}
+			cpu0 := cpuTime()
+			b.ResetTimer()
+			for range b.N {
+				if err := gateway.CollectQueueMetrics(gw); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N)/1e6, "cpu-ms/op")
+		})
+	}
+}
+
+// cpuTime is the process's user and system CPU time so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
