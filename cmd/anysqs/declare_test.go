@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
@@ -24,6 +26,7 @@ import (
 // declared are the queues of the served tests: standard and FIFO, each dead-letter
 // queue declared after its source, tags and a policy.
 const declared = `
+queue_metrics: {interval: 1s}
 queues:
   - name: orders
     attributes:
@@ -139,6 +142,17 @@ func TestDeclaredQueuesServed(t *testing.T) {
 		t.Errorf("first start's log:\n%s", g.Logs())
 	}
 
+	// The served /metrics shows the declared queues' depth once a collection has run.
+	c := sdkClient(g.URL)
+	for range 2 {
+		if _, err := c.SendMessage(context.Background(), &sqs.SendMessageInput{
+			QueueUrl: aws.String(g.URL + "/000000000000/orders"), MessageBody: aws.String("x")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	awaitMetric(t, g.AdminURL, `anysqs_queue_messages_visible{account="000000000000",queue="orders"} 2`)
+	awaitMetric(t, g.AdminURL, `anysqs_queue_messages_sent_total{account="000000000000",queue="orders"} 2`)
+
 	g.Restart()
 	if !strings.Contains(g.Logs(), `msg="declared queues" created=0 updated=0 unchanged=4`) {
 		t.Errorf("second start's log:\n%s", g.Logs())
@@ -188,6 +202,40 @@ func TestDeclaredQueuesServed(t *testing.T) {
 			t.Errorf("gateway %d logged an error:\n%s", i, g.Logs())
 		}
 	}
+}
+
+// awaitMetric scrapes admin's /metrics until a line is line, each scrape after the
+// previous answer; the guard bounds a hang, it asserts nothing about time.
+func awaitMetric(t *testing.T, admin, line string) {
+	t.Helper()
+	guard := time.Now().Add(time.Minute)
+	var last string
+	for time.Now().Before(guard) {
+		resp, err := http.Get(admin + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		last = string(body)
+		for _, l := range strings.Split(last, "\n") {
+			if l == line {
+				return
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("/metrics never showed %s; last scrape's queue series:\n%s", line, grepLines(last, "anysqs_queue"))
+}
+
+func grepLines(s, prefix string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.HasPrefix(l, prefix) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }
 
 // TestApplyPlanAgainstAGateway runs anysqs apply against a served gateway: --dry-run
