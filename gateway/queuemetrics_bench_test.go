@@ -12,15 +12,15 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/anysqs/anysqs/drivers"
-	_ "github.com/anysqs/anysqs/drivers/postgres"
 	"github.com/anysqs/anysqs/gateway"
-	"github.com/anysqs/anysqs/internal/testenv"
+	"github.com/anysqs/anysqs/internal/testbed"
 )
 
 // BenchmarkQueueMetricsCollect is one background collection of the per-queue gauges
-// over ANYSQS_BENCH_QUEUES queues (default 10,000), each holding one message, on SQLite
-// and on PostgreSQL: its wall time and the gateway process's CPU per collection
-// (cpu-ms/op; for SQLite that includes the database's work). Requests never wait for a
+// over ANYSQS_BENCH_QUEUES queues (default 10,000), each holding one message, on each
+// backend of the lite build (the embedded default and the production database): its wall
+// time and the gateway process's CPU per collection (cpu-ms/op; for the embedded backend
+// that includes the database's work). Requests never wait for a
 // collection; this is what it costs in the background.
 //
 //	go test -run '^$' -bench QueueMetricsCollect -benchtime 5x ./gateway/
@@ -29,17 +29,13 @@ func BenchmarkQueueMetricsCollect(b *testing.B) {
 	if v, err := strconv.Atoi(os.Getenv("ANYSQS_BENCH_QUEUES")); err == nil && v > 0 {
 		n = v
 	}
-	for _, backend := range []string{"sqlite", "postgres"} {
-		b.Run(fmt.Sprintf("%s/queues=%d", backend, n), func(b *testing.B) {
+	for _, backend := range testbed.All {
+		if !backend.Lite {
+			continue
+		}
+		b.Run(fmt.Sprintf("%s/queues=%d", backend.Name, n), func(b *testing.B) {
 			ctx := context.Background()
-			var opts map[string]any
-			if backend == "sqlite" {
-				opts = map[string]any{"data_dir": b.TempDir()}
-			} else {
-				dsn := testenv.Postgres(b)
-				opts = map[string]any{"dsn": dsn, "schema": testenv.PostgresSchema(b, dsn, "anysqs_qm_")}
-			}
-			drv, err := drivers.Open(ctx, backend, opts)
+			drv, err := backend.Open(ctx, backend.Storage(b))
 			if err != nil {
 				b.Fatal(err)
 			}

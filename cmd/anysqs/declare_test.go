@@ -46,10 +46,22 @@ queues:
   - name: events-dlq.fifo
 `
 
-// declaredConfig writes the shipped PostgreSQL configuration with extra appended.
-func declaredConfig(t *testing.T, dir, extra string) string {
+// sharedBackend is the first backend of the table whose storage several gateways share
+// and whose service is no emulator: the production database.
+func sharedBackend(t *testing.T) testbed.Backend {
+	for _, b := range testbed.All {
+		if b.Shared && !b.Emulated {
+			return b
+		}
+	}
+	t.Fatal("no shared backend in testbed.All")
+	return testbed.Backend{}
+}
+
+// declaredConfig writes backend's shipped configuration with extra appended.
+func declaredConfig(t *testing.T, dir, backend, extra string) string {
 	t.Helper()
-	shipped, err := os.ReadFile(servetest.Config("postgres"))
+	shipped, err := os.ReadFile(testbed.ConfigOf(backend))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,14 +124,15 @@ func sameState(t *testing.T, what string, a, b map[string]string) {
 	}
 }
 
-// TestDeclaredQueuesServed starts the shipped PostgreSQL configuration with declared
-// queues: twice in a row, then as two gateways at once on fresh storage, each time
+// TestDeclaredQueuesServed starts the shipped configuration of the production database
+// (sharedBackend) with declared queues: twice in a row, then as two gateways at once on fresh storage, each time
 // reaching the same state without an error; then with a changed attribute, which the
 // restart applies.
 func TestDeclaredQueuesServed(t *testing.T) {
 	dir := t.TempDir()
-	config := declaredConfig(t, dir, declared)
-	env := testbed.Env(t, "postgres")
+	backend := sharedBackend(t).Name
+	config := declaredConfig(t, dir, backend, declared)
+	env := testbed.Env(t, backend)
 	g := servetest.Start(t, config, env...)
 	first := queueState(t, g.URL)
 	for k, want := range map[string]string{
@@ -160,7 +173,7 @@ func TestDeclaredQueuesServed(t *testing.T) {
 	sameState(t, "after a restart", first, queueState(t, g.URL))
 
 	// A changed attribute and tag, applied by the next start.
-	declaredConfig(t, dir, strings.Replace(strings.Replace(declared, "VisibilityTimeout: 60", "VisibilityTimeout: 75", 1),
+	declaredConfig(t, dir, backend, strings.Replace(strings.Replace(declared, "VisibilityTimeout: 60", "VisibilityTimeout: 75", 1),
 		"env: test", "env: prod", 1))
 	g.Restart()
 	for _, line := range []string{
@@ -179,8 +192,8 @@ func TestDeclaredQueuesServed(t *testing.T) {
 	g.Kill()
 
 	// Two gateways starting together on fresh storage.
-	env2 := testbed.Env(t, "postgres")
-	declaredConfig(t, dir, declared)
+	env2 := testbed.Env(t, backend)
+	declaredConfig(t, dir, backend, declared)
 	var wg sync.WaitGroup
 	gs := make([]*servetest.Gateway, 2)
 	for i := range gs {
@@ -242,7 +255,7 @@ func grepLines(s, prefix string) string {
 // prints the plan, exits 2 and changes nothing; apply carries it out; a second dry run
 // finds nothing to do and exits 0.
 func TestApplyPlanAgainstAGateway(t *testing.T) {
-	g, _ := testbed.Start(t, "sqlite")
+	g, _ := testbed.Start(t, testbed.All[0].Name)
 	ctx := context.Background()
 	c := sdkClient(g.URL)
 	// orders exists with another visibility timeout and one of its tags.
@@ -307,7 +320,7 @@ Plan: 2 to create, 2 to update, 0 unchanged.
 func TestBadDeclarationFailsServe(t *testing.T) {
 	dir := t.TempDir()
 	config := filepath.Join(dir, "anysqs.yaml")
-	text := "backend: {name: sqlite, options: {data_dir: ./data}}\nqueues:\n  - name: a\n    attributes:\n      VisibilityTimeout: 43201\n"
+	text := "backend: {name: " + testbed.All[0].Name + ", options: {data_dir: ./data}}\nqueues:\n  - name: a\n    attributes:\n      VisibilityTimeout: 43201\n"
 	if err := os.WriteFile(config, []byte(text), 0o600); err != nil {
 		t.Fatal(err)
 	}

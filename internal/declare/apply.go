@@ -30,7 +30,7 @@ func RunApply(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var conn mq.Conn
 	fs := cli.NewFlags("apply", "-f FILE [--dry-run] [connection flags]", applyAbout)
 	file := fs.String("f", "", "declarations `FILE` (a queues: list)")
-	fs.StringVar(file, "file", "", "same as -f")
+	fs.StringVar(file, "file", "", "declarations `FILE`, as -f")
 	dry := fs.Bool("dry-run", false, "print the plan and change nothing; exit status 2 if it has changes")
 	account := fs.String("account", "", "the 12-digit `ACCOUNT` the signing key belongs to, for entries that name one")
 	conn.Flags(fs)

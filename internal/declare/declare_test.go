@@ -14,10 +14,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/anysqs/anysqs/capabilities"
-	"github.com/anysqs/anysqs/drivers"
-	_ "github.com/anysqs/anysqs/drivers/sqlite"
 	"github.com/anysqs/anysqs/gateway"
 	"github.com/anysqs/anysqs/internal/declare"
+	"github.com/anysqs/anysqs/internal/testbed"
 )
 
 const sample = `queues:
@@ -48,11 +47,13 @@ func write(t *testing.T, text string) string {
 	return p
 }
 
-// gatewayOn serves a fresh SQLite store (or dir's) through a gateway, in process.
-func gatewayOn(t *testing.T, dir string, policy capabilities.Config) *gateway.Server {
+// gatewayOn serves fresh storage of the embedded default backend through a gateway, in
+// process, with the capability policy given.
+func gatewayOn(t *testing.T, policy capabilities.Config) *gateway.Server {
 	t.Helper()
 	ctx := context.Background()
-	drv, err := drivers.Open(ctx, "sqlite", map[string]any{"data_dir": dir})
+	b := testbed.All[0]
+	drv, err := b.Open(ctx, b.Storage(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +124,7 @@ func TestApplyCreatesDeadLetterQueuesFirstThenConverges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	targets := declare.InProcess(gatewayOn(t, t.TempDir(), capabilities.Config{}), "us-east-1", nil)
+	targets := declare.InProcess(gatewayOn(t, capabilities.Config{}), "us-east-1", nil)
 	done := applyAll(t, targets, qs)
 	var order []string
 	for _, c := range done {
@@ -186,8 +187,7 @@ func equal(a, b map[string]string) bool {
 }
 
 func TestChangedAttributeAndTagAreUpdatedAndOthersLeftAlone(t *testing.T) {
-	dir := t.TempDir()
-	targets := declare.InProcess(gatewayOn(t, dir, capabilities.Config{}), "us-east-1", nil)
+	targets := declare.InProcess(gatewayOn(t, capabilities.Config{}), "us-east-1", nil)
 	qs, err := declare.ParseFile(write(t, sample))
 	if err != nil {
 		t.Fatal(err)
@@ -233,7 +233,7 @@ func TestConcurrentAppliersConverge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	targets := declare.InProcess(gatewayOn(t, t.TempDir(), capabilities.Config{}), "us-east-1", nil)
+	targets := declare.InProcess(gatewayOn(t, capabilities.Config{}), "us-east-1", nil)
 	var wg sync.WaitGroup
 	errs := make(chan error, 8)
 	for range 8 {
@@ -313,7 +313,7 @@ func TestMissingDeadLetterQueueFailsThePlan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	targets := declare.InProcess(gatewayOn(t, t.TempDir(), capabilities.Config{}), "us-east-1", nil)
+	targets := declare.InProcess(gatewayOn(t, capabilities.Config{}), "us-east-1", nil)
 	_, err = declare.Plan(context.Background(), targets, qs)
 	if err == nil || !strings.Contains(err.Error(), path+":5: queue a: attribute RedrivePolicy: the dead-letter queue gone is neither declared nor existing") {
 		t.Fatalf("got %v", err)
@@ -331,7 +331,7 @@ func TestGatewayRefusalNamesTheDeclaration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gw := gatewayOn(t, t.TempDir(), capabilities.Config{Overrides: map[string]string{string(capabilities.AttrKMS): "strict"}})
+	gw := gatewayOn(t, capabilities.Config{Overrides: map[string]string{string(capabilities.AttrKMS): "strict"}})
 	targets := declare.InProcess(gw, "us-east-1", nil)
 	plan, err := declare.Plan(context.Background(), targets, qs)
 	if err != nil {
