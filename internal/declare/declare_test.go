@@ -342,3 +342,16 @@ func TestGatewayRefusalNamesTheDeclaration(t *testing.T) {
 		t.Fatalf("got %v, want the KmsMasterKeyId line", err)
 	}
 }
+
+// What the backend only degrades is applied, and the change says so.
+func TestDegradedDeclarationIsReported(t *testing.T) {
+	qs, err := declare.ParseFile(write(t, "queues:\n  - name: a\n    attributes:\n      KmsMasterKeyId: alias/x\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw := gatewayOn(t, capabilities.Config{Overrides: map[string]string{string(capabilities.AttrKMS): "degrade"}})
+	done := applyAll(t, declare.InProcess(gw, "us-east-1", nil), qs)
+	if len(done) != 1 || strings.Join(done[0].Degraded, ",") != string(capabilities.AttrKMS) {
+		t.Fatalf("changes %+v: want one create reporting %s degraded", done, capabilities.AttrKMS)
+	}
+}
