@@ -273,17 +273,24 @@ func (d *Driver) PurgeQueue(ctx context.Context, req drivers.PurgeQueueRequest) 
 }
 
 // QueueStats counts messages by state, leaving out expired messages the sweep has not
-// deleted yet. The counts are exact at the statement's snapshot.
+// deleted yet, and finds the oldest one's enqueue time (its send time; a FIFO
+// dead-letter queue's move time) in the same scan. The counts are exact at the
+// statement's snapshot.
 func (d *Driver) QueueStats(ctx context.Context, req drivers.QueueStatsRequest) (drivers.QueueStats, error) {
 	var s drivers.QueueStats
+	var oldest *time.Time
 	err := d.pool.QueryRow(ctx, `SELECT
 			count(m.id) FILTER (WHERE m.visible_at <= $2),
 			count(m.id) FILTER (WHERE m.visible_at > $2 AND m.receipt IS NOT NULL),
-			count(m.id) FILTER (WHERE m.visible_at > $2 AND m.receipt IS NULL)
+			count(m.id) FILTER (WHERE m.visible_at > $2 AND m.receipt IS NULL),
+			min(m.enqueued_at)
 		FROM queues q LEFT JOIN messages m ON m.queue_id = q.id
 			AND m.enqueued_at > $2::timestamptz - make_interval(secs => q.retention)
 		WHERE q.name = $1 GROUP BY q.id`,
-		req.Name, req.Now).Scan(&s.Visible, &s.NotVisible, &s.Delayed)
+		req.Name, req.Now).Scan(&s.Visible, &s.NotVisible, &s.Delayed, &oldest)
+	if oldest != nil {
+		s.OldestSentAt = *oldest
+	}
 	if errors.Is(err, pgx.ErrNoRows) {
 		return s, notFound(req.Name)
 	}

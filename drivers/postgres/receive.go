@@ -166,7 +166,7 @@ nv AS (
 		(SELECT min(m.visible_at) FROM messages m, q WHERE m.queue_id = q.id AND m.visible_at > $2),
 		CASE WHEN EXISTS (SELECT 1 FROM cl) THEN $4::timestamptz END) END AS next
 )
-SELECT q.id, q.fifo, (SELECT count(*) FROM nt), ` + stale + `, (SELECT next FROM nv), cl.*
+SELECT q.id, q.fifo, (SELECT count(*) FROM mv) * (SELECT count(*) FROM nt), ` + stale + `, (SELECT next FROM nv), cl.*
 FROM q LEFT JOIN cl ON true ORDER BY ` + order
 }
 
@@ -180,7 +180,7 @@ var (
 type claimedRow struct {
 	queueID         int32
 	fifo            bool
-	notified        int64
+	moved           int64 // messages moved to the dead-letter queue (and notified)
 	stale           int64      // FIFO: groups locked that yielded no message
 	next            *time.Time // earliest future deadline, only when the batch is not full
 	id              *int64
@@ -198,7 +198,7 @@ type claimedRow struct {
 }
 
 func (r *claimedRow) scan(row pgx.Row) error {
-	return row.Scan(&r.queueID, &r.fifo, &r.notified, &r.stale, &r.next, &r.id, &r.messageID, &r.receipt, &r.body, &r.attrs, &r.sys,
+	return row.Scan(&r.queueID, &r.fifo, &r.moved, &r.stale, &r.next, &r.id, &r.messageID, &r.receipt, &r.body, &r.attrs, &r.sys,
 		&r.senderID, &r.sentAt, &r.firstReceivedAt, &r.receiveCount, &r.groupID, &r.dedupID, &r.dlqSource)
 }
 
@@ -275,6 +275,7 @@ func (d *Driver) ReceiveMessages(ctx context.Context, req drivers.ReceiveMessage
 		}
 		res.Messages = append(res.Messages, c.Messages...)
 		res.NextVisibleAt = c.NextVisibleAt
+		res.DeadLettered += c.DeadLettered
 		if !(c.moved || c.stale) || len(res.Messages) >= max {
 			break
 		}
@@ -327,6 +328,9 @@ func (d *Driver) claimCalls(ctx context.Context, _ string, calls []recvCall) ([]
 		n := min(c.max, len(msgs))
 		out[i] = all
 		out[i].Messages = msgs[:n:n]
+		if i > 0 {
+			out[i].DeadLettered = 0 // the statement's moves are counted once, by the first call
+		}
 		msgs = msgs[n:]
 	}
 	return out, nil
@@ -368,7 +372,8 @@ func (d *Driver) claim(ctx context.Context, req drivers.ReceiveMessagesRequest, 
 					return err
 				}
 				found = true
-				res.moved = r.notified > 0
+				res.moved = r.moved > 0
+				res.DeadLettered = int32(r.moved)
 				res.stale = r.stale > 0
 				if r.next != nil {
 					res.NextVisibleAt = *r.next

@@ -308,7 +308,8 @@ func (d *Driver) PurgeQueue(ctx context.Context, req drivers.PurgeQueueRequest) 
 	})
 }
 
-// QueueStats counts messages by state at req.Now. The counts are exact.
+// QueueStats counts messages by state at req.Now, and finds the oldest message's enqueue
+// time (its send time; a FIFO dead-letter queue's move time). The counts are exact.
 func (d *Driver) QueueStats(ctx context.Context, req drivers.QueueStatsRequest) (drivers.QueueStats, error) {
 	var s drivers.QueueStats
 	err := d.read(ctx, func(db queryer) error {
@@ -325,11 +326,24 @@ func (d *Driver) QueueStats(ctx context.Context, req drivers.QueueStatsRequest) 
 		if err != nil {
 			return err
 		}
-		return db.QueryRowContext(ctx, `SELECT
+		err = db.QueryRowContext(ctx, `SELECT
 				COALESCE(SUM(token IS NOT NULL), 0), COALESCE(SUM(token IS NULL), 0)
 			FROM messages INDEXED BY messages_visible
 			WHERE queue_id = ?1 AND visible_at > ?2 AND enqueued_at > ?3`, q.id, now, cutoff).
 			Scan(&s.NotVisible, &s.Delayed)
+		if err != nil {
+			return err
+		}
+		// The oldest unexpired message: one probe of the enqueue-time index.
+		var oldest sql.NullInt64
+		if err := db.QueryRowContext(ctx, `SELECT MIN(enqueued_at) FROM messages INDEXED BY messages_enqueued
+			WHERE queue_id = ?1 AND enqueued_at > ?2`, q.id, cutoff).Scan(&oldest); err != nil {
+			return err
+		}
+		if oldest.Valid {
+			s.OldestSentAt = fromNanos(oldest.Int64)
+		}
+		return nil
 	})
 	if err != nil {
 		return drivers.QueueStats{}, err

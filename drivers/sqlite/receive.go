@@ -108,7 +108,7 @@ func (d *Driver) ReceiveMessages(ctx context.Context, req drivers.ReceiveMessage
 				return nil
 			}
 		}
-		if res.Messages, err = d.claimMessages(ctx, tx, q, req, now); err != nil {
+		if res.Messages, res.DeadLettered, err = d.claimMessages(ctx, tx, q, req, now); err != nil {
 			return err
 		}
 		if len(res.Messages) > 0 {
@@ -130,15 +130,19 @@ func (d *Driver) ReceiveMessages(ctx context.Context, req drivers.ReceiveMessage
 	return res, nil
 }
 
-func (d *Driver) claimMessages(ctx context.Context, tx conn, q queueRow, req drivers.ReceiveMessagesRequest, now int64) ([]drivers.Message, error) {
+// claimMessages claims up to req.MaxMessages messages and returns them, with how many
+// it moved to the dead-letter queue instead.
+func (d *Driver) claimMessages(ctx context.Context, tx conn, q queueRow, req drivers.ReceiveMessagesRequest, now int64) (
+	[]drivers.Message, int32, error) {
 	max := req.MaxMessages
 	if max <= 0 {
 		max = 1
 	}
 	dlq, maxCount, err := redriveTarget(tx, q)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
+	var deadLettered int32
 	deadline := now + int64(req.VisibilityTimeout)*int64(time.Second)
 	var (
 		out    []drivers.Message
@@ -147,21 +151,22 @@ func (d *Driver) claimMessages(ctx context.Context, tx conn, q queueRow, req dri
 	for round := 0; len(out) < max && round < maxRedriveRounds; round++ {
 		rows, err := candidates(ctx, tx, q, now, max-len(out))
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		redriven := 0
 		var claimed []msgRow
 		for _, m := range rows {
 			if dlq != nil && sqsrule.RedriveDue(int64(m.receiveCount), maxCount) {
 				if err := moveMessage(ctx, tx, q, *dlq, m, now, true); err != nil {
-					return nil, err
+					return nil, 0, err
 				}
 				redriven++
+				deadLettered++
 				continue
 			}
 			tok, err := newToken()
 			if err != nil {
-				return nil, err
+				return nil, 0, err
 			}
 			m.receiveCount++
 			if m.firstReceivedAt == 0 {
@@ -171,12 +176,12 @@ func (d *Driver) claimMessages(ctx context.Context, tx conn, q queueRow, req dri
 			claimed = append(claimed, m)
 		}
 		if err := claimRows(ctx, tx, claimed, deadline, now); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		for _, m := range claimed {
 			msg, err := d.toMessage(q, m)
 			if err != nil {
-				return nil, err
+				return nil, 0, err
 			}
 			out = append(out, msg)
 			claims = append(claims, claim{Row: m.id, Token: m.token.String})
@@ -189,14 +194,14 @@ func (d *Driver) claimMessages(ctx context.Context, tx conn, q queueRow, req dri
 	if q.fifo && req.ReceiveRequestAttemptID != "" && len(claims) > 0 {
 		b, err := json.Marshal(claims)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO receive_attempts(queue_id, attempt_id, claims, expires_at)
 			VALUES (?, ?, ?, ?)`, q.id, req.ReceiveRequestAttemptID, string(b), toNanos(sqsrule.AttemptExpiry(req.Now))); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 	}
-	return out, nil
+	return out, deadLettered, nil
 }
 
 // redriveTarget returns the queue's dead-letter queue (sqsrule.RedriveTarget), or nil
