@@ -603,8 +603,9 @@ type QueueStats struct {
 	Visible    int64 // ApproximateNumberOfMessages
 	NotVisible int64 // ApproximateNumberOfMessagesNotVisible (in flight)
 	Delayed    int64 // ApproximateNumberOfMessagesDelayed
-	// OldestSentAt is the send time of the oldest message the queue holds, in any state;
-	// zero when it holds none or the backend cannot tell.
+	// OldestSentAt is the enqueue time (retention's clock: the send time, or a FIFO
+	// dead-letter queue's move time) of the oldest unexpired message the queue holds, in
+	// any state; zero when it holds none or the backend cannot tell.
 	OldestSentAt time.Time
 }
 
@@ -717,7 +718,8 @@ type ReceiveMessagesResult struct {
 	Messages      []Message
 	NextVisibleAt time.Time
 	// DeadLettered is how many messages the call moved to the redrive target instead
-	// of returning them.
+	// of returning them; -1 from a backend that dead-letters on its own and cannot
+	// count the moves.
 	DeadLettered int32
 }
 

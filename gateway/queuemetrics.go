@@ -63,6 +63,9 @@ type queueMetrics struct {
 type queueSeries struct {
 	account, queue                        string
 	sent, received, deleted, deadLettered atomic.Int64
+	// uncounted: the backend dead-letters on its own and reports no count, so the
+	// dead-lettered series is left out rather than shown as 0.
+	uncounted atomic.Bool
 }
 
 // queueSample is one queue's gauges, read at a collection.
@@ -92,7 +95,7 @@ func newQueueMetrics(s *Server, max int) *queueMetrics {
 			sent:           d("anysqs_queue_messages_sent_total", "Messages accepted by SendMessage and SendMessageBatch through this gateway.", l),
 			received:       d("anysqs_queue_messages_received_total", "Messages returned by ReceiveMessage through this gateway.", l),
 			deleted:        d("anysqs_queue_messages_deleted_total", "Successful DeleteMessage and DeleteMessageBatch entries through this gateway.", l),
-			deadLettered:   d("anysqs_queue_messages_dead_lettered_total", "Messages moved from the queue to its dead-letter queue by receives through this gateway.", l),
+			deadLettered:   d("anysqs_queue_messages_dead_lettered_total", "Messages moved from the queue to its dead-letter queue by receives through this gateway; absent where the backend dead-letters on its own (Service Bus).", l),
 			queues:         d("anysqs_queues", "Queues, by account, at the last collection.", []string{"account"}),
 			lastCollect:    d("anysqs_queue_metrics_last_collect_timestamp_seconds", "When the last collection of the per-queue gauges ended (Unix time).", nil),
 			collectSeconds: d("anysqs_queue_metrics_collect_seconds", "How long the last collection of the per-queue gauges took.", nil),
@@ -153,7 +156,11 @@ func (m *queueMetrics) received(stored string, n int, deadLettered int32) {
 	}
 	qs := m.series(stored)
 	qs.received.Add(int64(n))
-	qs.deadLettered.Add(int64(deadLettered))
+	if deadLettered < 0 {
+		qs.uncounted.Store(true)
+	} else {
+		qs.deadLettered.Add(int64(deadLettered))
+	}
 }
 
 func (m *queueMetrics) deleted(stored string, n int) {
@@ -332,7 +339,9 @@ func (m *queueMetrics) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(d.sent, prometheus.CounterValue, float64(qs.sent.Load()), qs.account, qs.queue)
 		ch <- prometheus.MustNewConstMetric(d.received, prometheus.CounterValue, float64(qs.received.Load()), qs.account, qs.queue)
 		ch <- prometheus.MustNewConstMetric(d.deleted, prometheus.CounterValue, float64(qs.deleted.Load()), qs.account, qs.queue)
-		ch <- prometheus.MustNewConstMetric(d.deadLettered, prometheus.CounterValue, float64(qs.deadLettered.Load()), qs.account, qs.queue)
+		if !qs.uncounted.Load() {
+			ch <- prometheus.MustNewConstMetric(d.deadLettered, prometheus.CounterValue, float64(qs.deadLettered.Load()), qs.account, qs.queue)
+		}
 	}
 	for account, n := range queues {
 		ch <- prometheus.MustNewConstMetric(d.queues, prometheus.GaugeValue, float64(n), account)

@@ -104,6 +104,7 @@ func (d *Driver) ReceiveMessages(ctx context.Context, req drivers.ReceiveMessage
 						return drivers.ReceiveMessagesResult{}, err
 					}
 					redriven++
+					res.DeadLettered++
 					break // the group's next message is looked at in the next round
 				}
 				got, ok, err := d.claim(ctx, q, m, now, req.VisibilityTimeout)

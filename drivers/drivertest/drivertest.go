@@ -484,8 +484,15 @@ func (e *env) checkBatch(op string, res drivers.BatchResult, n int, id func(int)
 	}
 }
 
-// stats returns the queue's counts at base+at.
+// stats returns the queue's counts at base+at (oldest reads the oldest message's time).
 func (e *env) stats(q string, at time.Duration) drivers.QueueStats {
+	e.t.Helper()
+	s := e.queueStats(q, at)
+	s.OldestSentAt = time.Time{}
+	return s
+}
+
+func (e *env) queueStats(q string, at time.Duration) drivers.QueueStats {
 	e.t.Helper()
 	s, err := e.d.QueueStats(e.ctx, drivers.QueueStatsRequest{Name: q, Now: e.at(at)})
 	if err != nil {

@@ -75,8 +75,13 @@ func movedAfterMaxReceives(e *env) {
 	third := second + e.after(10*time.Second)
 	e.expectBodies("receive 1", e.receive(src, 0, 1, 10).Messages, "poison")
 	e.expectBodies("receive 2", e.receive(src, second, 1, 10).Messages, "poison")
-	// The third attempt finds the count equal to maxReceiveCount: the message moves.
-	e.expectBodies("receive 3", e.receive(src, third, 1, 10).Messages)
+	// The third attempt finds the count equal to maxReceiveCount: the message moves, and
+	// the receive says so (-1: the backend dead-letters on its own and cannot count).
+	r3 := e.receive(src, third, 1, 10)
+	e.expectBodies("receive 3", r3.Messages)
+	if n := r3.DeadLettered; n != -1 && (n < 1 || n > 1 && !atLeastOnce) {
+		e.t.Fatalf("receive 3: DeadLettered %d, want 1 (the message it moved)", n)
+	}
 	e.expectStats(src, third, drivers.QueueStats{})
 	if !atLeastOnce {
 		e.expectStats(dlq, third, drivers.QueueStats{Visible: 1})

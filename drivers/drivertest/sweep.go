@@ -49,6 +49,7 @@ var purgeStatsSweepCases = []testCase{
 		e.expectBodies("receive after the purge", e.receive(q, 2*time.Second, 10, 1).Messages)
 	}},
 	{Caps: one(capabilities.CountsApprox), Name: "three-states", Run: threeStates, Degraded: asNative(threeStates)},
+	{Caps: one(capabilities.CountsApprox), Name: "oldest-message", Run: oldestMessage, Degraded: asNative(oldestMessage)},
 	{Caps: one(capabilities.RetentionPeriod), Name: "expired-never-delivered-and-swept", Run: func(e *env) {
 		e.needs(62 * time.Second)
 		attrs := StandardAttributes()
@@ -117,6 +118,50 @@ var purgeStatsSweepCases = []testCase{
 		}
 		e.expectStats(q, 6*time.Minute, drivers.QueueStats{Visible: 2})
 	}},
+}
+
+// oldestMessage: QueueStats.OldestSentAt is the oldest message's enqueue time, whatever
+// its state, and zero on an empty queue. A backend that cannot tell reports zero
+// throughout; one that reports a time must report the right one. Counts that are only
+// approximate may take countsSettle to catch up.
+func oldestMessage(e *env) {
+	if e.limitValue(capabilities.CountsApprox, "accuracy", "exact") == "unavailable" {
+		return
+	}
+	q := e.standard("q")
+	reports := false
+	expect := func(what string, at time.Duration, want time.Time) {
+		e.t.Helper()
+		got := e.queueStats(q, at).OldestSentAt
+		ok := func() bool {
+			if want.IsZero() || !reports && got.IsZero() {
+				return got.IsZero()
+			}
+			return e.sameTime(got, want)
+		}
+		if e.limitValue(capabilities.CountsApprox, "accuracy", "exact") == "approximate" {
+			for end := time.Now().Add(countsSettle); !ok() && time.Now().Before(end); {
+				time.Sleep(50 * time.Millisecond) // no event says that a backend's counts caught up
+				got = e.queueStats(q, at).OldestSentAt
+			}
+		}
+		if !ok() {
+			e.t.Fatalf("%s: OldestSentAt %v, want %v (zero: empty, or a backend that cannot tell)", what, got, want)
+		}
+		reports = reports || !got.IsZero()
+	}
+	expect("empty queue", 0, time.Time{})
+	e.send(q, 0, msg("a"))
+	second := e.after(2 * time.Second)
+	e.send(q, second, msg("b"))
+	expect("two messages", second, e.base)
+	h := e.receive(q, second, 1, 30).Messages
+	if len(h) != 1 {
+		e.t.Fatalf("receive: %d messages, want 1", len(h))
+	}
+	expect("the oldest in flight", second, e.base)
+	e.mustDelete(q, second, h[0].ReceiptHandle)
+	expect("after the oldest is deleted", second, e.base.Add(second))
 }
 
 // threeStates counts visible, in-flight and delayed messages; expectStats holds the

@@ -24,6 +24,7 @@ type mover struct {
 	groups   map[string]*groupDoc
 	w        writes
 	bytes    int // chunk bytes moved so far
+	moved    int // messages added so far
 }
 
 // full says the transaction moved as many chunk bytes as one commit should carry.
@@ -51,6 +52,7 @@ func (d *Driver) redriveMover(ctx context.Context, tx *fs.Transaction, q *queue,
 // sqsrule.DLQEnqueueTime, and a FIFO DLQ takes the MessageID as deduplication id. A move task's
 // message is new: new MessageID, sent and enqueued now, fresh delivery state.
 func (mv *mover) add(tx *fs.Transaction, ref *fs.DocumentRef, m *msgDoc) error {
+	mv.moved++
 	n := *m
 	n.Vis, n.Gen, n.Claimed, n.Received = mv.now, 0, false, 0
 	if mv.redrive {

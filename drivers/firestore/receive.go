@@ -45,6 +45,7 @@ func (d *Driver) ReceiveMessages(ctx context.Context, req drivers.ReceiveMessage
 	}
 	now := toNanos(req.Now)
 	var out []drivers.Message
+	var deadLettered int32
 	for round := 0; round < maxClaimRounds && len(out) < want; round++ {
 		q, err := d.loadQueue(ctx, nil, req.Name)
 		if err != nil {
@@ -60,16 +61,18 @@ func (d *Driver) ReceiveMessages(ctx context.Context, req drivers.ReceiveMessage
 			}
 		}
 		var got []drivers.Message
+		var moved int32
 		var again bool
 		if q.doc.FIFO {
-			got, again, err = d.claimFIFO(ctx, q, req, now, want-len(out), round > 0)
+			got, moved, again, err = d.claimFIFO(ctx, q, req, now, want-len(out), round > 0)
 		} else {
-			got, again, err = d.claimStandard(ctx, q, req, now, want-len(out), round > 0)
+			got, moved, again, err = d.claimStandard(ctx, q, req, now, want-len(out), round > 0)
 		}
 		if err != nil {
 			return drivers.ReceiveMessagesResult{}, err
 		}
 		out = append(out, got...)
+		deadLettered += moved
 		if !again {
 			break
 		}
@@ -83,7 +86,7 @@ func (d *Driver) ReceiveMessages(ctx context.Context, req drivers.ReceiveMessage
 			}
 		}
 	}
-	res := drivers.ReceiveMessagesResult{Messages: out}
+	res := drivers.ReceiveMessagesResult{Messages: out, DeadLettered: deadLettered}
 	if len(out) < want {
 		res.NextVisibleAt = d.nextVisible(ctx, req.Name, now)
 	}
@@ -172,18 +175,19 @@ func (d *Driver) findCandidates(ctx context.Context, shards int64, n int, spread
 
 // claimStandard claims up to n messages of a standard queue; again says the caller
 // should look for more (some candidates were taken by others or moved away).
-func (d *Driver) claimStandard(ctx context.Context, q *queue, req drivers.ReceiveMessagesRequest, now int64, n int, spread bool) ([]drivers.Message, bool, error) {
+func (d *Driver) claimStandard(ctx context.Context, q *queue, req drivers.ReceiveMessagesRequest, now int64, n int, spread bool) ([]drivers.Message, int32, bool, error) {
+	var moved int32
 	cutoff := q.retentionCutoff(now)
 	msgs := d.messages(&q.doc)
 	found1, keys, found, err := d.findCandidates(ctx, q.doc.Shards, n, spread, false, func(r *fs.DocumentRef) string { return r.Path }, func(s []int64) fs.Query {
 		return msgs.Where("sh", "in", s).Where("vis", "<=", now).Where("enq", ">", cutoff).OrderBy("vis", fs.Asc)
 	})
 	if err != nil {
-		return nil, false, classify(ctx, err, "receive from "+req.Name)
+		return nil, 0, false, classify(ctx, err, "receive from "+req.Name)
 	}
 	defer d.reserved.release(keys)
 	if len(found1) == 0 {
-		return nil, found, nil // found: all taken by this instance's other receives
+		return nil, 0, found, nil // found: all taken by this instance's other receives
 	}
 	refs := make([]*fs.DocumentRef, len(found1))
 	for i, s := range found1 {
@@ -193,7 +197,7 @@ func (d *Driver) claimStandard(ctx context.Context, q *queue, req drivers.Receiv
 	var again bool
 	deadline := now + int64(req.VisibilityTimeout)*int64(time.Second)
 	contended, err := d.runClaimTx(ctx, "receive from "+req.Name, func(ctx context.Context, tx *fs.Transaction) error {
-		out, again = nil, false
+		out, again, moved = nil, false, 0
 		cur, err := d.loadQueue(ctx, tx, req.Name)
 		if err != nil {
 			return err
@@ -240,13 +244,14 @@ func (d *Driver) claimStandard(ctx context.Context, q *queue, req drivers.Receiv
 		}
 		if mv != nil {
 			mv.flush(&w)
+			moved = int32(mv.moved)
 		}
 		return w.apply(tx)
 	})
 	if err != nil || contended {
-		return nil, contended, err
+		return nil, 0, contended, err
 	}
-	return out, again, nil
+	return out, moved, again, nil
 }
 
 // txGet reads documents in tx, in path order.
@@ -277,17 +282,18 @@ func claim(w *writes, ref *fs.DocumentRef, m *msgDoc, now, deadline int64) {
 // up to the first one not visible (so a head that came back is served while later
 // messages of its group are still in flight, as the Driver contract asks), and writes
 // the group's claim and exact ready time.
-func (d *Driver) claimFIFO(ctx context.Context, q *queue, req drivers.ReceiveMessagesRequest, now int64, n int, spread bool) ([]drivers.Message, bool, error) {
+func (d *Driver) claimFIFO(ctx context.Context, q *queue, req drivers.ReceiveMessagesRequest, now int64, n int, spread bool) ([]drivers.Message, int32, bool, error) {
+	var moved int32
 	groups := d.groups(&q.doc)
 	cands, keys, found, err := d.findCandidates(ctx, q.doc.Shards, n+2, spread, true, func(r *fs.DocumentRef) string { return groupKey(req.Name, r.ID) }, func(s []int64) fs.Query {
 		return groups.Where("sh", "in", s).Where("rd", "<=", now).OrderBy("rd", fs.Asc).OrderBy("ord", fs.Asc)
 	})
 	if err != nil {
-		return nil, false, classify(ctx, err, "receive from "+req.Name)
+		return nil, 0, false, classify(ctx, err, "receive from "+req.Name)
 	}
 	defer d.reserved.release(keys)
 	if len(cands) == 0 {
-		return nil, found, nil // found: all taken by this instance's other receives
+		return nil, 0, found, nil // found: all taken by this instance's other receives
 	}
 	// Each group's messages in sequence order, queried outside the transaction (a query
 	// inside one would lock more than the documents it returns); the transaction reads
@@ -309,7 +315,7 @@ func (d *Driver) claimFIFO(ctx context.Context, q *queue, req drivers.ReceiveMes
 		}
 		snaps, err := d.messages(&q.doc).Where("grp", "==", id).OrderBy("seq", fs.Asc).Limit(n + 5).Documents(ctx).GetAll()
 		if err != nil {
-			return nil, false, classify(ctx, err, "receive from "+req.Name)
+			return nil, 0, false, classify(ctx, err, "receive from "+req.Name)
 		}
 		for _, s := range snaps {
 			heads[c.Ref.ID] = append(heads[c.Ref.ID], s.Ref)
@@ -323,7 +329,7 @@ func (d *Driver) claimFIFO(ctx context.Context, q *queue, req drivers.ReceiveMes
 	var out []drivers.Message
 	var again bool
 	contended, err := d.runClaimTx(ctx, "receive from "+req.Name, func(ctx context.Context, tx *fs.Transaction) error {
-		out, again = nil, false
+		out, again, moved = nil, false, 0
 		cur, err := d.loadQueue(ctx, tx, req.Name)
 		if err != nil {
 			return err
@@ -414,6 +420,7 @@ func (d *Driver) claimFIFO(ctx context.Context, q *queue, req drivers.ReceiveMes
 		}
 		if mv != nil {
 			mv.flush(&w)
+			moved = int32(mv.moved)
 		}
 		if req.ReceiveRequestAttemptID != "" && len(attempt.Docs) > 0 {
 			attempt.Expires = toNanos(sqsrule.AttemptExpiry(req.Now))
@@ -422,9 +429,9 @@ func (d *Driver) claimFIFO(ctx context.Context, q *queue, req drivers.ReceiveMes
 		return w.apply(tx)
 	})
 	if err != nil || contended {
-		return nil, contended, err
+		return nil, 0, contended, err
 	}
-	return out, again, nil
+	return out, moved, again, nil
 }
 
 // replayAttempt returns the messages of an earlier receive with the same attempt id if

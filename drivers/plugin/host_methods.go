@@ -111,7 +111,8 @@ func (h *Host) QueueStats(ctx context.Context, req drivers.QueueStatsRequest) (d
 	if err != nil {
 		return drivers.QueueStats{}, err
 	}
-	return drivers.QueueStats{Visible: r.GetVisible(), NotVisible: r.GetNotVisible(), Delayed: r.GetDelayed()}, nil
+	return drivers.QueueStats{Visible: r.GetVisible(), NotVisible: r.GetNotVisible(), Delayed: r.GetDelayed(),
+		OldestSentAt: fromTime(r.GetOldestSentAt())}, nil
 }
 
 func (h *Host) BrowseMessages(ctx context.Context, req drivers.BrowseMessagesRequest) (drivers.BrowseMessagesResult, error) {
@@ -146,7 +147,7 @@ func (h *Host) ReceiveMessages(ctx context.Context, req drivers.ReceiveMessagesR
 		return drivers.ReceiveMessagesResult{}, err
 	}
 	return drivers.ReceiveMessagesResult{Messages: mapSlice(r.GetMessages(), fromMessage),
-		NextVisibleAt: fromTime(r.GetNextVisibleAt())}, nil
+		NextVisibleAt: fromTime(r.GetNextVisibleAt()), DeadLettered: r.GetDeadLettered()}, nil
 }
 
 func (h *Host) DeleteMessages(ctx context.Context, req drivers.DeleteMessagesRequest) (drivers.BatchResult, error) {

@@ -153,7 +153,8 @@ func (s *server) PurgeQueue(ctx context.Context, req *pb.PurgeQueueRequest) (*pb
 func (s *server) QueueStats(ctx context.Context, req *pb.QueueStatsRequest) (*pb.QueueStatsResult, error) {
 	return call(s, func(d drivers.Driver) (*pb.QueueStatsResult, error) {
 		st, err := d.QueueStats(ctx, drivers.QueueStatsRequest{Name: req.GetName(), Now: fromTime(req.GetNow())})
-		return &pb.QueueStatsResult{Visible: st.Visible, NotVisible: st.NotVisible, Delayed: st.Delayed}, err
+		return &pb.QueueStatsResult{Visible: st.Visible, NotVisible: st.NotVisible, Delayed: st.Delayed,
+			OldestSentAt: toTime(st.OldestSentAt)}, err
 	})
 }
 
@@ -178,7 +179,8 @@ func (s *server) ReceiveMessages(ctx context.Context, req *pb.ReceiveMessagesReq
 		r, err := d.ReceiveMessages(ctx, drivers.ReceiveMessagesRequest{Name: req.GetName(), Now: fromTime(req.GetNow()),
 			MaxMessages: int(req.GetMaxMessages()), VisibilityTimeout: req.GetVisibilityTimeout(),
 			ReceiveRequestAttemptID: req.GetReceiveRequestAttemptId(), WaitTime: time.Duration(req.GetWaitTimeNs())})
-		return &pb.ReceiveMessagesResult{Messages: mapSlice(r.Messages, toMessage), NextVisibleAt: toTime(r.NextVisibleAt)}, err
+		return &pb.ReceiveMessagesResult{Messages: mapSlice(r.Messages, toMessage), NextVisibleAt: toTime(r.NextVisibleAt),
+			DeadLettered: r.DeadLettered}, err
 	})
 }
 

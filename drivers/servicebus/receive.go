@@ -75,7 +75,9 @@ func (d *Driver) ReceiveMessages(ctx context.Context, req drivers.ReceiveMessage
 	if err != nil {
 		return drivers.ReceiveMessagesResult{}, err
 	}
-	out := drivers.ReceiveMessagesResult{Messages: make([]drivers.Message, 0, len(got))}
+	// The broker forwards a message to the dead-letter queue itself, when its last lock
+	// ends: no receive moves one, and the driver cannot count them.
+	out := drivers.ReceiveMessagesResult{Messages: make([]drivers.Message, 0, len(got)), DeadLettered: -1}
 	out.NextVisibleAt = d.nextVisible(req.Name)
 	for _, h := range got {
 		out.Messages = append(out.Messages, d.message(h))

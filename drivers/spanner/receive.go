@@ -183,6 +183,7 @@ func (d *Driver) ReceiveMessages(ctx context.Context, req drivers.ReceiveMessage
 			return drivers.ReceiveMessagesResult{}, mapErr(ctx, err, "receive from "+req.Name)
 		}
 		res.Messages = append(res.Messages, st.msgs...)
+		res.DeadLettered += int32(st.moved)
 		attempt = append(attempt, st.claimed...)
 		next, nextKnown = st.next, st.nextKnown
 		if !more {

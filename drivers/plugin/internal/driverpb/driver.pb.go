@@ -1739,6 +1739,7 @@ type QueueStatsResult struct {
 	Visible       int64                  `protobuf:"varint,1,opt,name=visible,proto3" json:"visible,omitempty"`
 	NotVisible    int64                  `protobuf:"varint,2,opt,name=not_visible,json=notVisible,proto3" json:"not_visible,omitempty"`
 	Delayed       int64                  `protobuf:"varint,3,opt,name=delayed,proto3" json:"delayed,omitempty"`
+	OldestSentAt  *Time                  `protobuf:"bytes,4,opt,name=oldest_sent_at,json=oldestSentAt,proto3" json:"oldest_sent_at,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1792,6 +1793,13 @@ func (x *QueueStatsResult) GetDelayed() int64 {
 		return x.Delayed
 	}
 	return 0
+}
+
+func (x *QueueStatsResult) GetOldestSentAt() *Time {
+	if x != nil {
+		return x.OldestSentAt
+	}
+	return nil
 }
 
 type BrowseMessagesRequest struct {
@@ -2490,6 +2498,7 @@ type ReceiveMessagesResult struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Messages      []*Message             `protobuf:"bytes,1,rep,name=messages,proto3" json:"messages,omitempty"`
 	NextVisibleAt *Time                  `protobuf:"bytes,2,opt,name=next_visible_at,json=nextVisibleAt,proto3" json:"next_visible_at,omitempty"`
+	DeadLettered  int32                  `protobuf:"varint,3,opt,name=dead_lettered,json=deadLettered,proto3" json:"dead_lettered,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2536,6 +2545,13 @@ func (x *ReceiveMessagesResult) GetNextVisibleAt() *Time {
 		return x.NextVisibleAt
 	}
 	return nil
+}
+
+func (x *ReceiveMessagesResult) GetDeadLettered() int32 {
+	if x != nil {
+		return x.DeadLettered
+	}
+	return 0
 }
 
 type DeleteEntry struct {
@@ -3842,12 +3858,13 @@ const file_driver_proto_rawDesc = "" +
 	"\x03now\x18\x02 \x01(\v2\x16.anysqs.plugin.v1.TimeR\x03now\"Q\n" +
 	"\x11QueueStatsRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12(\n" +
-	"\x03now\x18\x02 \x01(\v2\x16.anysqs.plugin.v1.TimeR\x03now\"g\n" +
+	"\x03now\x18\x02 \x01(\v2\x16.anysqs.plugin.v1.TimeR\x03now\"\xa5\x01\n" +
 	"\x10QueueStatsResult\x12\x18\n" +
 	"\avisible\x18\x01 \x01(\x03R\avisible\x12\x1f\n" +
 	"\vnot_visible\x18\x02 \x01(\x03R\n" +
 	"notVisible\x12\x18\n" +
-	"\adelayed\x18\x03 \x01(\x03R\adelayed\"\x81\x01\n" +
+	"\adelayed\x18\x03 \x01(\x03R\adelayed\x12<\n" +
+	"\x0eoldest_sent_at\x18\x04 \x01(\v2\x16.anysqs.plugin.v1.TimeR\foldestSentAt\"\x81\x01\n" +
 	"\x15BrowseMessagesRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12(\n" +
 	"\x03now\x18\x02 \x01(\v2\x16.anysqs.plugin.v1.TimeR\x03now\x12\x14\n" +
@@ -3913,10 +3930,11 @@ const file_driver_proto_rawDesc = "" +
 	" \x01(\tR\x0emessageGroupId\x128\n" +
 	"\x18message_deduplication_id\x18\v \x01(\tR\x16messageDeduplicationId\x12'\n" +
 	"\x0fsequence_number\x18\f \x01(\tR\x0esequenceNumber\x12,\n" +
-	"\x12dead_letter_source\x18\r \x01(\tR\x10deadLetterSource\"\x8e\x01\n" +
+	"\x12dead_letter_source\x18\r \x01(\tR\x10deadLetterSource\"\xb3\x01\n" +
 	"\x15ReceiveMessagesResult\x125\n" +
 	"\bmessages\x18\x01 \x03(\v2\x19.anysqs.plugin.v1.MessageR\bmessages\x12>\n" +
-	"\x0fnext_visible_at\x18\x02 \x01(\v2\x16.anysqs.plugin.v1.TimeR\rnextVisibleAt\"O\n" +
+	"\x0fnext_visible_at\x18\x02 \x01(\v2\x16.anysqs.plugin.v1.TimeR\rnextVisibleAt\x12#\n" +
+	"\rdead_lettered\x18\x03 \x01(\x05R\fdeadLettered\"O\n" +
 	"\vDeleteEntry\x12\x19\n" +
 	"\bentry_id\x18\x01 \x01(\tR\aentryId\x12%\n" +
 	"\x0ereceipt_handle\x18\x02 \x01(\tR\rreceiptHandle\"\x8e\x01\n" +
@@ -4134,100 +4152,101 @@ var file_driver_proto_depIdxs = []int32{
 	2,  // 19: anysqs.plugin.v1.DeleteQueueRequest.now:type_name -> anysqs.plugin.v1.Time
 	2,  // 20: anysqs.plugin.v1.PurgeQueueRequest.now:type_name -> anysqs.plugin.v1.Time
 	2,  // 21: anysqs.plugin.v1.QueueStatsRequest.now:type_name -> anysqs.plugin.v1.Time
-	2,  // 22: anysqs.plugin.v1.BrowseMessagesRequest.now:type_name -> anysqs.plugin.v1.Time
-	36, // 23: anysqs.plugin.v1.BrowsedMessage.message:type_name -> anysqs.plugin.v1.Message
-	2,  // 24: anysqs.plugin.v1.BrowsedMessage.visible_at:type_name -> anysqs.plugin.v1.Time
-	29, // 25: anysqs.plugin.v1.BrowseMessagesResult.messages:type_name -> anysqs.plugin.v1.BrowsedMessage
-	4,  // 26: anysqs.plugin.v1.SendEntry.attributes:type_name -> anysqs.plugin.v1.AttributeMap
-	4,  // 27: anysqs.plugin.v1.SendEntry.system_attributes:type_name -> anysqs.plugin.v1.AttributeMap
-	2,  // 28: anysqs.plugin.v1.SendMessagesRequest.now:type_name -> anysqs.plugin.v1.Time
-	31, // 29: anysqs.plugin.v1.SendMessagesRequest.entries:type_name -> anysqs.plugin.v1.SendEntry
-	6,  // 30: anysqs.plugin.v1.SendEntryResult.err:type_name -> anysqs.plugin.v1.Error
-	33, // 31: anysqs.plugin.v1.SendMessagesResult.entries:type_name -> anysqs.plugin.v1.SendEntryResult
-	2,  // 32: anysqs.plugin.v1.ReceiveMessagesRequest.now:type_name -> anysqs.plugin.v1.Time
-	4,  // 33: anysqs.plugin.v1.Message.attributes:type_name -> anysqs.plugin.v1.AttributeMap
-	4,  // 34: anysqs.plugin.v1.Message.system_attributes:type_name -> anysqs.plugin.v1.AttributeMap
-	2,  // 35: anysqs.plugin.v1.Message.sent_at:type_name -> anysqs.plugin.v1.Time
-	2,  // 36: anysqs.plugin.v1.Message.first_received_at:type_name -> anysqs.plugin.v1.Time
-	36, // 37: anysqs.plugin.v1.ReceiveMessagesResult.messages:type_name -> anysqs.plugin.v1.Message
-	2,  // 38: anysqs.plugin.v1.ReceiveMessagesResult.next_visible_at:type_name -> anysqs.plugin.v1.Time
-	2,  // 39: anysqs.plugin.v1.DeleteMessagesRequest.now:type_name -> anysqs.plugin.v1.Time
-	38, // 40: anysqs.plugin.v1.DeleteMessagesRequest.entries:type_name -> anysqs.plugin.v1.DeleteEntry
-	2,  // 41: anysqs.plugin.v1.ChangeVisibilityRequest.now:type_name -> anysqs.plugin.v1.Time
-	40, // 42: anysqs.plugin.v1.ChangeVisibilityRequest.entries:type_name -> anysqs.plugin.v1.ChangeVisibilityEntry
-	6,  // 43: anysqs.plugin.v1.EntryResult.err:type_name -> anysqs.plugin.v1.Error
-	42, // 44: anysqs.plugin.v1.BatchResult.entries:type_name -> anysqs.plugin.v1.EntryResult
-	2,  // 45: anysqs.plugin.v1.MoveMessagesRequest.now:type_name -> anysqs.plugin.v1.Time
-	45, // 46: anysqs.plugin.v1.MoveMessagesRequest.task:type_name -> anysqs.plugin.v1.MoveTaskStep
-	2,  // 47: anysqs.plugin.v1.MoveTaskStep.lease_until:type_name -> anysqs.plugin.v1.Time
-	2,  // 48: anysqs.plugin.v1.SweepRequest.now:type_name -> anysqs.plugin.v1.Time
-	2,  // 49: anysqs.plugin.v1.WatchActivityRequest.until:type_name -> anysqs.plugin.v1.Time
-	2,  // 50: anysqs.plugin.v1.MoveTask.started:type_name -> anysqs.plugin.v1.Time
-	2,  // 51: anysqs.plugin.v1.MoveTask.lease_until:type_name -> anysqs.plugin.v1.Time
-	2,  // 52: anysqs.plugin.v1.ReportMoveTaskRequest.lease_until:type_name -> anysqs.plugin.v1.Time
-	52, // 53: anysqs.plugin.v1.MoveTasks.tasks:type_name -> anysqs.plugin.v1.MoveTask
-	2,  // 54: anysqs.plugin.v1.AdoptMoveTasksRequest.now:type_name -> anysqs.plugin.v1.Time
-	2,  // 55: anysqs.plugin.v1.AdoptMoveTasksRequest.lease_until:type_name -> anysqs.plugin.v1.Time
-	5,  // 56: anysqs.plugin.v1.AttributeMap.EntriesEntry.value:type_name -> anysqs.plugin.v1.MessageAttribute
-	7,  // 57: anysqs.plugin.v1.Driver.Open:input_type -> anysqs.plugin.v1.OpenRequest
-	1,  // 58: anysqs.plugin.v1.Driver.Describe:input_type -> anysqs.plugin.v1.Empty
-	1,  // 59: anysqs.plugin.v1.Driver.Ping:input_type -> anysqs.plugin.v1.Empty
-	1,  // 60: anysqs.plugin.v1.Driver.Metrics:input_type -> anysqs.plugin.v1.Empty
-	17, // 61: anysqs.plugin.v1.Driver.CreateQueue:input_type -> anysqs.plugin.v1.CreateQueueRequest
-	19, // 62: anysqs.plugin.v1.Driver.GetQueue:input_type -> anysqs.plugin.v1.GetQueueRequest
-	20, // 63: anysqs.plugin.v1.Driver.ListQueues:input_type -> anysqs.plugin.v1.ListQueuesRequest
-	22, // 64: anysqs.plugin.v1.Driver.SetQueueAttributes:input_type -> anysqs.plugin.v1.SetQueueAttributesRequest
-	23, // 65: anysqs.plugin.v1.Driver.UpdateQueueTags:input_type -> anysqs.plugin.v1.UpdateQueueTagsRequest
-	24, // 66: anysqs.plugin.v1.Driver.DeleteQueue:input_type -> anysqs.plugin.v1.DeleteQueueRequest
-	25, // 67: anysqs.plugin.v1.Driver.PurgeQueue:input_type -> anysqs.plugin.v1.PurgeQueueRequest
-	26, // 68: anysqs.plugin.v1.Driver.QueueStats:input_type -> anysqs.plugin.v1.QueueStatsRequest
-	28, // 69: anysqs.plugin.v1.Driver.BrowseMessages:input_type -> anysqs.plugin.v1.BrowseMessagesRequest
-	32, // 70: anysqs.plugin.v1.Driver.SendMessages:input_type -> anysqs.plugin.v1.SendMessagesRequest
-	35, // 71: anysqs.plugin.v1.Driver.ReceiveMessages:input_type -> anysqs.plugin.v1.ReceiveMessagesRequest
-	39, // 72: anysqs.plugin.v1.Driver.DeleteMessages:input_type -> anysqs.plugin.v1.DeleteMessagesRequest
-	41, // 73: anysqs.plugin.v1.Driver.ChangeVisibility:input_type -> anysqs.plugin.v1.ChangeVisibilityRequest
-	44, // 74: anysqs.plugin.v1.Driver.MoveMessages:input_type -> anysqs.plugin.v1.MoveMessagesRequest
-	47, // 75: anysqs.plugin.v1.Driver.Sweep:input_type -> anysqs.plugin.v1.SweepRequest
-	49, // 76: anysqs.plugin.v1.Driver.AwaitActivity:input_type -> anysqs.plugin.v1.AwaitActivityRequest
-	51, // 77: anysqs.plugin.v1.Driver.WatchActivity:input_type -> anysqs.plugin.v1.WatchActivityRequest
-	52, // 78: anysqs.plugin.v1.Driver.StartMoveTask:input_type -> anysqs.plugin.v1.MoveTask
-	53, // 79: anysqs.plugin.v1.Driver.ReportMoveTask:input_type -> anysqs.plugin.v1.ReportMoveTaskRequest
-	54, // 80: anysqs.plugin.v1.Driver.CancelMoveTask:input_type -> anysqs.plugin.v1.CancelMoveTaskRequest
-	55, // 81: anysqs.plugin.v1.Driver.ListMoveTasks:input_type -> anysqs.plugin.v1.ListMoveTasksRequest
-	57, // 82: anysqs.plugin.v1.Driver.AdoptMoveTasks:input_type -> anysqs.plugin.v1.AdoptMoveTasksRequest
-	1,  // 83: anysqs.plugin.v1.Driver.Close:input_type -> anysqs.plugin.v1.Empty
-	1,  // 84: anysqs.plugin.v1.Driver.Open:output_type -> anysqs.plugin.v1.Empty
-	9,  // 85: anysqs.plugin.v1.Driver.Describe:output_type -> anysqs.plugin.v1.Description
-	1,  // 86: anysqs.plugin.v1.Driver.Ping:output_type -> anysqs.plugin.v1.Empty
-	13, // 87: anysqs.plugin.v1.Driver.Metrics:output_type -> anysqs.plugin.v1.MetricsResult
-	18, // 88: anysqs.plugin.v1.Driver.CreateQueue:output_type -> anysqs.plugin.v1.CreateQueueResult
-	16, // 89: anysqs.plugin.v1.Driver.GetQueue:output_type -> anysqs.plugin.v1.Queue
-	21, // 90: anysqs.plugin.v1.Driver.ListQueues:output_type -> anysqs.plugin.v1.ListQueuesResult
-	1,  // 91: anysqs.plugin.v1.Driver.SetQueueAttributes:output_type -> anysqs.plugin.v1.Empty
-	1,  // 92: anysqs.plugin.v1.Driver.UpdateQueueTags:output_type -> anysqs.plugin.v1.Empty
-	1,  // 93: anysqs.plugin.v1.Driver.DeleteQueue:output_type -> anysqs.plugin.v1.Empty
-	1,  // 94: anysqs.plugin.v1.Driver.PurgeQueue:output_type -> anysqs.plugin.v1.Empty
-	27, // 95: anysqs.plugin.v1.Driver.QueueStats:output_type -> anysqs.plugin.v1.QueueStatsResult
-	30, // 96: anysqs.plugin.v1.Driver.BrowseMessages:output_type -> anysqs.plugin.v1.BrowseMessagesResult
-	34, // 97: anysqs.plugin.v1.Driver.SendMessages:output_type -> anysqs.plugin.v1.SendMessagesResult
-	37, // 98: anysqs.plugin.v1.Driver.ReceiveMessages:output_type -> anysqs.plugin.v1.ReceiveMessagesResult
-	43, // 99: anysqs.plugin.v1.Driver.DeleteMessages:output_type -> anysqs.plugin.v1.BatchResult
-	43, // 100: anysqs.plugin.v1.Driver.ChangeVisibility:output_type -> anysqs.plugin.v1.BatchResult
-	46, // 101: anysqs.plugin.v1.Driver.MoveMessages:output_type -> anysqs.plugin.v1.MoveMessagesResult
-	48, // 102: anysqs.plugin.v1.Driver.Sweep:output_type -> anysqs.plugin.v1.SweepResult
-	50, // 103: anysqs.plugin.v1.Driver.AwaitActivity:output_type -> anysqs.plugin.v1.AwaitActivityResult
-	1,  // 104: anysqs.plugin.v1.Driver.WatchActivity:output_type -> anysqs.plugin.v1.Empty
-	1,  // 105: anysqs.plugin.v1.Driver.StartMoveTask:output_type -> anysqs.plugin.v1.Empty
-	52, // 106: anysqs.plugin.v1.Driver.ReportMoveTask:output_type -> anysqs.plugin.v1.MoveTask
-	52, // 107: anysqs.plugin.v1.Driver.CancelMoveTask:output_type -> anysqs.plugin.v1.MoveTask
-	56, // 108: anysqs.plugin.v1.Driver.ListMoveTasks:output_type -> anysqs.plugin.v1.MoveTasks
-	56, // 109: anysqs.plugin.v1.Driver.AdoptMoveTasks:output_type -> anysqs.plugin.v1.MoveTasks
-	1,  // 110: anysqs.plugin.v1.Driver.Close:output_type -> anysqs.plugin.v1.Empty
-	84, // [84:111] is the sub-list for method output_type
-	57, // [57:84] is the sub-list for method input_type
-	57, // [57:57] is the sub-list for extension type_name
-	57, // [57:57] is the sub-list for extension extendee
-	0,  // [0:57] is the sub-list for field type_name
+	2,  // 22: anysqs.plugin.v1.QueueStatsResult.oldest_sent_at:type_name -> anysqs.plugin.v1.Time
+	2,  // 23: anysqs.plugin.v1.BrowseMessagesRequest.now:type_name -> anysqs.plugin.v1.Time
+	36, // 24: anysqs.plugin.v1.BrowsedMessage.message:type_name -> anysqs.plugin.v1.Message
+	2,  // 25: anysqs.plugin.v1.BrowsedMessage.visible_at:type_name -> anysqs.plugin.v1.Time
+	29, // 26: anysqs.plugin.v1.BrowseMessagesResult.messages:type_name -> anysqs.plugin.v1.BrowsedMessage
+	4,  // 27: anysqs.plugin.v1.SendEntry.attributes:type_name -> anysqs.plugin.v1.AttributeMap
+	4,  // 28: anysqs.plugin.v1.SendEntry.system_attributes:type_name -> anysqs.plugin.v1.AttributeMap
+	2,  // 29: anysqs.plugin.v1.SendMessagesRequest.now:type_name -> anysqs.plugin.v1.Time
+	31, // 30: anysqs.plugin.v1.SendMessagesRequest.entries:type_name -> anysqs.plugin.v1.SendEntry
+	6,  // 31: anysqs.plugin.v1.SendEntryResult.err:type_name -> anysqs.plugin.v1.Error
+	33, // 32: anysqs.plugin.v1.SendMessagesResult.entries:type_name -> anysqs.plugin.v1.SendEntryResult
+	2,  // 33: anysqs.plugin.v1.ReceiveMessagesRequest.now:type_name -> anysqs.plugin.v1.Time
+	4,  // 34: anysqs.plugin.v1.Message.attributes:type_name -> anysqs.plugin.v1.AttributeMap
+	4,  // 35: anysqs.plugin.v1.Message.system_attributes:type_name -> anysqs.plugin.v1.AttributeMap
+	2,  // 36: anysqs.plugin.v1.Message.sent_at:type_name -> anysqs.plugin.v1.Time
+	2,  // 37: anysqs.plugin.v1.Message.first_received_at:type_name -> anysqs.plugin.v1.Time
+	36, // 38: anysqs.plugin.v1.ReceiveMessagesResult.messages:type_name -> anysqs.plugin.v1.Message
+	2,  // 39: anysqs.plugin.v1.ReceiveMessagesResult.next_visible_at:type_name -> anysqs.plugin.v1.Time
+	2,  // 40: anysqs.plugin.v1.DeleteMessagesRequest.now:type_name -> anysqs.plugin.v1.Time
+	38, // 41: anysqs.plugin.v1.DeleteMessagesRequest.entries:type_name -> anysqs.plugin.v1.DeleteEntry
+	2,  // 42: anysqs.plugin.v1.ChangeVisibilityRequest.now:type_name -> anysqs.plugin.v1.Time
+	40, // 43: anysqs.plugin.v1.ChangeVisibilityRequest.entries:type_name -> anysqs.plugin.v1.ChangeVisibilityEntry
+	6,  // 44: anysqs.plugin.v1.EntryResult.err:type_name -> anysqs.plugin.v1.Error
+	42, // 45: anysqs.plugin.v1.BatchResult.entries:type_name -> anysqs.plugin.v1.EntryResult
+	2,  // 46: anysqs.plugin.v1.MoveMessagesRequest.now:type_name -> anysqs.plugin.v1.Time
+	45, // 47: anysqs.plugin.v1.MoveMessagesRequest.task:type_name -> anysqs.plugin.v1.MoveTaskStep
+	2,  // 48: anysqs.plugin.v1.MoveTaskStep.lease_until:type_name -> anysqs.plugin.v1.Time
+	2,  // 49: anysqs.plugin.v1.SweepRequest.now:type_name -> anysqs.plugin.v1.Time
+	2,  // 50: anysqs.plugin.v1.WatchActivityRequest.until:type_name -> anysqs.plugin.v1.Time
+	2,  // 51: anysqs.plugin.v1.MoveTask.started:type_name -> anysqs.plugin.v1.Time
+	2,  // 52: anysqs.plugin.v1.MoveTask.lease_until:type_name -> anysqs.plugin.v1.Time
+	2,  // 53: anysqs.plugin.v1.ReportMoveTaskRequest.lease_until:type_name -> anysqs.plugin.v1.Time
+	52, // 54: anysqs.plugin.v1.MoveTasks.tasks:type_name -> anysqs.plugin.v1.MoveTask
+	2,  // 55: anysqs.plugin.v1.AdoptMoveTasksRequest.now:type_name -> anysqs.plugin.v1.Time
+	2,  // 56: anysqs.plugin.v1.AdoptMoveTasksRequest.lease_until:type_name -> anysqs.plugin.v1.Time
+	5,  // 57: anysqs.plugin.v1.AttributeMap.EntriesEntry.value:type_name -> anysqs.plugin.v1.MessageAttribute
+	7,  // 58: anysqs.plugin.v1.Driver.Open:input_type -> anysqs.plugin.v1.OpenRequest
+	1,  // 59: anysqs.plugin.v1.Driver.Describe:input_type -> anysqs.plugin.v1.Empty
+	1,  // 60: anysqs.plugin.v1.Driver.Ping:input_type -> anysqs.plugin.v1.Empty
+	1,  // 61: anysqs.plugin.v1.Driver.Metrics:input_type -> anysqs.plugin.v1.Empty
+	17, // 62: anysqs.plugin.v1.Driver.CreateQueue:input_type -> anysqs.plugin.v1.CreateQueueRequest
+	19, // 63: anysqs.plugin.v1.Driver.GetQueue:input_type -> anysqs.plugin.v1.GetQueueRequest
+	20, // 64: anysqs.plugin.v1.Driver.ListQueues:input_type -> anysqs.plugin.v1.ListQueuesRequest
+	22, // 65: anysqs.plugin.v1.Driver.SetQueueAttributes:input_type -> anysqs.plugin.v1.SetQueueAttributesRequest
+	23, // 66: anysqs.plugin.v1.Driver.UpdateQueueTags:input_type -> anysqs.plugin.v1.UpdateQueueTagsRequest
+	24, // 67: anysqs.plugin.v1.Driver.DeleteQueue:input_type -> anysqs.plugin.v1.DeleteQueueRequest
+	25, // 68: anysqs.plugin.v1.Driver.PurgeQueue:input_type -> anysqs.plugin.v1.PurgeQueueRequest
+	26, // 69: anysqs.plugin.v1.Driver.QueueStats:input_type -> anysqs.plugin.v1.QueueStatsRequest
+	28, // 70: anysqs.plugin.v1.Driver.BrowseMessages:input_type -> anysqs.plugin.v1.BrowseMessagesRequest
+	32, // 71: anysqs.plugin.v1.Driver.SendMessages:input_type -> anysqs.plugin.v1.SendMessagesRequest
+	35, // 72: anysqs.plugin.v1.Driver.ReceiveMessages:input_type -> anysqs.plugin.v1.ReceiveMessagesRequest
+	39, // 73: anysqs.plugin.v1.Driver.DeleteMessages:input_type -> anysqs.plugin.v1.DeleteMessagesRequest
+	41, // 74: anysqs.plugin.v1.Driver.ChangeVisibility:input_type -> anysqs.plugin.v1.ChangeVisibilityRequest
+	44, // 75: anysqs.plugin.v1.Driver.MoveMessages:input_type -> anysqs.plugin.v1.MoveMessagesRequest
+	47, // 76: anysqs.plugin.v1.Driver.Sweep:input_type -> anysqs.plugin.v1.SweepRequest
+	49, // 77: anysqs.plugin.v1.Driver.AwaitActivity:input_type -> anysqs.plugin.v1.AwaitActivityRequest
+	51, // 78: anysqs.plugin.v1.Driver.WatchActivity:input_type -> anysqs.plugin.v1.WatchActivityRequest
+	52, // 79: anysqs.plugin.v1.Driver.StartMoveTask:input_type -> anysqs.plugin.v1.MoveTask
+	53, // 80: anysqs.plugin.v1.Driver.ReportMoveTask:input_type -> anysqs.plugin.v1.ReportMoveTaskRequest
+	54, // 81: anysqs.plugin.v1.Driver.CancelMoveTask:input_type -> anysqs.plugin.v1.CancelMoveTaskRequest
+	55, // 82: anysqs.plugin.v1.Driver.ListMoveTasks:input_type -> anysqs.plugin.v1.ListMoveTasksRequest
+	57, // 83: anysqs.plugin.v1.Driver.AdoptMoveTasks:input_type -> anysqs.plugin.v1.AdoptMoveTasksRequest
+	1,  // 84: anysqs.plugin.v1.Driver.Close:input_type -> anysqs.plugin.v1.Empty
+	1,  // 85: anysqs.plugin.v1.Driver.Open:output_type -> anysqs.plugin.v1.Empty
+	9,  // 86: anysqs.plugin.v1.Driver.Describe:output_type -> anysqs.plugin.v1.Description
+	1,  // 87: anysqs.plugin.v1.Driver.Ping:output_type -> anysqs.plugin.v1.Empty
+	13, // 88: anysqs.plugin.v1.Driver.Metrics:output_type -> anysqs.plugin.v1.MetricsResult
+	18, // 89: anysqs.plugin.v1.Driver.CreateQueue:output_type -> anysqs.plugin.v1.CreateQueueResult
+	16, // 90: anysqs.plugin.v1.Driver.GetQueue:output_type -> anysqs.plugin.v1.Queue
+	21, // 91: anysqs.plugin.v1.Driver.ListQueues:output_type -> anysqs.plugin.v1.ListQueuesResult
+	1,  // 92: anysqs.plugin.v1.Driver.SetQueueAttributes:output_type -> anysqs.plugin.v1.Empty
+	1,  // 93: anysqs.plugin.v1.Driver.UpdateQueueTags:output_type -> anysqs.plugin.v1.Empty
+	1,  // 94: anysqs.plugin.v1.Driver.DeleteQueue:output_type -> anysqs.plugin.v1.Empty
+	1,  // 95: anysqs.plugin.v1.Driver.PurgeQueue:output_type -> anysqs.plugin.v1.Empty
+	27, // 96: anysqs.plugin.v1.Driver.QueueStats:output_type -> anysqs.plugin.v1.QueueStatsResult
+	30, // 97: anysqs.plugin.v1.Driver.BrowseMessages:output_type -> anysqs.plugin.v1.BrowseMessagesResult
+	34, // 98: anysqs.plugin.v1.Driver.SendMessages:output_type -> anysqs.plugin.v1.SendMessagesResult
+	37, // 99: anysqs.plugin.v1.Driver.ReceiveMessages:output_type -> anysqs.plugin.v1.ReceiveMessagesResult
+	43, // 100: anysqs.plugin.v1.Driver.DeleteMessages:output_type -> anysqs.plugin.v1.BatchResult
+	43, // 101: anysqs.plugin.v1.Driver.ChangeVisibility:output_type -> anysqs.plugin.v1.BatchResult
+	46, // 102: anysqs.plugin.v1.Driver.MoveMessages:output_type -> anysqs.plugin.v1.MoveMessagesResult
+	48, // 103: anysqs.plugin.v1.Driver.Sweep:output_type -> anysqs.plugin.v1.SweepResult
+	50, // 104: anysqs.plugin.v1.Driver.AwaitActivity:output_type -> anysqs.plugin.v1.AwaitActivityResult
+	1,  // 105: anysqs.plugin.v1.Driver.WatchActivity:output_type -> anysqs.plugin.v1.Empty
+	1,  // 106: anysqs.plugin.v1.Driver.StartMoveTask:output_type -> anysqs.plugin.v1.Empty
+	52, // 107: anysqs.plugin.v1.Driver.ReportMoveTask:output_type -> anysqs.plugin.v1.MoveTask
+	52, // 108: anysqs.plugin.v1.Driver.CancelMoveTask:output_type -> anysqs.plugin.v1.MoveTask
+	56, // 109: anysqs.plugin.v1.Driver.ListMoveTasks:output_type -> anysqs.plugin.v1.MoveTasks
+	56, // 110: anysqs.plugin.v1.Driver.AdoptMoveTasks:output_type -> anysqs.plugin.v1.MoveTasks
+	1,  // 111: anysqs.plugin.v1.Driver.Close:output_type -> anysqs.plugin.v1.Empty
+	85, // [85:112] is the sub-list for method output_type
+	58, // [58:85] is the sub-list for method input_type
+	58, // [58:58] is the sub-list for extension type_name
+	58, // [58:58] is the sub-list for extension extendee
+	0,  // [0:58] is the sub-list for field type_name
 }
 
 func init() { file_driver_proto_init() }
