@@ -180,7 +180,7 @@ var (
 type claimedRow struct {
 	queueID         int32
 	fifo            bool
-	moved           int64 // messages moved to the dead-letter queue (and notified)
+	moved           int64      // messages moved to the dead-letter queue (and notified)
 	stale           int64      // FIFO: groups locked that yielded no message
 	next            *time.Time // earliest future deadline, only when the batch is not full
 	id              *int64
