@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"sync"
 
 	"github.com/anysqs/anysqs/drivers"
 )
@@ -212,11 +213,63 @@ func failAll(batch []*writeReq, err error) {
 // memory mode.
 func (d *Driver) read(ctx context.Context, fn func(q queryer) error) error {
 	if d.rdb != nil {
-		return classify(fn(d.rdb), "sqlite")
+		return classify(fn(d.readers), "sqlite")
 	}
 	if err := d.acquire(ctx); err != nil {
 		return err
 	}
 	defer d.release()
 	return classify(fn(conn{d: d, ctx: ctx}), "sqlite")
+}
+
+// readers runs read-only queries on the reader pool as prepared statements, prepared
+// once per query text and connection (database/sql re-prepares a Stmt on each pool
+// connection as needed), since parsing the SQL costs more than running these small
+// queries. The set of query texts is fixed by the code; past maxReaderStmts (a query
+// built at run time that varies) queries run unprepared.
+type readers struct {
+	db    *sql.DB
+	mu    sync.Mutex
+	stmts map[string]*sql.Stmt
+}
+
+const maxReaderStmts = 256
+
+func (r *readers) stmt(ctx context.Context, query string) *sql.Stmt {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if st, ok := r.stmts[query]; ok {
+		return st
+	}
+	if len(r.stmts) >= maxReaderStmts {
+		return nil
+	}
+	st, err := r.db.PrepareContext(ctx, query)
+	if err != nil {
+		return nil // the unprepared call reports the error
+	}
+	r.stmts[query] = st
+	return st
+}
+
+func (r *readers) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	if st := r.stmt(ctx, query); st != nil {
+		return st.QueryRowContext(ctx, args...)
+	}
+	return r.db.QueryRowContext(ctx, query, args...)
+}
+
+func (r *readers) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	if st := r.stmt(ctx, query); st != nil {
+		return st.QueryContext(ctx, args...)
+	}
+	return r.db.QueryContext(ctx, query, args...)
+}
+
+func (r *readers) close() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, st := range r.stmts {
+		_ = st.Close()
+	}
 }

@@ -58,10 +58,11 @@ type Driver struct {
 	// rdb serves read-only queries from connections of their own (WAL readers do not
 	// block the writer). Nil in memory mode, where every connection would get its own
 	// database, so reads go through wconn too.
-	rdb    *sql.DB
-	secret []byte // receipt handle MAC key, stored in the database so handles survive restarts
-	memory bool
-	lock   *os.File // held while open: one process per data directory
+	rdb     *sql.DB
+	readers *readers // rdb's prepared statements
+	secret  []byte   // receipt handle MAC key, stored in the database so handles survive restarts
+	memory  bool
+	lock    *os.File // held while open: one process per data directory
 }
 
 func init() {
@@ -113,6 +114,8 @@ func Open(ctx context.Context, o Options) (*Driver, error) {
 			return nil, err
 		}
 		d.rdb.SetMaxOpenConns(4)
+		d.rdb.SetMaxIdleConns(4) // database/sql keeps 2 by default: concurrent reads would reopen the others
+		d.readers = &readers{db: d.rdb, stmts: map[string]*sql.Stmt{}}
 	}
 	if err := d.migrate(ctx); err != nil {
 		d.Close()
@@ -148,6 +151,7 @@ func dsnParams(busyMS int, wal bool) string {
 func (d *Driver) Close() error {
 	var err error
 	if d.rdb != nil {
+		d.readers.close()
 		err = d.rdb.Close()
 	}
 	for _, st := range d.stmts {
