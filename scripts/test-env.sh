@@ -112,6 +112,24 @@ else
 	missing+=("helm $helm_version (go install helm.sh/helm/v3/cmd/helm@$helm_version failed; the chart's tests are skipped)")
 fi
 
+# --- promtool for the alert rules' check (cmd/anysqs TestMonitoringFiles) -----------------
+# From Debian's prometheus package, unpacked into the cache rather than installed: only
+# the promtool binary is wanted, not a Prometheus service.
+prom_dir=${ANYSQS_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/anysqs}/prometheus-deb
+promtool=$(command -v promtool || true)
+if [ -z "$promtool" ] && [ ! -x "$prom_dir/usr/bin/promtool" ] && command -v apt-get >/dev/null; then
+	say "unpacking promtool from Debian's prometheus package into $prom_dir (once)"
+	(mkdir -p "$prom_dir" && cd "$prom_dir" && apt-get download prometheus >&2 2>/dev/null ||
+		{ as_root apt-get update -qq >&2 && apt-get download prometheus >&2; } &&
+		dpkg -x prometheus_*.deb . && rm -f prometheus_*.deb) || true
+fi
+[ -z "$promtool" ] && [ -x "$prom_dir/usr/bin/promtool" ] && promtool=$prom_dir/usr/bin/promtool
+if [ -n "$promtool" ]; then
+	echo "export ANYSQS_TEST_PROMTOOL='$promtool'"
+else
+	missing+=("promtool (Debian package prometheus; apt-get download failed): the alert rules' check is skipped")
+fi
+
 # --- Services of the conformance suite's backend rows: one script each --------------------
 for svc in "$(dirname "$0")"/services/*.sh; do
 	name=$(basename "$svc" .sh)

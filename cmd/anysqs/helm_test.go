@@ -192,10 +192,20 @@ func checkRelease(t *testing.T, backend string, objs map[string][]manifest) {
 		t.Errorf("the chart renders a Secret: secrets are referenced, never values")
 	}
 	workloads := append(objs["Deployment"], objs["StatefulSet"]...)
-	if len(workloads) != 1 || len(objs["ConfigMap"]) != 1 || len(objs["Service"]) != 1 {
-		t.Fatalf("want one workload, ConfigMap and Service, got %d, %d, %d",
-			len(workloads), len(objs["ConfigMap"]), len(objs["Service"]))
+	// The gateway's ConfigMap holds its configuration; another may hold the Grafana dashboard.
+	var configs []manifest
+	for _, m := range objs["ConfigMap"] {
+		if _, ok := m.Data["anysqs.yaml"]; ok {
+			configs = append(configs, m)
+		} else if _, ok := m.Data["anysqs-queues.json"]; !ok {
+			t.Errorf("a ConfigMap with neither the configuration nor the dashboard: %v", m.Data)
+		}
 	}
+	if len(workloads) != 1 || len(configs) != 1 || len(objs["Service"]) != 1 {
+		t.Fatalf("want one workload, ConfigMap and Service, got %d, %d, %d",
+			len(workloads), len(configs), len(objs["Service"]))
+	}
+	objs["ConfigMap"] = configs
 	w, pod := workloads[0], workloads[0].Spec.Template.Spec
 	if len(pod.Containers) != 1 {
 		t.Fatalf("%d containers, want 1", len(pod.Containers))
