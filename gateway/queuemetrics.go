@@ -15,7 +15,7 @@ import (
 // QueueMetrics configures the per-queue series of /metrics.
 type QueueMetrics struct {
 	// Interval is how often the queues' message counts and oldest ages are read from the
-	// backend, in the background: requests never wait for it. 0 means
+	// backend, one queue at a time, in the background: requests never wait for it. 0 means
 	// DefaultQueueMetricsInterval; negative turns the per-queue series off.
 	Interval time.Duration
 	// MaxQueues is how many queues are exported by name; the others are summed under
@@ -29,8 +29,6 @@ const (
 	// OtherQueues is the queue label of the queues beyond MaxQueues. Parentheses are not
 	// queue name characters, so no queue can be mistaken for it.
 	OtherQueues = "(other)"
-	// collectWorkers bound the QueueStats calls of one collection in flight at once.
-	collectWorkers = 4
 )
 
 // queueMetrics keeps the per-queue series: counters the message actions increment, and
@@ -206,46 +204,23 @@ func (m *queueMetrics) collect(ctx context.Context) error {
 		}
 		after = page.Queues[len(page.Queues)-1].Name
 	}
+	// One queue at a time: the collection borrows one of the connections requests use,
+	// never several, whatever the number of queues.
 	samples := make([]queueSample, len(names))
-	work := make(chan int)
-	var wg sync.WaitGroup
-	var firstErr error
-	var errMu sync.Mutex
-	for range min(collectWorkers, len(names)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range work {
-				st, err := m.s.driver.QueueStats(ctx, drivers.QueueStatsRequest{Name: names[i], Now: now})
-				if drivers.KindOf(err) == drivers.KindNotFound {
-					samples[i].queue = "" // deleted since it was listed
-					continue
-				}
-				if err != nil {
-					errMu.Lock()
-					firstErr = err
-					errMu.Unlock()
-					continue
-				}
-				account, name := m.s.splitStored(names[i])
-				samples[i] = queueSample{account: account, queue: name, visible: st.Visible, inFlight: st.NotVisible,
-					delayed: st.Delayed, oldest: st.OldestSentAt}
-			}
-		}()
-	}
-	for i := range names {
-		if ctx.Err() != nil {
-			break
+	for i, name := range names {
+		if err := ctx.Err(); err != nil {
+			return err
 		}
-		work <- i
-	}
-	close(work)
-	wg.Wait()
-	if firstErr != nil {
-		return firstErr
-	}
-	if err := ctx.Err(); err != nil {
-		return err
+		st, err := m.s.driver.QueueStats(ctx, drivers.QueueStatsRequest{Name: name, Now: now})
+		if drivers.KindOf(err) == drivers.KindNotFound {
+			continue // deleted since it was listed
+		}
+		if err != nil {
+			return err
+		}
+		account, qname := m.s.splitStored(name)
+		samples[i] = queueSample{account: account, queue: qname, visible: st.Visible, inFlight: st.NotVisible,
+			delayed: st.Delayed, oldest: st.OldestSentAt}
 	}
 	m.mu.Lock()
 	m.samples = m.samples[:0]
