@@ -172,15 +172,17 @@ func (m *queueMetrics) run(interval time.Duration) {
 	defer m.s.bg.Done()
 	t := time.NewTicker(interval)
 	defer t.Stop()
+	// The first collection waits an interval too: a gateway starting takes no backend
+	// connection for metrics before it has served anything.
 	for {
-		if err := m.collect(m.s.ctx); err != nil && m.s.ctx.Err() == nil {
-			m.collectErrors.Add(1)
-			m.s.log.Warn("per-queue metrics: collection failed", "err", err)
-		}
 		select {
 		case <-m.s.ctx.Done():
 			return
 		case <-t.C:
+		}
+		if err := m.collect(m.s.ctx); err != nil && m.s.ctx.Err() == nil {
+			m.collectErrors.Add(1)
+			m.s.log.Warn("per-queue metrics: collection failed", "err", err)
 		}
 	}
 }
