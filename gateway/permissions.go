@@ -119,7 +119,7 @@ func (s *Server) removePermission(ctx context.Context, c *call) (any, error) {
 	}
 	pol, err := parseQueuePolicy(q.Attributes.Policy)
 	if err != nil || !pol.has(*in.Label) {
-		return nil, invalidLabel(*in.Label, "can't find label on existing policy.")
+		return nil, invalidLabel(*in.Label, "can't find label.")
 	}
 	pol.Statement = slices.DeleteFunc(pol.Statement, func(raw json.RawMessage) bool { return sidOf(raw) == *in.Label })
 	return s.storePolicy(ctx, c, q, pol)

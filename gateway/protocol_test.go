@@ -57,7 +57,7 @@ func TestProtocolErrors(t *testing.T) {
 		}, 400, `larger than`},
 		{"remove permission of an unknown label", func() (int, http.Header, string) {
 			return e.jsonCall("RemovePermission", `{"QueueUrl":"/000000000000/p","Label":"l"}`)
-		}, 400, `Value l for parameter Label is invalid. Reason: can't find label on existing policy.`},
+		}, 400, `Value l for parameter Label is invalid. Reason: can't find label.`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

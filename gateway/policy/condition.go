@@ -326,9 +326,13 @@ func arnParts(s string) ([]string, bool) {
 	return parts, len(parts) == 6 && parts[0] == "arn"
 }
 
+// checkARN accepts an ARN, and also a value without wildcards that is not one: SQS
+// stores such a policy (an unfilled template placeholder, say), and the value equals no
+// ARN, so it matches nothing. A non-ARN with wildcards is refused: whether IAM would read
+// it as a pattern over whole ARNs is not documented.
 func checkARN(v string) string {
-	if _, ok := arnParts(v); !ok {
-		return "it is not an ARN (arn:partition:service:region:account:resource)"
+	if _, ok := arnParts(v); !ok && strings.ContainsAny(v, "*?") {
+		return "it is not an ARN (arn:partition:service:region:account:resource) and holds wildcards"
 	}
 	return ""
 }
@@ -336,10 +340,10 @@ func checkARN(v string) string {
 // arnMatch is ArnEquals and ArnLike alike: each of the six parts is matched on its own,
 // with * and ? wildcards, case-sensitively.
 func arnMatch(p, v string) bool {
-	pp, _ := arnParts(p)
+	pp, okP := arnParts(p)
 	vp, ok := arnParts(v)
-	if !ok {
-		return false
+	if !ok || !okP {
+		return false // a value that is not an ARN matches none
 	}
 	for i := range pp {
 		if !wildcardMatch(pp[i], vp[i]) {

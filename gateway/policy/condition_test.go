@@ -179,7 +179,7 @@ func TestConditionRefusals(t *testing.T) {
 		`{"DateLessThan":{"aws:CurrentTime":"next week"}}`:       `the value "next week" cannot be evaluated: it is neither an ISO 8601 date and time nor epoch seconds`,
 		`{"Bool":{"aws:SecureTransport":"yes"}}`:                 `the value "yes" cannot be evaluated: it is neither true nor false`,
 		`{"Null":{"aws:SourceArn":"maybe"}}`:                     `the value "maybe" cannot be evaluated: it is neither true nor false`,
-		`{"ArnLike":{"aws:SourceArn":"sns:topic"}}`:              `the value "sns:topic" cannot be evaluated: it is not an ARN (arn:partition:service:region:account:resource)`,
+		`{"ArnLike":{"aws:SourceArn":"sns:*"}}`:                  `the value "sns:*" cannot be evaluated: it is not an ARN (arn:partition:service:region:account:resource) and holds wildcards`,
 		`{"BinaryEquals":{"aws:UserAgent":"%%"}}`:                `the value "%%" cannot be evaluated: it is not base64`,
 		`{"StringEquals":{"aws:SourceIp":[]}}`:                   "condition StringEquals aws:SourceIp: the list of values is empty",
 		`{"StringEquals":{"aws:SourceIp":{"a":1}}}`:              "a value must be a string, a number or a boolean",

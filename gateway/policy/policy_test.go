@@ -39,6 +39,10 @@ func TestAllowedByPolicy(t *testing.T) {
 		{"a resource that is no ARN matches nothing", doc(allow(`"*"`, `"sqs:*"`, `"'$sqs_queue_arn'"`)), "000000000002", "SendMessage", false},
 		{"nor does it deny", doc(allow(`"*"`, `"sqs:*"`, `"*"`), `{"Effect":"Deny","Principal":"*","Action":"sqs:*","Resource":"'$sqs_queue_arn'"}`), "000000000002", "SendMessage", true},
 		{"beside an ARN", doc(allow(`"*"`, `"sqs:*"`, `["'$sqs_queue_arn'","`+polARN+`"]`)), "000000000002", "SendMessage", true},
+		// LocalStack's TEST_POLICY, which AWS accepts (test_set_queue_policy): an ArnEquals
+		// on a placeholder equals no ARN, so the statement allows nothing.
+		{"an ARN condition on a value that is no ARN matches nothing", doc(`{"Effect":"Allow","Principal":{"AWS":"*"},"Action":"sqs:SendMessage","Resource":"'$sqs_queue_arn'","Condition":{"ArnEquals":{"aws:SourceArn":"'$sns_topic_arn'"}}}`), "000000000002", "SendMessage", false},
+		{"nor with a real resource", doc(`{"Effect":"Allow","Principal":"*","Action":"sqs:*","Resource":"*","Condition":{"ArnLike":{"aws:SourceArn":"not-an-arn"}}}`), "000000000002", "SendMessage", false},
 		{"service deny denies no caller", doc(allow(`"*"`, `"sqs:*"`, `"*"`), `{"Effect":"Deny","Principal":{"Service":"sns.amazonaws.com"},"Action":"sqs:*","Resource":"*"}`), "000000000002", "SendMessage", true},
 	}
 	for _, c := range cases {
