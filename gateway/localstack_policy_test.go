@@ -61,6 +61,12 @@ func TestLocalStackRecordedPolicyCases(t *testing.T) {
 		t.Fatalf("stored policy %v", doc)
 	}
 
+	// The policy of LocalStack's CloudFormation templates (resource_providers/templates/
+	// sqs_with_queuepolicy*.yml, sqs_with_queueinlinepolicy*.yml), which AWS deploys.
+	setPolicy("set-policy", `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":"*",
+		"Action":["sqs:SendMessage","sqs:GetQueueAttributes","sqs:GetQueueUrl","sqs:ChangeMessageVisibility",
+		"sqs:DeleteMessage","sqs:ReceiveMessage"],"Resource":"arn:aws:sqs:us-east-1:000000000000:set-policy"}]}`)
+
 	// test_set_empty_queue_policy: "" removes the attribute, before and after a policy.
 	ok("CreateQueue", `{"QueueName":"empty-policy"}`)
 	setPolicy("empty-policy", "")
