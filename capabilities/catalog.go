@@ -271,10 +271,12 @@ var catalog = []Entry{
 		Degraded:   "messages are received in the order they became visible: a returned message waits behind messages sent after it",
 		RejectCode: SQSUnsupportedOperation},
 	{ID: FairQueues, Title: "Fair queues: quiet message groups before a noisy one",
-		Reference: "On a standard queue MessageGroupId names a tenant; when one tenant holds a disproportionate share " +
-			"of the in-flight messages (over 10% and at least 30 of them), receives deliver the other tenants' messages first.",
-		Native: "with one group holding 30 or more in-flight messages and over 10% of them, a receive returns a quiet " +
-			"group's visible message before the noisy group's backlog",
+		Reference: "On a standard queue MessageGroupId names a tenant. A tenant is noisy when it holds over 10% and at " +
+			"least 30 of the in-flight messages, or takes over 10% of the recent processing time; receives deliver the " +
+			"other tenants' messages first, then the noisy ones', the one with the fewest in flight first. A tenant that " +
+			"sent nothing for 5 minutes, or whose backlog is drained, is quiet again.",
+		Native: "a quiet group's visible message comes before a noisy group's backlog (noisy by in-flight or processing-time " +
+			"share), noisy groups are served the fewest in flight first, and a group quiet for 5 minutes is served in send order",
 		Degraded:   "MessageGroupId is accepted and returned on standard queues, but delivery ignores it: a flooding group delays the others",
 		RejectCode: SQSUnsupportedOperation},
 	{ID: InFlightLimit, Title: "In-flight message limit",

@@ -59,15 +59,19 @@ func (d *Driver) DeleteMessages(ctx context.Context, req drivers.DeleteMessagesR
 			if done[i] {
 				continue
 			}
-			r, state, _, err := d.lookupHandle(ctx, tx, q, e.ReceiptHandle, now)
+			r, state, receivedAt, err := d.lookupHandle(ctx, tx, q, e.ReceiptHandle, now)
 			if err != nil {
 				return err
 			}
 			remove, rerr := sqsrule.Delete(state, q.fifo)
 			res.Entries[i].Err = rerr
 			if remove {
-				if _, err := tx.ExecContext(ctx, `DELETE FROM messages WHERE id = ?`, r.rowID); err != nil {
+				var group string
+				if err := tx.QueryRowContext(ctx, `DELETE FROM messages WHERE id = ? RETURNING group_id`, r.rowID).Scan(&group); err != nil {
 					return err
+				}
+				if !q.fifo && state == sqsrule.HandleInFlight {
+					d.processed(q.id, group, receivedAt, now)
 				}
 			}
 		}
@@ -110,11 +114,15 @@ func (d *Driver) deleteInFlight(ctx context.Context, tx conn, q queueRow, entrie
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
+		var id, receivedAt int64
+		var group string
+		if err := rows.Scan(&id, &group, &receivedAt); err != nil {
 			return nil, err
 		}
 		done[first[id]] = true
+		if !q.fifo {
+			d.processed(q.id, group, receivedAt, now)
+		}
 	}
 	return done, rows.Err()
 }
@@ -132,7 +140,7 @@ func deleteInFlightQuery(n int) string {
 	b.WriteString(strings.Repeat(", ?", n-1))
 	b.WriteString(`) AND token = CASE id`)
 	b.WriteString(strings.Repeat(" WHEN ? THEN ?", n))
-	b.WriteString(` END RETURNING id`)
+	b.WriteString(` END RETURNING id, group_id, received_at`)
 	return b.String()
 }
 

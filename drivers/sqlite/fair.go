@@ -2,18 +2,42 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
+	"errors"
+	"math"
+	"slices"
 	"sort"
+	"time"
 )
 
-// Fair queues. On a standard queue a message group names a tenant. A group is noisy
-// when it holds at least fairMinInFlight in-flight messages and more than a tenth of
-// the queue's in-flight messages (SQS's published thresholds); a message without a
-// group is a tenant of its own and never noisy. While some group is noisy, a receive
-// hands out the other groups' visible messages first and the noisy groups' only to fill
-// what is left, so a flood from one tenant does not hold back the quiet ones.
+// Fair queues, as SQS specifies them. On a standard queue a message group names a
+// tenant; a message without a group is a tenant of its own and never noisy. A group is
+// noisy when either holds:
+//   - concurrency share: it holds at least fairMinInFlight in-flight messages and more
+//     than a tenth of the queue's in-flight messages;
+//   - processing-time share: it took more than a tenth of the queue's recent processing
+//     time, the time from a receive to the delete of the message received, decayed with
+//     a half-life of fairHalfLife.
+//
+// A group stops being noisy once it has sent nothing for fairQuietAfter; its backlog
+// drained, it has nothing to hold back. While some group is noisy, a receive hands out
+// the other groups' visible messages first, then the noisy groups', the group with the
+// fewest messages in flight first, so a flood or a slow tenant does not hold back the
+// quiet ones.
+//
+// Processing time is kept in this process's memory (it is the only writer of the
+// database): a restart forgets it, and the concurrency share decides alone until
+// deletes have been seen again. Only deletes of in-flight messages count; a message whose
+// visibility ran out or was set to 0 adds nothing.
 
-// fairMinInFlight is the in-flight count below which no group is noisy.
+// fairMinInFlight is the in-flight count below which no group is noisy by concurrency.
 const fairMinInFlight = 30
+
+// fairHalfLife is how fast processing time stops counting as recent.
+const fairHalfLife = time.Minute
+
+// fairQuietAfter is how long a group that sends nothing stays noisy.
+const fairQuietAfter = 5 * time.Minute
 
 // hasGroups is true when the standard queue holds a message with a group: only then is
 // there a tenant to be fair to (one index probe).
@@ -25,7 +49,95 @@ const hasGroups = `SELECT EXISTS (SELECT 1 FROM messages INDEXED BY messages_gro
 const inFlightByGroup = `SELECT group_id, COUNT(*) FROM messages INDEXED BY messages_claimed
 	WHERE queue_id = ? AND visible_at > ? AND token IS NOT NULL GROUP BY group_id`
 
-// noisyGroups returns the standard queue's noisy groups at now, sorted.
+// lastSend is the send time of the group's newest message: the group index holds a
+// standard queue's messages of one group in row order, so the last entry is the newest.
+const lastSend = `SELECT sent_at FROM messages INDEXED BY messages_group_seq
+	WHERE queue_id = ? AND group_id = ? ORDER BY seq DESC, id DESC LIMIT 1`
+
+// decayed is a sum of seconds that halves every fairHalfLife.
+type decayed struct {
+	v  float64
+	at int64 // nanoseconds
+}
+
+func (x *decayed) value(now int64) float64 {
+	if now <= x.at {
+		return x.v
+	}
+	return x.v * math.Exp2(-float64(now-x.at)/float64(fairHalfLife))
+}
+
+func (x *decayed) add(now int64, secs float64) {
+	x.v, x.at = x.value(now)+secs, max(now, x.at)
+}
+
+// fairTime is a standard queue's recent processing time, in total and per group.
+type fairTime struct {
+	total  decayed
+	groups map[string]*decayed
+}
+
+// processed records that a message of group, received at receivedAt, was deleted at
+// now. Called while holding the writer.
+func (d *Driver) processed(queueID int64, group string, receivedAt, now int64) {
+	if receivedAt <= 0 || now <= receivedAt {
+		return
+	}
+	secs := float64(now-receivedAt) / float64(time.Second)
+	ft := d.fair[queueID]
+	if ft == nil {
+		ft = &fairTime{groups: map[string]*decayed{}}
+		d.fair[queueID] = ft
+	}
+	ft.total.add(now, secs)
+	if group == "" {
+		return // a message without a group is a tenant of its own, never noisy
+	}
+	g := ft.groups[group]
+	if g == nil {
+		if len(ft.groups) >= maxFairGroups {
+			ft.prune(now)
+		}
+		g = &decayed{}
+		ft.groups[group] = g
+	}
+	g.add(now, secs)
+}
+
+// maxFairGroups bounds the groups whose processing time a queue remembers; past it,
+// those whose share has decayed below any threshold are forgotten.
+const maxFairGroups = 10000
+
+func (ft *fairTime) prune(now int64) {
+	total := ft.total.value(now)
+	for g, x := range ft.groups {
+		if x.value(now) < total/1000 {
+			delete(ft.groups, g)
+		}
+	}
+}
+
+// slowGroups returns the groups over a tenth of the queue's recent processing time.
+func (d *Driver) slowGroups(queueID, now int64) []string {
+	ft := d.fair[queueID]
+	if ft == nil {
+		return nil
+	}
+	total := ft.total.value(now)
+	if total <= 0 {
+		return nil
+	}
+	var out []string
+	for g, x := range ft.groups {
+		if x.value(now)*10 > total {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// noisyGroups returns the standard queue's noisy groups at now, the fewest in flight
+// first.
 func noisyGroups(ctx context.Context, tx conn, q queueRow, now int64) ([]string, error) {
 	var grouped bool
 	if err := tx.QueryRowContext(ctx, hasGroups, q.id).Scan(&grouped); err != nil || !grouped {
@@ -49,20 +161,40 @@ func noisyGroups(ctx context.Context, tx conn, q queueRow, now int64) ([]string,
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	var noisy []string
+	candidates := map[string]bool{}
 	for g, n := range counts {
 		if g != "" && n >= fairMinInFlight && n*10 > total {
+			candidates[g] = true
+		}
+	}
+	for _, g := range tx.d.slowGroups(q.id, now) {
+		candidates[g] = true
+	}
+	quietSince := now - int64(fairQuietAfter)
+	var noisy []string
+	for g := range candidates {
+		var sent int64
+		err := tx.QueryRowContext(ctx, lastSend, q.id, g).Scan(&sent)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return nil, err
+		}
+		if err == nil && sent > quietSince {
 			noisy = append(noisy, g)
 		}
 	}
-	sort.Strings(noisy)
+	sort.Slice(noisy, func(i, j int) bool {
+		a, b := noisy[i], noisy[j]
+		return counts[a] < counts[b] || counts[a] == counts[b] && a < b
+	})
 	return noisy, nil
 }
 
 // quietCandidates returns up to n receivable messages (?2 now, ?3 retention cutoff) of
-// groups other than noisy (sorted), reading the group index between the noisy groups,
-// so that the noisy backlog is never scanned.
+// groups other than noisy, reading the group index between the noisy groups, so that
+// the noisy backlog is never scanned.
 func quietCandidates(ctx context.Context, tx conn, q queueRow, now, cutoff int64, n int, noisy []string) ([]msgRow, error) {
+	noisy = slices.Clone(noisy)
+	slices.Sort(noisy) // the index ranges between them
 	var out []msgRow
 	for i := 0; i <= len(noisy) && len(out) < n; i++ {
 		cond, args := "", []any{q.id, now, cutoff, n - len(out)}
@@ -74,22 +206,48 @@ func quietCandidates(ctx context.Context, tx conn, q queueRow, now, cutoff int64
 		default:
 			cond, args = "group_id > ?5 AND group_id < ?6", append(args, noisy[i-1], noisy[i])
 		}
-		rows, err := tx.QueryContext(ctx, `SELECT `+msgCols+` FROM messages INDEXED BY messages_group_seq
+		rows, err := readMsgs(ctx, tx, `SELECT `+msgCols+` FROM messages INDEXED BY messages_group_seq
 			WHERE queue_id = ?1 AND `+cond+` AND visible_at <= ?2 AND enqueued_at > ?3 LIMIT ?4`, args...)
 		if err != nil {
 			return nil, err
 		}
-		for rows.Next() {
-			m, err := scanMsg(rows)
-			if err != nil {
-				rows.Close()
-				return nil, err
-			}
-			out = append(out, m)
-		}
-		if err := rows.Close(); err != nil {
-			return nil, err
-		}
+		out = append(out, rows...)
 	}
 	return out, nil
+}
+
+// noisyCandidates returns up to n receivable messages of the noisy groups, taking them
+// group by group in noisy's order (the fewest in flight first).
+func noisyCandidates(ctx context.Context, tx conn, q queueRow, now, cutoff int64, n int, noisy []string) ([]msgRow, error) {
+	var out []msgRow
+	for _, g := range noisy {
+		if len(out) >= n {
+			break
+		}
+		rows, err := readMsgs(ctx, tx, `SELECT `+msgCols+` FROM messages INDEXED BY messages_group_seq
+			WHERE queue_id = ?1 AND group_id = ?5 AND visible_at <= ?2 AND enqueued_at > ?3 LIMIT ?4`,
+			q.id, now, cutoff, n-len(out), g)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rows...)
+	}
+	return out, nil
+}
+
+func readMsgs(ctx context.Context, tx conn, query string, args ...any) ([]msgRow, error) {
+	rows, err := tx.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []msgRow
+	for rows.Next() {
+		m, err := scanMsg(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+	}
+	return out, rows.Err()
 }

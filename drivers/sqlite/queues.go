@@ -265,6 +265,9 @@ func (d *Driver) UpdateQueueTags(ctx context.Context, req drivers.UpdateQueueTag
 // DeleteQueue removes the queue; its messages and records go with it (ON DELETE CASCADE).
 func (d *Driver) DeleteQueue(ctx context.Context, req drivers.DeleteQueueRequest) error {
 	return d.write(ctx, func(tx conn) error {
+		if q, err := tx.queueRow(req.Name); err == nil {
+			delete(tx.d.fair, q.id) // its processing times: a new queue may take its id
+		}
 		tx.d.forgetQueues()
 		r, err := tx.ExecContext(ctx, `DELETE FROM queues WHERE name = ?`, req.Name)
 		if err != nil {

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
-	"slices"
 	"strings"
 	"time"
 
@@ -274,6 +273,8 @@ func candidates(ctx context.Context, tx conn, q queueRow, now int64, n int) ([]m
 			if out, err = quietCandidates(ctx, tx, q, now, cutoff, n, noisy); err != nil || len(out) == n {
 				return out, err
 			}
+			more, err := noisyCandidates(ctx, tx, q, now, cutoff, n-len(out), noisy)
+			return append(out, more...), err
 		}
 	}
 	rows, err := tx.QueryContext(ctx, query, q.id, now, cutoff, n)
@@ -281,15 +282,12 @@ func candidates(ctx context.Context, tx conn, q queueRow, now int64, n int) ([]m
 		return nil, err
 	}
 	defer rows.Close()
-	quiet := len(out)
 	for rows.Next() && len(out) < n {
 		m, err := scanMsg(rows)
 		if err != nil {
 			return nil, err
 		}
-		if !slices.ContainsFunc(out[:quiet], func(o msgRow) bool { return o.id == m.id }) {
-			out = append(out, m)
-		}
+		out = append(out, m)
 	}
 	return out, rows.Err()
 }

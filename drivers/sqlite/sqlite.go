@@ -52,6 +52,9 @@ type Driver struct {
 	// queues caches queue rows for message operations (see conn.queueRow); used only
 	// while holding sem.
 	queues map[string]queueRow
+	// fair is each standard queue's recent processing time (fair.go); used only while
+	// holding sem.
+	fair map[int64]*fairTime
 	// pending are writes waiting for the next transaction (see write).
 	pmu     sync.Mutex
 	pending []*writeReq
@@ -85,7 +88,8 @@ func Open(ctx context.Context, o Options) (*Driver, error) {
 		busy = 5000
 	}
 	d := &Driver{NoActivity: drivers.NoActivity{Name: "sqlite", Why: "one gateway owns the database; there is no other instance's activity"},
-		memory: o.DataDir == MemoryDataDir, sem: make(chan struct{}, 1), stmts: map[string]*sql.Stmt{}, queues: map[string]queueRow{}}
+		memory: o.DataDir == MemoryDataDir, sem: make(chan struct{}, 1), stmts: map[string]*sql.Stmt{}, queues: map[string]queueRow{},
+		fair: map[int64]*fairTime{}}
 	dsn := "file::memory:?" + dsnParams(busy, false)
 	if !d.memory {
 		if err := os.MkdirAll(o.DataDir, 0o750); err != nil {
