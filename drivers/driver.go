@@ -596,6 +596,9 @@ type PurgeQueueRequest struct {
 type QueueStatsRequest struct {
 	Name string
 	Now  time.Time
+	// Groups asks also for the fair-queue group counts (QueueStats.NoisyGroups and
+	// QuietGroups), which cost more to read than the message counts.
+	Groups bool
 }
 
 // QueueStats are message counts by state.
@@ -607,6 +610,11 @@ type QueueStats struct {
 	// dead-letter queue's move time) of the oldest unexpired message the queue holds, in
 	// any state; zero when it holds none or the backend cannot tell.
 	OldestSentAt time.Time
+	// NoisyGroups and QuietGroups count a standard queue's message groups with messages
+	// by fair-queue state, when the request asks (Groups) and the driver serves fair
+	// queues natively (receive.fair); zero otherwise. A noisy group without visible
+	// messages counts as quiet: it holds nothing back.
+	NoisyGroups, QuietGroups int64
 }
 
 // BrowseMessagesRequest pages through a queue's messages (Driver.BrowseMessages).

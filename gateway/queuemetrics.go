@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -71,10 +72,13 @@ type queueSample struct {
 	account, queue             string
 	visible, inFlight, delayed int64
 	oldest                     time.Time // zero: empty or unknown
+	groups                     bool      // noisy and quiet were read (a standard fair queue)
+	noisy, quiet               int64
 }
 
 type queueDescs struct {
 	visible, inFlight, delayed, age           *prometheus.Desc
+	noisy, quiet                              *prometheus.Desc
 	sent, received, deleted, deadLettered     *prometheus.Desc
 	queues, lastCollect, collectSeconds, errs *prometheus.Desc
 }
@@ -90,6 +94,8 @@ func newQueueMetrics(s *Server, max int) *queueMetrics {
 			inFlight:       d("anysqs_queue_messages_in_flight", "Messages received and neither deleted nor visible again (ApproximateNumberOfMessagesNotVisible), at the last collection.", l),
 			delayed:        d("anysqs_queue_messages_delayed", "Messages not yet available because of a delay (ApproximateNumberOfMessagesDelayed), at the last collection.", l),
 			age:            d("anysqs_queue_oldest_message_age_seconds", "Age of the oldest message in the queue, in any state (ApproximateAgeOfOldestMessage), at the last collection; 0 when the queue is empty; absent where the backend cannot tell.", l),
+			noisy:          d("anysqs_queue_noisy_groups", "A standard queue's message groups that are noisy by SQS's fair-queue rules and hold visible messages, at the last collection; on backends that serve fair queues natively.", l),
+			quiet:          d("anysqs_queue_quiet_groups", "A standard queue's other message groups with messages, at the last collection; on backends that serve fair queues natively.", l),
 			sent:           d("anysqs_queue_messages_sent_total", "Messages accepted by SendMessage and SendMessageBatch through this gateway.", l),
 			received:       d("anysqs_queue_messages_received_total", "Messages returned by ReceiveMessage through this gateway.", l),
 			deleted:        d("anysqs_queue_messages_deleted_total", "Successful DeleteMessage and DeleteMessageBatch entries through this gateway.", l),
@@ -209,11 +215,13 @@ func (m *queueMetrics) collect(ctx context.Context) error {
 	// One queue at a time: the collection borrows one of the connections requests use,
 	// never several, whatever the number of queues.
 	samples := make([]queueSample, len(names))
+	fair := m.s.fairNative()
 	for i, name := range names {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		st, err := m.s.driver.QueueStats(ctx, drivers.QueueStatsRequest{Name: name, Now: now})
+		groups := fair && !strings.HasSuffix(name, ".fifo")
+		st, err := m.s.driver.QueueStats(ctx, drivers.QueueStatsRequest{Name: name, Now: now, Groups: groups})
 		if drivers.KindOf(err) == drivers.KindNotFound {
 			continue // deleted since it was listed
 		}
@@ -222,7 +230,7 @@ func (m *queueMetrics) collect(ctx context.Context) error {
 		}
 		account, qname := m.s.splitStored(name)
 		samples[i] = queueSample{account: account, queue: qname, visible: st.Visible, inFlight: st.NotVisible,
-			delayed: st.Delayed, oldest: st.OldestSentAt}
+			delayed: st.Delayed, oldest: st.OldestSentAt, groups: groups, noisy: st.NoisyGroups, quiet: st.QuietGroups}
 	}
 	m.mu.Lock()
 	m.samples = m.samples[:0]
@@ -245,7 +253,7 @@ func (m *queueMetrics) collect(ctx context.Context) error {
 // Describe implements prometheus.Collector.
 func (m *queueMetrics) Describe(ch chan<- *prometheus.Desc) {
 	d := m.descs
-	for _, x := range []*prometheus.Desc{d.visible, d.inFlight, d.delayed, d.age, d.sent, d.received, d.deleted,
+	for _, x := range []*prometheus.Desc{d.visible, d.inFlight, d.delayed, d.age, d.noisy, d.quiet, d.sent, d.received, d.deleted,
 		d.deadLettered, d.queues, d.lastCollect, d.collectSeconds, d.errs} {
 		ch <- x
 	}
@@ -254,6 +262,8 @@ func (m *queueMetrics) Describe(ch chan<- *prometheus.Desc) {
 // gauges sums one label set's samples.
 type gauges struct {
 	visible, inFlight, delayed int64
+	noisy, quiet               int64
+	groups                     bool
 	oldest                     time.Time
 	known                      bool // some sample was of a queue whose age is known or that is empty
 }
@@ -280,6 +290,9 @@ func (m *queueMetrics) Collect(ch chan<- prometheus.Metric) {
 		g.visible += s.visible
 		g.inFlight += s.inFlight
 		g.delayed += s.delayed
+		if s.groups {
+			g.groups, g.noisy, g.quiet = true, g.noisy+s.noisy, g.quiet+s.quiet
+		}
 		total := s.visible + s.inFlight + s.delayed
 		if total == 0 || !s.oldest.IsZero() {
 			g.known = true
@@ -304,6 +317,10 @@ func (m *queueMetrics) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(d.visible, prometheus.GaugeValue, float64(g.visible), k.account, k.queue)
 		ch <- prometheus.MustNewConstMetric(d.inFlight, prometheus.GaugeValue, float64(g.inFlight), k.account, k.queue)
 		ch <- prometheus.MustNewConstMetric(d.delayed, prometheus.GaugeValue, float64(g.delayed), k.account, k.queue)
+		if g.groups {
+			ch <- prometheus.MustNewConstMetric(d.noisy, prometheus.GaugeValue, float64(g.noisy), k.account, k.queue)
+			ch <- prometheus.MustNewConstMetric(d.quiet, prometheus.GaugeValue, float64(g.quiet), k.account, k.queue)
+		}
 		if g.known {
 			age := 0.0
 			if !g.oldest.IsZero() {

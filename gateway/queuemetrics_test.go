@@ -2,6 +2,7 @@ package gateway_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -212,4 +213,59 @@ func TestQueueMetricsBoundCardinality(t *testing.T) {
 		"anysqs_queue_messages_visible{e}":          1,
 		"anysqs_queue_messages_sent_total{(other)}": 7, // never decreases
 	})
+}
+
+// TestFairGroupCounts: a standard queue's noisy and quiet groups, as the extension
+// attributes (only when named) and the per-queue gauges report them; a group quiet for
+// 5 minutes counts as quiet again.
+func TestFairGroupCounts(t *testing.T) {
+	e := newMetricsEnv(t, 0)
+	e.call("CreateQueue", `{"QueueName":"fair"}`)
+	for i := 0; i < 60; i += 10 {
+		var entries []string
+		for j := i; j < i+10; j++ {
+			entries = append(entries, fmt.Sprintf(`{"Id":"%d","MessageBody":"a-%d","MessageGroupId":"a"}`, j, j))
+		}
+		e.call("SendMessageBatch", fmt.Sprintf(`{"QueueUrl":%q,"Entries":[%s]}`, e.url("fair"), strings.Join(entries, ",")))
+	}
+	for held := 0; held < 35; {
+		n := len(e.receive("fair", min(10, 35-held), 600))
+		if n == 0 {
+			t.Fatalf("receive: empty after %d", held)
+		}
+		held += n
+	}
+	for i := range 2 {
+		e.call("SendMessage", fmt.Sprintf(`{"QueueUrl":%q,"MessageBody":"b-%d","MessageGroupId":"b"}`, e.url("fair"), i))
+	}
+	attrs := func(names string) map[string]string {
+		t.Helper()
+		var out struct{ Attributes map[string]string }
+		body := e.call("GetQueueAttributes", fmt.Sprintf(`{"QueueUrl":%q,"AttributeNames":[%s]}`, e.url("fair"), names))
+		if err := json.Unmarshal([]byte(body), &out); err != nil {
+			t.Fatal(err)
+		}
+		return out.Attributes
+	}
+	const both = `"AnysqsApproximateNumberOfNoisyGroups","AnysqsApproximateNumberOfQuietGroups"`
+	if got := attrs(both); got["AnysqsApproximateNumberOfNoisyGroups"] != "1" || got["AnysqsApproximateNumberOfQuietGroups"] != "1" {
+		t.Errorf("with a's 35 in flight and b waiting: %v, want 1 noisy and 1 quiet", got)
+	}
+	if got := attrs(`"All"`); got["AnysqsApproximateNumberOfNoisyGroups"] != "" {
+		t.Errorf("All returns the extension attributes: %v", got)
+	}
+	expectSeries(t, e.series(), map[string]float64{"anysqs_queue_noisy_groups{fair}": 1, "anysqs_queue_quiet_groups{fair}": 1})
+
+	e.clock.Advance(5*time.Minute + time.Second) // a has sent nothing since
+	if got := attrs(both); got["AnysqsApproximateNumberOfNoisyGroups"] != "0" || got["AnysqsApproximateNumberOfQuietGroups"] != "2" {
+		t.Errorf("5 minutes after a's last send: %v, want 0 noisy and 2 quiet", got)
+	}
+	expectSeries(t, e.series(), map[string]float64{"anysqs_queue_noisy_groups{fair}": 0, "anysqs_queue_quiet_groups{fair}": 2})
+
+	e.call("CreateQueue", `{"QueueName":"f.fifo","Attributes":{"FifoQueue":"true"}}`)
+	var out struct{ Attributes map[string]string }
+	body := e.call("GetQueueAttributes", fmt.Sprintf(`{"QueueUrl":%q,"AttributeNames":[%s]}`, e.url("f.fifo"), both))
+	if err := json.Unmarshal([]byte(body), &out); err != nil || len(out.Attributes) != 0 {
+		t.Errorf("a FIFO queue's group counts: %v %v, want none", out.Attributes, err)
+	}
 }

@@ -73,6 +73,13 @@ func (s *Server) createQueue(ctx context.Context, c *call) (any, error) {
 	return queueURLOutput{QueueUrl: s.queueURL(c.base, stored)}, nil
 }
 
+// fairNative says whether the backend serves fair queues natively, and so counts their
+// noisy and quiet groups.
+func (s *Server) fairNative() bool {
+	d, ok := s.policy.Declaration(capabilities.FairQueues)
+	return ok && d.Level == capabilities.Native
+}
+
 // encryptsAtRest says whether the backend declares server-side encryption native, which
 // is what SqsManagedSseEnabled=true claims.
 func (s *Server) encryptsAtRest() bool {
@@ -361,8 +368,9 @@ func (s *Server) getQueueAttributes(ctx context.Context, c *call) (any, error) {
 		return nil, err
 	}
 	var stats *drivers.QueueStats
-	if queueattr.NeedsStats(in.AttributeNames) {
-		st, err := s.driver.QueueStats(ctx, drivers.QueueStatsRequest{Name: q.Name, Now: s.clock.Now()})
+	groups := queueattr.NeedsGroups(in.AttributeNames) && !q.Attributes.FifoQueue && s.fairNative()
+	if queueattr.NeedsStats(in.AttributeNames) || groups {
+		st, err := s.driver.QueueStats(ctx, drivers.QueueStatsRequest{Name: q.Name, Now: s.clock.Now(), Groups: groups})
 		if err != nil {
 			return nil, driverError(err, q.Name)
 		}
@@ -371,6 +379,9 @@ func (s *Server) getQueueAttributes(ctx context.Context, c *call) (any, error) {
 	attrs, err := queueattr.Render(q, stats, in.AttributeNames, s.arn)
 	if err != nil {
 		return nil, err
+	}
+	if groups {
+		queueattr.RenderGroups(attrs, *stats, in.AttributeNames)
 	}
 	return attributesOutput{Attributes: attrs}, nil
 }

@@ -106,13 +106,13 @@ func (h *Host) PurgeQueue(ctx context.Context, req drivers.PurgeQueueRequest) er
 
 func (h *Host) QueueStats(ctx context.Context, req drivers.QueueStatsRequest) (drivers.QueueStats, error) {
 	r, err := invoke(h, ctx, func(rpc pb.DriverClient) (*pb.QueueStatsResult, error) {
-		return rpc.QueueStats(ctx, &pb.QueueStatsRequest{Name: req.Name, Now: toTime(req.Now)})
+		return rpc.QueueStats(ctx, &pb.QueueStatsRequest{Name: req.Name, Now: toTime(req.Now), Groups: req.Groups})
 	})
 	if err != nil {
 		return drivers.QueueStats{}, err
 	}
 	return drivers.QueueStats{Visible: r.GetVisible(), NotVisible: r.GetNotVisible(), Delayed: r.GetDelayed(),
-		OldestSentAt: fromTime(r.GetOldestSentAt())}, nil
+		OldestSentAt: fromTime(r.GetOldestSentAt()), NoisyGroups: r.GetNoisyGroups(), QuietGroups: r.GetQuietGroups()}, nil
 }
 
 func (h *Host) BrowseMessages(ctx context.Context, req drivers.BrowseMessagesRequest) (drivers.BrowseMessagesResult, error) {

@@ -152,9 +152,9 @@ func (s *server) PurgeQueue(ctx context.Context, req *pb.PurgeQueueRequest) (*pb
 
 func (s *server) QueueStats(ctx context.Context, req *pb.QueueStatsRequest) (*pb.QueueStatsResult, error) {
 	return call(s, func(d drivers.Driver) (*pb.QueueStatsResult, error) {
-		st, err := d.QueueStats(ctx, drivers.QueueStatsRequest{Name: req.GetName(), Now: fromTime(req.GetNow())})
+		st, err := d.QueueStats(ctx, drivers.QueueStatsRequest{Name: req.GetName(), Now: fromTime(req.GetNow()), Groups: req.GetGroups()})
 		return &pb.QueueStatsResult{Visible: st.Visible, NotVisible: st.NotVisible, Delayed: st.Delayed,
-			OldestSentAt: toTime(st.OldestSentAt)}, err
+			OldestSentAt: toTime(st.OldestSentAt), NoisyGroups: st.NoisyGroups, QuietGroups: st.QuietGroups}, err
 	})
 }
 

@@ -78,12 +78,14 @@ type fairTime struct {
 }
 
 // processed records that a message of group, received at receivedAt, was deleted at
-// now. Called while holding the writer.
+// now.
 func (d *Driver) processed(queueID int64, group string, receivedAt, now int64) {
 	if receivedAt <= 0 || now <= receivedAt {
 		return
 	}
 	secs := float64(now-receivedAt) / float64(time.Second)
+	d.fairMu.Lock()
+	defer d.fairMu.Unlock()
 	ft := d.fair[queueID]
 	if ft == nil {
 		ft = &fairTime{groups: map[string]*decayed{}}
@@ -119,6 +121,8 @@ func (ft *fairTime) prune(now int64) {
 
 // slowGroups returns the groups over a tenth of the queue's recent processing time.
 func (d *Driver) slowGroups(queueID, now int64) []string {
+	d.fairMu.Lock()
+	defer d.fairMu.Unlock()
 	ft := d.fair[queueID]
 	if ft == nil {
 		return nil
@@ -138,7 +142,7 @@ func (d *Driver) slowGroups(queueID, now int64) []string {
 
 // noisyGroups returns the standard queue's noisy groups at now, the fewest in flight
 // first.
-func noisyGroups(ctx context.Context, tx conn, q queueRow, now int64) ([]string, error) {
+func (d *Driver) noisyGroups(ctx context.Context, tx queryer, q queueRow, now int64) ([]string, error) {
 	var grouped bool
 	if err := tx.QueryRowContext(ctx, hasGroups, q.id).Scan(&grouped); err != nil || !grouped {
 		return nil, err
@@ -167,7 +171,7 @@ func noisyGroups(ctx context.Context, tx conn, q queueRow, now int64) ([]string,
 			candidates[g] = true
 		}
 	}
-	for _, g := range tx.d.slowGroups(q.id, now) {
+	for _, g := range d.slowGroups(q.id, now) {
 		candidates[g] = true
 	}
 	quietSince := now - int64(fairQuietAfter)
@@ -187,6 +191,32 @@ func noisyGroups(ctx context.Context, tx conn, q queueRow, now int64) ([]string,
 		return counts[a] < counts[b] || counts[a] == counts[b] && a < b
 	})
 	return noisy, nil
+}
+
+// groupStates counts the standard queue's groups with messages, noisy (with a visible
+// message: a drained group holds nothing back) and quiet.
+func (d *Driver) groupStates(ctx context.Context, db queryer, q queueRow, now int64) (noisy, quiet int64, err error) {
+	var total int64
+	if err := db.QueryRowContext(ctx, `SELECT COUNT(DISTINCT group_id) FROM messages INDEXED BY messages_group_seq
+		WHERE queue_id = ? AND group_id > ''`, q.id).Scan(&total); err != nil || total == 0 {
+		return 0, 0, err
+	}
+	groups, err := d.noisyGroups(ctx, db, q, now)
+	if err != nil {
+		return 0, 0, err
+	}
+	cutoff := now - retentionNanos(q.attrs)
+	for _, g := range groups {
+		var backlog bool
+		if err := db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM messages INDEXED BY messages_group_seq
+			WHERE queue_id = ? AND group_id = ? AND visible_at <= ? AND enqueued_at > ?)`, q.id, g, now, cutoff).Scan(&backlog); err != nil {
+			return 0, 0, err
+		}
+		if backlog {
+			noisy++
+		}
+	}
+	return noisy, total - noisy, nil
 }
 
 // quietCandidates returns up to n receivable messages (?2 now, ?3 retention cutoff) of

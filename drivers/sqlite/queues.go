@@ -266,7 +266,9 @@ func (d *Driver) UpdateQueueTags(ctx context.Context, req drivers.UpdateQueueTag
 func (d *Driver) DeleteQueue(ctx context.Context, req drivers.DeleteQueueRequest) error {
 	return d.write(ctx, func(tx conn) error {
 		if q, err := tx.queueRow(req.Name); err == nil {
+			tx.d.fairMu.Lock()
 			delete(tx.d.fair, q.id) // its processing times: a new queue may take its id
+			tx.d.fairMu.Unlock()
 		}
 		tx.d.forgetQueues()
 		r, err := tx.ExecContext(ctx, `DELETE FROM queues WHERE name = ?`, req.Name)
@@ -345,6 +347,10 @@ func (d *Driver) QueueStats(ctx context.Context, req drivers.QueueStatsRequest) 
 		}
 		if oldest.Valid {
 			s.OldestSentAt = fromNanos(oldest.Int64)
+		}
+		if req.Groups && !q.fifo {
+			s.NoisyGroups, s.QuietGroups, err = d.groupStates(ctx, db, q, now)
+			return err
 		}
 		return nil
 	})

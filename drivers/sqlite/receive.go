@@ -265,7 +265,7 @@ func candidates(ctx context.Context, tx conn, q queueRow, now int64, n int) ([]m
 	if q.fifo {
 		query = fifoCandidates
 	} else {
-		noisy, err := noisyGroups(ctx, tx, q, now)
+		noisy, err := tx.d.noisyGroups(ctx, tx, q, now)
 		if err != nil {
 			return nil, err
 		}

@@ -52,9 +52,10 @@ type Driver struct {
 	// queues caches queue rows for message operations (see conn.queueRow); used only
 	// while holding sem.
 	queues map[string]queueRow
-	// fair is each standard queue's recent processing time (fair.go); used only while
-	// holding sem.
-	fair map[int64]*fairTime
+	// fair is each standard queue's recent processing time (fair.go), under fairMu:
+	// deletes write it, receives and QueueStats (on the reader pool) read it.
+	fairMu sync.Mutex
+	fair   map[int64]*fairTime
 	// pending are writes waiting for the next transaction (see write).
 	pmu     sync.Mutex
 	pending []*writeReq

@@ -2,6 +2,7 @@ package queueattr
 
 import (
 	"reflect"
+	"slices"
 	"strconv"
 
 	"github.com/anysqs/anysqs/drivers"
@@ -155,7 +156,32 @@ func Render(q drivers.Queue, stats *drivers.QueueStats, names []string,
 	return out, nil
 }
 
+// Extension attributes anysqs returns only when named (never for All): a standard fair
+// queue's message groups by state, on backends that serve fair queues natively.
+const (
+	AnysqsNoisyGroups = "AnysqsApproximateNumberOfNoisyGroups"
+	AnysqsQuietGroups = "AnysqsApproximateNumberOfQuietGroups"
+)
+
+// NeedsGroups reports whether names ask for the fair-queue group counts.
+func NeedsGroups(names []string) bool {
+	return slices.Contains(names, AnysqsNoisyGroups) || slices.Contains(names, AnysqsQuietGroups)
+}
+
+// RenderGroups adds the group counts of stats to out, for the names that ask for them.
+func RenderGroups(out map[string]string, stats drivers.QueueStats, names []string) {
+	if slices.Contains(names, AnysqsNoisyGroups) {
+		out[AnysqsNoisyGroups] = strconv.FormatInt(stats.NoisyGroups, 10)
+	}
+	if slices.Contains(names, AnysqsQuietGroups) {
+		out[AnysqsQuietGroups] = strconv.FormatInt(stats.QuietGroups, 10)
+	}
+}
+
 func isReadable(n string) bool {
+	if n == AnysqsNoisyGroups || n == AnysqsQuietGroups {
+		return true // rendered by RenderGroups, where the backend has them
+	}
 	for _, r := range Readable {
 		if r == n {
 			return true

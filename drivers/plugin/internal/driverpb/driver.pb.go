@@ -1686,6 +1686,7 @@ type QueueStatsRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
 	Now           *Time                  `protobuf:"bytes,2,opt,name=now,proto3" json:"now,omitempty"`
+	Groups        bool                   `protobuf:"varint,3,opt,name=groups,proto3" json:"groups,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1734,12 +1735,21 @@ func (x *QueueStatsRequest) GetNow() *Time {
 	return nil
 }
 
+func (x *QueueStatsRequest) GetGroups() bool {
+	if x != nil {
+		return x.Groups
+	}
+	return false
+}
+
 type QueueStatsResult struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Visible       int64                  `protobuf:"varint,1,opt,name=visible,proto3" json:"visible,omitempty"`
 	NotVisible    int64                  `protobuf:"varint,2,opt,name=not_visible,json=notVisible,proto3" json:"not_visible,omitempty"`
 	Delayed       int64                  `protobuf:"varint,3,opt,name=delayed,proto3" json:"delayed,omitempty"`
 	OldestSentAt  *Time                  `protobuf:"bytes,4,opt,name=oldest_sent_at,json=oldestSentAt,proto3" json:"oldest_sent_at,omitempty"`
+	NoisyGroups   int64                  `protobuf:"varint,5,opt,name=noisy_groups,json=noisyGroups,proto3" json:"noisy_groups,omitempty"`
+	QuietGroups   int64                  `protobuf:"varint,6,opt,name=quiet_groups,json=quietGroups,proto3" json:"quiet_groups,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1800,6 +1810,20 @@ func (x *QueueStatsResult) GetOldestSentAt() *Time {
 		return x.OldestSentAt
 	}
 	return nil
+}
+
+func (x *QueueStatsResult) GetNoisyGroups() int64 {
+	if x != nil {
+		return x.NoisyGroups
+	}
+	return 0
+}
+
+func (x *QueueStatsResult) GetQuietGroups() int64 {
+	if x != nil {
+		return x.QuietGroups
+	}
+	return 0
 }
 
 type BrowseMessagesRequest struct {
@@ -3855,16 +3879,19 @@ const file_driver_proto_rawDesc = "" +
 	"\x03now\x18\x02 \x01(\v2\x16.anysqs.plugin.v1.TimeR\x03now\"Q\n" +
 	"\x11PurgeQueueRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12(\n" +
-	"\x03now\x18\x02 \x01(\v2\x16.anysqs.plugin.v1.TimeR\x03now\"Q\n" +
+	"\x03now\x18\x02 \x01(\v2\x16.anysqs.plugin.v1.TimeR\x03now\"i\n" +
 	"\x11QueueStatsRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12(\n" +
-	"\x03now\x18\x02 \x01(\v2\x16.anysqs.plugin.v1.TimeR\x03now\"\xa5\x01\n" +
+	"\x03now\x18\x02 \x01(\v2\x16.anysqs.plugin.v1.TimeR\x03now\x12\x16\n" +
+	"\x06groups\x18\x03 \x01(\bR\x06groups\"\xeb\x01\n" +
 	"\x10QueueStatsResult\x12\x18\n" +
 	"\avisible\x18\x01 \x01(\x03R\avisible\x12\x1f\n" +
 	"\vnot_visible\x18\x02 \x01(\x03R\n" +
 	"notVisible\x12\x18\n" +
 	"\adelayed\x18\x03 \x01(\x03R\adelayed\x12<\n" +
-	"\x0eoldest_sent_at\x18\x04 \x01(\v2\x16.anysqs.plugin.v1.TimeR\foldestSentAt\"\x81\x01\n" +
+	"\x0eoldest_sent_at\x18\x04 \x01(\v2\x16.anysqs.plugin.v1.TimeR\foldestSentAt\x12!\n" +
+	"\fnoisy_groups\x18\x05 \x01(\x03R\vnoisyGroups\x12!\n" +
+	"\fquiet_groups\x18\x06 \x01(\x03R\vquietGroups\"\x81\x01\n" +
 	"\x15BrowseMessagesRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12(\n" +
 	"\x03now\x18\x02 \x01(\v2\x16.anysqs.plugin.v1.TimeR\x03now\x12\x14\n" +
