@@ -17,7 +17,9 @@ import (
 //   - Effect Allow or Deny; a Deny that matches wins over any Allow, and a call nothing
 //     allows is denied.
 //   - Principal "*", {"AWS": "*"}, {"AWS": "<account id>"} or
-//     {"AWS": "arn:aws:iam::<account id>:root"}, one or a list.
+//     {"AWS": "arn:aws:iam::<account id>:root"}, one or a list. An IAM user's, role's or
+//     session's ARN and {"Service": ...} are kept and match no caller: every key acts as
+//     its account's root, and no AWS service calls a gateway.
 //   - Action "*", "sqs:<action>" with * and ? wildcards, case-insensitive as in IAM; a
 //     batch call is authorized as its single form (SendMessageBatch as SendMessage).
 //   - Resource "*" or queue ARNs with * and ? wildcards, matched against the queue's ARN;
@@ -27,9 +29,9 @@ import (
 //     gateway has (policycondition.go); other keys are absent.
 //
 // The owner account is always allowed, whatever its queue's policy says. Everything
-// the gateway would not evaluate (NotPrincipal, NotAction, NotResource, principals
-// other than accounts and AWS services, other services' actions, unknown condition operators, values an
-// operator cannot read) is refused when the policy is set, with InvalidAttributeValue,
+// the gateway would not evaluate (NotPrincipal, NotAction, NotResource, Federated and
+// CanonicalUser principals, other services' actions, unknown condition operators, values
+// an operator cannot read) is refused when the policy is set, with InvalidAttributeValue,
 // so that no statement is ever silently ignored.
 
 // policyDoc is a policy document as the gateway evaluates it.
@@ -214,7 +216,7 @@ func parsePrincipal(raw json.RawMessage) ([]string, error) {
 		return nil, fmt.Errorf("the Principal is neither a string nor an object")
 	}
 	var out []string
-	services := false
+	services, identities := false, false
 	for k, v := range m {
 		if k == "Service" {
 			// An AWS service (SNS delivering to a subscribed queue, say) never calls a
@@ -233,21 +235,27 @@ func parsePrincipal(raw json.RawMessage) ([]string, error) {
 			continue
 		}
 		if k != "AWS" {
-			return nil, fmt.Errorf("%s principals are not evaluated by this gateway (accounts and AWS services only)", k)
+			return nil, fmt.Errorf("%s principals are not evaluated by this gateway (AWS and Service only)", k)
 		}
 		ids, err := oneOrList[string](v, "Principal AWS")
 		if err != nil {
 			return nil, err
 		}
 		for _, id := range ids {
-			acct, ok := principalAccount(id)
-			if !ok {
-				return nil, fmt.Errorf("principal %s is not an account (\"*\", an account id or arn:aws:iam::<account id>:root)", id)
+			if acct, ok := principalAccount(id); ok {
+				out = append(out, acct)
+				continue
 			}
-			out = append(out, acct)
+			// SQS takes an IAM user's or role's ARN. Every key of the gateway acts as
+			// its account's root, so no caller is such a principal: the statement is
+			// kept and this entry matches no caller, for Allow and Deny alike.
+			if !iamIdentity(id) {
+				return nil, fmt.Errorf("principal %s is neither an account (\"*\", an account id or arn:aws:iam::<account id>:root) nor an IAM user, role or session ARN", id)
+			}
+			identities = true
 		}
 	}
-	if len(out) == 0 && !services {
+	if len(out) == 0 && !services && !identities {
 		return nil, fmt.Errorf("the Principal names no account")
 	}
 	return out, nil
@@ -263,6 +271,15 @@ func principalAccount(p string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// iamIdentity says whether p is the ARN of an IAM user, role, group or other identity
+// (arn:aws:iam::<account id>:<type>/<name>) or of an STS session
+// (arn:aws:sts::<account id>:assumed-role/<role>/<session>).
+func iamIdentity(p string) bool {
+	parts, ok := arnParts(p)
+	return ok && parts[1] == "aws" && (parts[2] == "iam" || parts[2] == "sts") && parts[3] == "" &&
+		IsAccountID(parts[4]) && strings.Contains(parts[5], "/")
 }
 
 // oneOrList decodes a member that IAM lets be one value or a list of them.

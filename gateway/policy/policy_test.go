@@ -43,6 +43,10 @@ func TestAllowedByPolicy(t *testing.T) {
 		// on a placeholder equals no ARN, so the statement allows nothing.
 		{"an ARN condition on a value that is no ARN matches nothing", doc(`{"Effect":"Allow","Principal":{"AWS":"*"},"Action":"sqs:SendMessage","Resource":"'$sqs_queue_arn'","Condition":{"ArnEquals":{"aws:SourceArn":"'$sns_topic_arn'"}}}`), "000000000002", "SendMessage", false},
 		{"nor with a real resource", doc(`{"Effect":"Allow","Principal":"*","Action":"sqs:*","Resource":"*","Condition":{"ArnLike":{"aws:SourceArn":"not-an-arn"}}}`), "000000000002", "SendMessage", false},
+		// SQS takes IAM users' and roles' ARNs; every gateway key acts as its account's root.
+		{"role principal allows no caller", doc(allow(`{"AWS":"arn:aws:iam::000000000002:role/consumer"}`, `"sqs:*"`, `"*"`)), "000000000002", "SendMessage", false},
+		{"user principal beside the account", doc(allow(`{"AWS":["arn:aws:iam::000000000002:user/bob","000000000002"]}`, `"sqs:*"`, `"*"`)), "000000000002", "SendMessage", true},
+		{"session deny denies no caller", doc(allow(`"*"`, `"sqs:*"`, `"*"`), `{"Effect":"Deny","Principal":{"AWS":"arn:aws:sts::000000000002:assumed-role/r/s"},"Action":"sqs:*","Resource":"*"}`), "000000000002", "SendMessage", true},
 		{"service deny denies no caller", doc(allow(`"*"`, `"sqs:*"`, `"*"`), `{"Effect":"Deny","Principal":{"Service":"sns.amazonaws.com"},"Action":"sqs:*","Resource":"*"}`), "000000000002", "SendMessage", true},
 	}
 	for _, c := range cases {
@@ -65,7 +69,8 @@ func TestCheckQueuePolicyRefusesWhatItWouldNotEvaluate(t *testing.T) {
 		"not resource":     `{"Statement":[{"Effect":"Allow","Principal":"*","Action":"sqs:*","NotResource":"*"}]}`,
 		"federated":        `{"Statement":[{"Effect":"Allow","Principal":{"Federated":"cognito-identity.amazonaws.com"},"Action":"sqs:SendMessage","Resource":"*"}]}`,
 		"service name":     `{"Statement":[{"Effect":"Allow","Principal":{"Service":"sns"},"Action":"sqs:SendMessage","Resource":"*"}]}`,
-		"iam user":         `{"Statement":[{"Effect":"Allow","Principal":{"AWS":"arn:aws:iam::000000000002:user/bob"},"Action":"sqs:*","Resource":"*"}]}`,
+		"iam, no identity": `{"Statement":[{"Effect":"Allow","Principal":{"AWS":"arn:aws:iam::000000000002:bob"},"Action":"sqs:*","Resource":"*"}]}`,
+		"user name":        `{"Statement":[{"Effect":"Allow","Principal":{"AWS":"bob"},"Action":"sqs:*","Resource":"*"}]}`,
 		"other service":    `{"Statement":[{"Effect":"Allow","Principal":"*","Action":"sns:Publish","Resource":"*"}]}`,
 		"bad effect":       `{"Statement":[{"Effect":"allow","Principal":"*","Action":"sqs:*","Resource":"*"}]}`,
 		"no resource":      `{"Statement":[{"Effect":"Allow","Principal":"*","Action":"sqs:*"}]}`,
