@@ -290,6 +290,22 @@ func (d *Driver) QueueStats(ctx context.Context, req drivers.QueueStatsRequest) 
 	if s.Delayed, err = count("c.vis > @now AND c.tok = ''"); err != nil {
 		return s, err
 	}
+	// The oldest message's enqueue time, over the same range: MIN over no item returns
+	// no item.
+	items, err := d.query(ctx, "QueueStats", q.pk(),
+		"SELECT VALUE MIN(c.enq) FROM c WHERE c.kind = 'msg' AND c.gen >= @gen AND c.enq > @cutoff", params[:2], 0)
+	if err != nil {
+		return s, err
+	}
+	for _, it := range items {
+		var enq *int64
+		if err := json.Unmarshal(it, &enq); err != nil {
+			return s, drivers.Wrap(drivers.KindInternal, err, "cosmos: decode oldest enqueue time")
+		}
+		if enq != nil && (s.OldestSentAt.IsZero() || time.UnixMilli(*enq).Before(s.OldestSentAt)) {
+			s.OldestSentAt = time.UnixMilli(*enq).UTC()
+		}
+	}
 	return s, nil
 }
 

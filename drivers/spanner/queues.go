@@ -281,13 +281,18 @@ func (d *Driver) QueueStats(ctx context.Context, req drivers.QueueStatsRequest) 
 		return drivers.QueueStats{}, mapErr(ctx, err, "count messages of "+req.Name)
 	}
 	var s drivers.QueueStats
+	var oldest spanner.NullTime
 	cutoff := req.Now.Add(-retention(qr.q.Attributes))
+	// The scan that counts also gives the oldest message's enqueue time.
 	err = tx.Query(ctx, spanner.Statement{SQL: `SELECT COUNTIF(VisibleAt <= @now),
-			COUNTIF(VisibleAt > @now AND Token IS NOT NULL), COUNTIF(VisibleAt > @now AND Token IS NULL)
+			COUNTIF(VisibleAt > @now AND Token IS NOT NULL), COUNTIF(VisibleAt > @now AND Token IS NULL), MIN(EnqueuedAt)
 		FROM Messages WHERE QueueName = @q AND EnqueuedAt > @cutoff AND Committed > @purged`,
 		Params: map[string]any{"q": req.Name, "now": req.Now, "cutoff": cutoff, "purged": qr.purged}}).Do(func(r *spanner.Row) error {
-		return r.Columns(&s.Visible, &s.NotVisible, &s.Delayed)
+		return r.Columns(&s.Visible, &s.NotVisible, &s.Delayed, &oldest)
 	})
+	if oldest.Valid {
+		s.OldestSentAt = oldest.Time.UTC()
+	}
 	return s, mapErr(ctx, err, "count messages of "+req.Name)
 }
 
