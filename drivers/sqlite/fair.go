@@ -264,20 +264,3 @@ func noisyCandidates(ctx context.Context, tx conn, q queueRow, now, cutoff int64
 	}
 	return out, nil
 }
-
-func readMsgs(ctx context.Context, tx conn, query string, args ...any) ([]msgRow, error) {
-	rows, err := tx.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []msgRow
-	for rows.Next() {
-		m, err := scanMsg(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, m)
-	}
-	return out, rows.Err()
-}

@@ -101,22 +101,9 @@ func movable(ctx context.Context, tx conn, src queueRow, req drivers.MoveMessage
 	if req.Destination == "" {
 		filter = `AND m.dlq_source <> '' AND EXISTS (SELECT 1 FROM queues d WHERE d.name = m.dlq_source)`
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT `+msgCols+` FROM messages m
+	return readMsgs(ctx, tx, `SELECT `+msgCols+` FROM messages m
 		WHERE m.queue_id = ? AND m.visible_at <= ? `+filter+` ORDER BY `+order+` LIMIT ?`,
 		src.id, toNanos(req.Now), n)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []msgRow
-	for rows.Next() {
-		m, err := scanMsg(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, m)
-	}
-	return out, rows.Err()
 }
 
 func destinationOf(ctx context.Context, tx conn, fixed *queueRow, cache map[string]queueRow, m msgRow) (queueRow, error) {

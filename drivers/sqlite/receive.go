@@ -45,6 +45,24 @@ func scanMsg(sc interface{ Scan(...any) error }) (msgRow, error) {
 	return m, err
 }
 
+// readMsgs runs query and scans every row it returns as a message.
+func readMsgs(ctx context.Context, tx conn, query string, args ...any) ([]msgRow, error) {
+	rows, err := tx.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []msgRow
+	for rows.Next() {
+		m, err := scanMsg(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+	}
+	return out, rows.Err()
+}
+
 // prefixCols qualifies each column of a column list with a table alias.
 func prefixCols(alias, cols string) string {
 	parts := strings.Split(cols, ",")

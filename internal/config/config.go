@@ -341,10 +341,7 @@ func decode(path string, data []byte, cfg *Config) (*source, error) {
 		}
 		cfg.Queues = append(cfg.Queues, qs...)
 	}
-	if err := declare.Check(cfg.Queues); err != nil {
-		return nil, err
-	}
-	return src, nil
+	return src, nil // Load checks the declarations together (normalizeQueues)
 }
 
 // takeKey removes key from the mapping n and returns its value (nil if n has none).
