@@ -1,6 +1,7 @@
 package drivertest
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/anysqs/anysqs/capabilities"
@@ -50,6 +51,15 @@ var purgeStatsSweepCases = []testCase{
 	}},
 	{Caps: one(capabilities.CountsApprox), Name: "three-states", Run: threeStates, Degraded: asNative(threeStates)},
 	{Caps: one(capabilities.CountsApprox), Name: "oldest-message", Run: oldestMessage, Degraded: asNative(oldestMessage)},
+	{Caps: one(capabilities.FairQueues), Name: "fair-group-counts", Run: fairGroupCounts, Degraded: func(e *env, _ capabilities.Declaration) {
+		q := e.standard("q")
+		m := msg("a")
+		m.MessageGroupID = "a"
+		e.send(q, 0, m)
+		if s := e.groupStats(q, 0); s.NoisyGroups != 0 || s.QuietGroups != 0 {
+			e.t.Fatalf("QueueStats with Groups from a driver without fair queues: %+v, want no group counts", s)
+		}
+	}},
 	{Caps: one(capabilities.RetentionPeriod), Name: "expired-never-delivered-and-swept", Run: func(e *env) {
 		e.needs(62 * time.Second)
 		attrs := StandardAttributes()
@@ -171,6 +181,50 @@ func oldestMessage(e *env) {
 
 // threeStates counts visible, in-flight and delayed messages; expectStats holds the
 // counts to the declared accuracy.
+// fairGroupCounts: a group holding 35 of 35 in-flight messages is noisy while it has
+// visible messages and has sent within 5 minutes; another group with a message is quiet,
+// and a message without a group is no group.
+func fairGroupCounts(e *env) {
+	e.needs(5*time.Minute + 3*time.Second)
+	q := e.standard("q")
+	for i := 0; i < 60; i += 10 {
+		var batch []drivers.SendEntry
+		for j := i; j < i+10; j++ {
+			m := msg(fmt.Sprintf("a-%d", j))
+			m.MessageGroupID = "a"
+			batch = append(batch, m)
+		}
+		e.send(q, 0, batch...)
+	}
+	for held := 0; held < 35; {
+		n := len(e.receive(q, time.Second, min(10, 35-held), 600).Messages)
+		if n == 0 {
+			e.t.Fatalf("receive of group a's 60 messages: empty after %d", held)
+		}
+		held += n
+	}
+	b := msg("b-0")
+	b.MessageGroupID = "b"
+	e.send(q, 2*time.Second, b, msg("no group"))
+	check := func(at time.Duration, noisy, quiet int64) {
+		e.t.Helper()
+		if s := e.groupStats(q, at); s.NoisyGroups != noisy || s.QuietGroups != quiet {
+			e.t.Fatalf("QueueStats with Groups at +%v: %d noisy, %d quiet; want %d and %d", at, s.NoisyGroups, s.QuietGroups, noisy, quiet)
+		}
+	}
+	check(3*time.Second, 1, 1)
+	check(2*time.Second+5*time.Minute+time.Second, 0, 2) // a sent nothing for 5 minutes
+}
+
+func (e *env) groupStats(q string, at time.Duration) drivers.QueueStats {
+	e.t.Helper()
+	s, err := e.d.QueueStats(e.ctx, drivers.QueueStatsRequest{Name: q, Now: e.at(at), Groups: true})
+	if err != nil {
+		e.t.Fatalf("QueueStats %s: %v", q, err)
+	}
+	return s
+}
+
 func threeStates(e *env) {
 	q := e.standard("q")
 	late := msg("late")

@@ -28,16 +28,30 @@ gu AS (
 }
 
 // deleteSQL deletes by (row, token). FIFO queues also require the message to be in
-// flight: there a handle expires with its visibility timeout.
-var deleteSQL = `WITH q AS (SELECT id, fifo FROM queues WHERE name = $1),
+// flight: there a handle expires with its visibility timeout. The fair version, for
+// standard queues with message groups, adds the deleted messages' processing time to
+// fair_time; the plain one reports whether it deleted a message with a group.
+func deleteSQL(fair bool) string {
+	extra := ""
+	if fair {
+		extra = `,` + fairTimeSQL
+	}
+	return `WITH q AS (SELECT id, fifo FROM queues WHERE name = $1),
 h AS (SELECT * FROM unnest($2::bigint[], $3::uuid[], $4::int[]) AS h(id, receipt, ord)),
 del AS (
 	DELETE FROM messages m USING h
 	WHERE m.queue_id = (SELECT id FROM q) AND m.id = ANY ($2::bigint[]) AND m.id = h.id AND m.receipt = h.receipt
 		AND (NOT (SELECT fifo FROM q) OR m.visible_at > $5)
-	RETURNING h.ord, m.group_id
-),` + fifoGroupsReadySQL("del", "$5") + `
-SELECT q.id, q.fifo, coalesce((SELECT array_agg(ord) FROM del), '{}') FROM q`
+	RETURNING h.ord, m.group_id, m.received_at, m.visible_at
+),` + fifoGroupsReadySQL("del", "$5") + extra + `
+SELECT q.id, q.fifo, coalesce((SELECT array_agg(ord) FROM del), '{}'),
+	NOT q.fifo AND EXISTS (SELECT 1 FROM del WHERE group_id IS NOT NULL) FROM q`
+}
+
+var (
+	plainDeleteSQL = deleteSQL(false)
+	fairDeleteSQL  = deleteSQL(true)
+)
 
 // maxMergedDeletes bounds the receipt handles of one delete statement.
 const maxMergedDeletes = 100
@@ -49,13 +63,30 @@ func (d *Driver) DeleteMessages(ctx context.Context, req drivers.DeleteMessagesR
 	if isFIFO(req.Name) {
 		return d.deleteOnce(ctx, req)
 	}
-	res, err := d.deletes.do(ctx, req.Name, req.Entries)
+	calls := make([]timedDelete, len(req.Entries))
+	for i, e := range req.Entries {
+		calls[i] = timedDelete{DeleteEntry: e, now: req.Now}
+	}
+	res, err := d.deletes.do(ctx, req.Name, calls)
 	return drivers.BatchResult{Entries: res}, err
 }
 
-func (d *Driver) deleteMerged(ctx context.Context, queue string, entries []drivers.DeleteEntry) ([]drivers.EntryResult, error) {
-	// A standard delete does not depend on the time.
-	res, err := d.deleteOnce(ctx, drivers.DeleteMessagesRequest{Name: queue, Entries: entries})
+// timedDelete is one entry of a standard delete waiting to be merged: the time only
+// measures processing time for fair queues, so merged deletes run at the latest.
+type timedDelete struct {
+	drivers.DeleteEntry
+	now time.Time
+}
+
+func (d *Driver) deleteMerged(ctx context.Context, queue string, calls []timedDelete) ([]drivers.EntryResult, error) {
+	req := drivers.DeleteMessagesRequest{Name: queue, Entries: make([]drivers.DeleteEntry, len(calls))}
+	for i, c := range calls {
+		req.Entries[i] = c.DeleteEntry
+		if c.now.After(req.Now) {
+			req.Now = c.now
+		}
+	}
+	res, err := d.deleteOnce(ctx, req)
 	return res.Entries, err
 }
 
@@ -64,14 +95,21 @@ func (d *Driver) deleteOnce(ctx context.Context, req drivers.DeleteMessagesReque
 	errs := make([]*drivers.Error, n)
 	p := d.parseHandles(n, func(i int) string { return req.Entries[i].ReceiptHandle }, errs)
 	var queueID int32
-	var fifo bool
+	var fifo, grouped bool
 	var deleted []int32
-	err := d.pool.QueryRow(ctx, deleteSQL, req.Name, p.ids, p.tokens, p.ords, req.Now).Scan(&queueID, &fifo, &deleted)
+	st := plainDeleteSQL
+	if d.fair.grouped(req.Name) {
+		st = fairDeleteSQL
+	}
+	err := d.pool.QueryRow(ctx, st, req.Name, p.ids, p.tokens, p.ords, req.Now).Scan(&queueID, &fifo, &deleted, &grouped)
 	if err == pgx.ErrNoRows {
 		return drivers.BatchResult{}, notFound(req.Name)
 	}
 	if err != nil {
 		return drivers.BatchResult{}, mapErr(ctx, err, "delete from "+req.Name)
+	}
+	if grouped {
+		d.fair.set(req.Name, true)
 	}
 	done := make([]bool, n)
 	for _, o := range deleted {

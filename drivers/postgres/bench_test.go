@@ -251,3 +251,69 @@ func BenchmarkFIFODeepBacklog(b *testing.B) {
 	slices.Sort(times)
 	b.ReportMetric(float64(times[len(times)/2].Microseconds())/1000, "median_ms/claim")
 }
+
+// BenchmarkFairReceive receives and deletes 10 messages at a time from a standard queue
+// holding 10,000 messages, then sends 10: without groups (a claim's one probe finds
+// none), and with one group sending 90% of them and holding 300 in flight (noisy), the
+// rest spread over 100 quiet groups.
+//
+//	go test ./drivers/postgres -run '^$' -bench FairReceive -benchtime 2000x
+func BenchmarkFairReceive(b *testing.B) {
+	for _, grouped := range []bool{false, true} {
+		name := "ungrouped"
+		if grouped {
+			name = "noisy-group"
+		}
+		b.Run(name, func(b *testing.B) { benchFairReceive(b, grouped) })
+	}
+}
+
+func benchFairReceive(b *testing.B, grouped bool) {
+	ctx := context.Background()
+	d := newDriver(b)
+	const name = "fair"
+	createQueue(b, d, name, stdAttrs())
+	now := epoch
+	entries := make([]drivers.SendEntry, 10)
+	n := 0
+	send := func() {
+		for j := range entries {
+			n++
+			entries[j] = drivers.SendEntry{EntryID: fmt.Sprint(j), MessageID: fmt.Sprint("m", n), Body: "x"}
+			if grouped {
+				entries[j].MessageGroupID = "noisy"
+				if n%10 == 0 {
+					entries[j].MessageGroupID = fmt.Sprint("quiet-", n%1000)
+				}
+			}
+		}
+		if _, err := d.SendMessages(ctx, drivers.SendMessagesRequest{Name: name, Now: now, Entries: entries}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	receive := func(vis int32) []drivers.Message {
+		res, err := d.ReceiveMessages(ctx, drivers.ReceiveMessagesRequest{Name: name, Now: now, MaxMessages: 10, VisibilityTimeout: vis})
+		if err != nil || len(res.Messages) != 10 {
+			b.Fatalf("receive: %d messages, %v", len(res.Messages), err)
+		}
+		return res.Messages
+	}
+	for range 1000 {
+		send()
+	}
+	for range 30 { // 300 held in flight for the whole run, most of the noisy group
+		receive(43200)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		res := receive(30)
+		dels := make([]drivers.DeleteEntry, len(res))
+		for j, m := range res {
+			dels[j] = drivers.DeleteEntry{EntryID: fmt.Sprint(j), ReceiptHandle: m.ReceiptHandle}
+		}
+		if _, err := d.DeleteMessages(ctx, drivers.DeleteMessagesRequest{Name: name, Now: now, Entries: dels}); err != nil {
+			b.Fatal(err)
+		}
+		send()
+	}
+}

@@ -66,7 +66,7 @@ func declarations() []capabilities.Declaration {
 		native(capabilities.MessageSystem, ""),
 		native(capabilities.RedeliveryOrder, "a claim looks at the longest-visible messages and the longest-visible returned ones, and hands out older sends first"),
 		native(capabilities.QueueBrowse, "peek reads the stored rows in send order, outside any claim; nothing is written"),
-		degraded(capabilities.FairQueues, "MessageGroupId is kept and returned on standard queues, but a receive ignores it: one group's flood delays the other groups' messages"),
+		native(capabilities.FairQueues, "a group holding 30 or more in-flight messages and over 10% of them, or over 10% of the recent processing time (receive to delete, kept in the database for every gateway), is noisy until it holds no message or has sent nothing for 5 minutes; a receive hands out the other groups' visible messages first (those without a group among the 200 longest visible), then the noisy groups', the fewest in flight first"),
 		native(capabilities.LongPolling, "sends on any gateway wake waiting receives on every gateway through LISTEN/NOTIFY", "mode", "native"),
 		native(capabilities.InFlightLimit, "counted by the gateway from the queue's exact in-flight count, shared by every gateway"),
 		native(capabilities.CountsApprox, "counted in one statement", "accuracy", "exact"),

@@ -21,7 +21,8 @@
 // count already reached the queue's maxReceiveCount move to the dead-letter queue while
 // the others get a new receipt token (gen_random_uuid()), their visibility deadline and
 // an incremented receive count. Two receivers never claim one message: the row lock
-// decides, and the loser skips it.
+// decides, and the loser skips it. On a standard queue with message groups, claims
+// follow SQS's fair-queue rules, from state every gateway shares (see fair.go).
 //
 // FIFO: every message takes its row id from one sequence, and that id is its
 // SequenceNumber. A send first takes a transaction-scoped advisory lock per message

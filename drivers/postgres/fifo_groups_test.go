@@ -58,7 +58,7 @@ func TestFIFOGroupsMigration(t *testing.T) {
 			MessageDeduplicationID: fmt.Sprint(i)})
 	}
 	d.Close()
-	execSQL(t, dsn, `DROP TABLE anysqs.fifo_groups, anysqs.watches, anysqs.move_tasks, anysqs.deleted_queues, anysqs.receipt_key;
+	execSQL(t, dsn, `DROP TABLE anysqs.fifo_groups, anysqs.watches, anysqs.move_tasks, anysqs.deleted_queues, anysqs.receipt_key, anysqs.fair_time;
 		DROP FUNCTION anysqs.watched;
 		DELETE FROM anysqs.schema_version WHERE version > 1`)
 

@@ -85,7 +85,8 @@ type Driver struct {
 	sends      *batcher[timedSend, drivers.SendEntryResult]
 	// fifoSends merges FIFO sends; entries weigh one each (see maxMergedFIFOSends).
 	fifoSends *batcher[timedSend, drivers.SendEntryResult]
-	deletes   *batcher[drivers.DeleteEntry, drivers.EntryResult]
+	deletes   *batcher[timedDelete, drivers.EntryResult]
+	fair      groupedQueues // standard queues with message groups (fair.go)
 	receives  *batcher[recvCall, claimResult]
 
 	closeOnce sync.Once
@@ -144,7 +145,7 @@ func Open(ctx context.Context, o Options) (*Driver, error) {
 	d.notes = startNotifier(pool, d.channel)
 	d.sends = newBatcher(maxMergedSends, sendWeight, d.insertStandard)
 	d.fifoSends = newBatcher(maxMergedFIFOSends, weighOne[timedSend], d.insertFIFO)
-	d.deletes = newBatcher(maxMergedDeletes, weighOne[drivers.DeleteEntry], d.deleteMerged)
+	d.deletes = newBatcher(maxMergedDeletes, weighOne[timedDelete], d.deleteMerged)
 	d.receives = newBatcher(maxMergedReceives, func(c recvCall) int { return c.max }, d.claimCalls)
 	return d, nil
 }

@@ -211,6 +211,7 @@ func (d *Driver) UpdateQueueTags(ctx context.Context, req drivers.UpdateQueueTag
 
 // DeleteQueue removes the queue row and everything stored under it in one transaction.
 func (d *Driver) DeleteQueue(ctx context.Context, req drivers.DeleteQueueRequest) error {
+	d.fair.set(req.Name, false)
 	return d.inTx(ctx, "delete queue "+req.Name, func(tx pgx.Tx) error {
 		var id int32
 		err := tx.QueryRow(ctx, `DELETE FROM queues WHERE name = $1 RETURNING id`, req.Name).Scan(&id)
@@ -220,7 +221,7 @@ func (d *Driver) DeleteQueue(ctx context.Context, req drivers.DeleteQueueRequest
 		if err != nil {
 			return err
 		}
-		for _, table := range []string{"messages", "dedup", "receive_attempts", "fifo_groups", "move_tasks"} {
+		for _, table := range []string{"messages", "dedup", "receive_attempts", "fifo_groups", "move_tasks", "fair_time"} {
 			if _, err := tx.Exec(ctx, `DELETE FROM `+table+` WHERE queue_id = $1`, id); err != nil {
 				return err
 			}
@@ -294,7 +295,13 @@ func (d *Driver) QueueStats(ctx context.Context, req drivers.QueueStatsRequest) 
 	if errors.Is(err, pgx.ErrNoRows) {
 		return s, notFound(req.Name)
 	}
-	return s, mapErr(ctx, err, "count messages of "+req.Name)
+	if err != nil || !req.Groups || isFIFO(req.Name) {
+		return s, mapErr(ctx, err, "count messages of "+req.Name)
+	}
+	var groups int64
+	err = d.pool.QueryRow(ctx, fairStatsSQL, req.Name, req.Now).Scan(&groups, &s.NoisyGroups)
+	s.QuietGroups = groups - s.NoisyGroups
+	return s, mapErr(ctx, err, "count message groups of "+req.Name)
 }
 
 // inTx runs f in a transaction and commits. Errors f returns that are already

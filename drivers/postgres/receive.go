@@ -16,7 +16,8 @@ import (
 // messages of the queue. The queue id is a scalar subquery, not a join, so the planner
 // reads the index in order and stops after LIMIT rows instead of sorting the backlog.
 //
-// Standard queues take the oldest-visible first and skip rows other claims hold.
+// Standard queues take the oldest-visible first and skip rows other claims hold; on a
+// queue with message groups, unless some group is noisy (fairCandidates, see fair.go).
 //
 // FIFO claims work group by group, and a group belongs to whoever holds its row in
 // fifo_groups. The claim's first statement (lockGroupsSQL) locks, with SKIP LOCKED, the
@@ -33,18 +34,6 @@ import (
 // groups without messages. Sends take their group's advisory lock before their sequence
 // number, so no earlier message of a group can commit after a later one is seen.
 const (
-	standardCandidates = `c1 AS (
-	SELECT m.ctid, m.id, m.receive_count FROM messages m
-	WHERE m.queue_id = (SELECT id FROM q) AND m.visible_at <= $2 AND m.enqueued_at > (SELECT cutoff FROM q)
-	ORDER BY m.visible_at LIMIT $3 FOR UPDATE OF m SKIP LOCKED
-),
-c2 AS (
-	SELECT m.ctid, m.id, m.receive_count FROM messages m
-	WHERE m.queue_id = (SELECT id FROM q) AND m.visible_at <= $2 AND m.receipt IS NOT NULL
-		AND m.enqueued_at > (SELECT cutoff FROM q)
-	ORDER BY m.visible_at LIMIT $3 FOR UPDATE OF m SKIP LOCKED
-),
-c AS (SELECT * FROM (SELECT * FROM c1 UNION SELECT * FROM c2) u ORDER BY u.id LIMIT $3)`
 	fifoCandidates = `grp AS (
 	SELECT t.group_id, t.ord FROM unnest(current_setting('anysqs.claim_groups')::text[]) WITH ORDINALITY AS t(group_id, ord)
 ),
@@ -121,7 +110,7 @@ const lockGroupsSQL = `SELECT set_config('anysqs.claim_groups', coalesce(array_a
 // index condition on queue_id alone could tempt a plan made while the table was small
 // into scanning the queue's whole backlog. c holds the row locks, so the ctids stay
 // current until the statement ends.
-func claimSQL(candidates string, fifo bool) string {
+func claimSQL(candidates string, fifo bool, grouped string) string {
 	rec, groups, stale, order := "", "", "0::bigint", "cl.id"
 	if fifo {
 		order = "(SELECT ord FROM grp WHERE grp.group_id = cl.group_id), cl.id"
@@ -166,13 +155,35 @@ nv AS (
 		(SELECT min(m.visible_at) FROM messages m, q WHERE m.queue_id = q.id AND m.visible_at > $2),
 		CASE WHEN EXISTS (SELECT 1 FROM cl) THEN $4::timestamptz END) END AS next
 )
-SELECT q.id, q.fifo, (SELECT count(*) FROM mv) * (SELECT count(*) FROM nt), ` + stale + `, (SELECT next FROM nv), cl.*
+SELECT q.id, q.fifo, (SELECT count(*) FROM mv) * (SELECT count(*) FROM nt), ` + stale + `, (SELECT next FROM nv), ` + grouped + `, cl.*
 FROM q LEFT JOIN cl ON true ORDER BY ` + order
 }
 
+// standardCandidatesSQL are a standard claim's candidates, as CTE name, when guard
+// (pseudo-constant SQL ending in AND, or "") holds.
+func standardCandidatesSQL(guard, name string) string {
+	return `c1 AS (
+	SELECT m.ctid, m.id, m.receive_count FROM messages m
+	WHERE ` + guard + ` m.queue_id = (SELECT id FROM q) AND m.visible_at <= $2 AND m.enqueued_at > (SELECT cutoff FROM q)
+	ORDER BY m.visible_at LIMIT $3 FOR UPDATE OF m SKIP LOCKED
+),
+c2 AS (
+	SELECT m.ctid, m.id, m.receive_count FROM messages m
+	WHERE ` + guard + ` m.queue_id = (SELECT id FROM q) AND m.visible_at <= $2 AND m.receipt IS NOT NULL
+		AND m.enqueued_at > (SELECT cutoff FROM q)
+	ORDER BY m.visible_at LIMIT $3 FOR UPDATE OF m SKIP LOCKED
+),
+` + name + ` AS (SELECT * FROM (SELECT * FROM c1 UNION SELECT * FROM c2) u ORDER BY u.id LIMIT $3)`
+}
+
+// groupedProbe tells whether a standard queue holds a message with a group: one probe of
+// a partial index, which reads nothing on a queue without groups.
+const groupedProbe = `EXISTS (SELECT 1 FROM messages g WHERE g.queue_id = q.id AND g.group_id IS NOT NULL)`
+
 var (
-	standardClaimSQL = claimSQL(standardCandidates, false)
-	fifoClaimSQL     = claimSQL(fifoCandidates, true)
+	standardClaimSQL = claimSQL(standardCandidatesSQL("", "c"), false, groupedProbe)
+	fairClaimSQL     = claimSQL(fairCandidates, false, "(SELECT grouped FROM fg)")
+	fifoClaimSQL     = claimSQL(fifoCandidates, true, "false")
 )
 
 // claimedRow is one row of claimSQL's result; the message columns are NULL when nothing
@@ -183,6 +194,7 @@ type claimedRow struct {
 	moved           int64      // messages moved to the dead-letter queue (and notified)
 	stale           int64      // FIFO: groups locked that yielded no message
 	next            *time.Time // earliest future deadline, only when the batch is not full
+	grouped         bool       // standard: the queue holds a message with a group
 	id              *int64
 	messageID       *string
 	receipt         pgtype.UUID
@@ -198,7 +210,7 @@ type claimedRow struct {
 }
 
 func (r *claimedRow) scan(row pgx.Row) error {
-	return row.Scan(&r.queueID, &r.fifo, &r.moved, &r.stale, &r.next, &r.id, &r.messageID, &r.receipt, &r.body, &r.attrs, &r.sys,
+	return row.Scan(&r.queueID, &r.fifo, &r.moved, &r.stale, &r.next, &r.grouped, &r.id, &r.messageID, &r.receipt, &r.body, &r.attrs, &r.sys,
 		&r.senderID, &r.sentAt, &r.firstReceivedAt, &r.receiveCount, &r.groupID, &r.dedupID, &r.dlqSource)
 }
 
@@ -351,9 +363,13 @@ const fifoExtraGroups = 4
 func (d *Driver) claim(ctx context.Context, req drivers.ReceiveMessagesRequest, fifo bool, max int, attempt string) (claimResult, error) {
 	b := &pgx.Batch{}
 	claim := standardClaimSQL
-	if fifo {
+	switch {
+	case fifo:
 		claim = fifoClaimSQL
+	case d.fair.grouped(req.Name):
+		claim = fairClaimSQL
 	}
+	grouped := false
 	deadline := req.Now.Add(time.Duration(req.VisibilityTimeout) * time.Second)
 	var res claimResult
 	found := false
@@ -372,6 +388,7 @@ func (d *Driver) claim(ctx context.Context, req drivers.ReceiveMessagesRequest, 
 					return err
 				}
 				found = true
+				grouped = r.grouped
 				res.moved = r.moved > 0
 				res.DeadLettered = int32(r.moved)
 				res.stale = r.stale > 0
@@ -395,6 +412,9 @@ func (d *Driver) claim(ctx context.Context, req drivers.ReceiveMessagesRequest, 
 	}
 	if !found {
 		return claimResult{}, notFound(req.Name)
+	}
+	if !fifo {
+		d.fair.set(req.Name, grouped)
 	}
 	if decodeErr != nil {
 		// The claim committed; the messages reappear after their visibility timeout.

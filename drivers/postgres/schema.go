@@ -23,8 +23,9 @@ import (
 // upgrade a message received through one version and deleted through the other comes
 // back after its visibility timeout, as with any handle that no longer deletes. 9 only
 // clears columns; an older driver moves a message of a queue that is its own dead-letter
-// queue to that queue again, as it did.
-var oldestDriver = []int{1, 2, 3, 3, 3, 3, 3, 3, 3}
+// queue to that queue again, as it did. 10 only adds fair_time: an older driver neither
+// writes processing time nor holds noisy groups back, so fairness weakens while it serves.
+var oldestDriver = []int{1, 2, 3, 3, 3, 3, 3, 3, 3, 3}
 
 // migrations are applied in order; migration i brings the schema to version i+1. Never
 // edit a released migration: append a new one, with its oldestDriver entry.
@@ -203,6 +204,18 @@ CREATE TABLE receipt_key (
 	// messages to the queue they were in instead of delivering them.
 	`
 UPDATE queues SET max_receive = NULL, dlq_name = NULL WHERE dlq_name = name;
+`,
+	// 10: fair queues' recent processing time per message group of a standard queue, and
+	// the queue's total under group_id '' (see fair.go for rank).
+	`
+CREATE TABLE fair_time (
+	queue_id integer NOT NULL,
+	group_id text NOT NULL,
+	rank     float8 NOT NULL,
+	PRIMARY KEY (queue_id, group_id)
+) WITH (autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 1000,
+	autovacuum_vacuum_cost_delay = 0, vacuum_truncate = false);
+CREATE INDEX fair_time_rank ON fair_time (queue_id, rank);
 `,
 }
 

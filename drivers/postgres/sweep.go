@@ -79,6 +79,10 @@ func (d *Driver) Sweep(ctx context.Context, req drivers.SweepRequest) (drivers.S
 			{`DELETE FROM watches WHERE ctid = ANY (ARRAY(
 				SELECT ctid FROM watches WHERE until <= $1::timestamptz - interval '1 hour' LIMIT $2))`,
 				[]any{req.Now, limit}},
+			// Processing time decayed below a nanosecond (2^-30 s) counts for nothing.
+			{`DELETE FROM fair_time WHERE ctid = ANY (ARRAY(
+				SELECT ctid FROM fair_time WHERE rank < extract(epoch FROM $1::timestamptz) / 60 - 30 LIMIT $2))`,
+				[]any{req.Now, limit}},
 			{`DELETE FROM deleted_queues WHERE ctid = ANY (ARRAY(
 				SELECT ctid FROM deleted_queues WHERE deleted_at <= $1 LIMIT $2))`,
 				[]any{req.Now.Add(-drivers.QueueNameReuseDelay), limit}},
@@ -104,7 +108,7 @@ func (d *Driver) Sweep(ctx context.Context, req drivers.SweepRequest) (drivers.S
 
 // vacuumedTables are the tables whose rows churn with traffic: every message, receive,
 // delete, FIFO group change and long poll leaves dead rows behind.
-var vacuumedTables = []string{"messages", "fifo_groups", "dedup", "receive_attempts", "watches", "queues"}
+var vacuumedTables = []string{"messages", "fifo_groups", "dedup", "receive_attempts", "watches", "queues", "fair_time"}
 
 // vacuumTables runs VACUUM (ANALYZE) on the driver's busy tables, after a whole sweep
 // pass (VacuumOnSweep). VACUUM cannot run in a transaction, so it runs after the sweep's
