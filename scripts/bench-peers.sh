@@ -26,6 +26,7 @@
 #            FIRESTORE_EMULATOR_HOST are set (make bench-peers sets them): the gateway's CPU
 #   floor    anysqs-load --mode floor: net/http and JSON answering without storing
 #            anything, the least CPU per call an SQS server on Go can cost here
+# PEERS=floor,goaws,anysqs-postgres (say) runs only the servers named.
 # A peer whose install fails is left out with a note. Every server is checked to listen
 # on loopback addresses only before any load is sent; one that does not is stopped.
 set -euo pipefail
@@ -65,9 +66,11 @@ loopback_only() {
 
 targets=()
 # start NAME PORT CMD...: starts a server, waits for its port, checks it, adds the target.
+# With PEERS set (comma-separated names), only those servers start.
 start() {
 	local name=$1 port=$2
 	shift 2
+	if [ -n "${PEERS:-}" ] && [[ ",$PEERS," != *",$name,"* ]]; then return 0; fi
 	"$@" >"$work/$name.log" 2>&1 &
 	local pid=$!
 	pids+=("$pid")
