@@ -67,7 +67,7 @@ func declarations(memory bool) []capabilities.Declaration {
 		native(capabilities.MessageSystem, ""),
 		native(capabilities.RedeliveryOrder, "a receive looks at the longest-visible messages and the longest-visible returned ones, and hands out older sends first"),
 		native(capabilities.QueueBrowse, "peek reads the stored rows in send order; nothing is written"),
-		native(capabilities.FairQueues, "a group holding 30 or more in-flight messages and over 10% of them, or over 10% of the recent processing time (receive to delete, in this process's memory), is noisy until it has sent nothing for 5 minutes; a receive hands out the other groups' visible messages first, then the noisy groups', the fewest in flight first"),
+		native(capabilities.FairQueues, "a group holding 30 or more in-flight messages and over 10% of them, or over 10% of the recent processing time (receive to delete, in this process's memory), is noisy until it has sent nothing for 5 minutes; a receive hands out the other groups' visible messages first (those without a group among the 200 visible longest), then the noisy groups', the fewest in flight first"),
 		native(capabilities.LongPolling, "single process: the gateway wakes waiters on its own writes and at NextVisibleAt",
 			"mode", "native"),
 		native(capabilities.InFlightLimit, "counted by the gateway from the queue's exact in-flight count"),

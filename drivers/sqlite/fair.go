@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"time"
 )
 
@@ -42,7 +43,7 @@ const fairQuietAfter = 5 * time.Minute
 // hasGroups is true when the standard queue holds a message with a group: only then is
 // there a tenant to be fair to (one index probe).
 const hasGroups = `SELECT EXISTS (SELECT 1 FROM messages INDEXED BY messages_group_seq
-	WHERE queue_id = ? AND group_id > '')`
+	WHERE queue_id = ? AND group_id <> '')`
 
 // inFlightByGroup counts the queue's in-flight messages per group, from the covering
 // partial index of claimed messages.
@@ -52,7 +53,7 @@ const inFlightByGroup = `SELECT group_id, COUNT(*) FROM messages INDEXED BY mess
 // lastSend is the send time of the group's newest message: the group index holds a
 // standard queue's messages of one group in row order, so the last entry is the newest.
 const lastSend = `SELECT sent_at FROM messages INDEXED BY messages_group_seq
-	WHERE queue_id = ? AND group_id = ? ORDER BY seq DESC, id DESC LIMIT 1`
+	WHERE queue_id = ? AND group_id = ? AND group_id <> '' ORDER BY seq DESC, id DESC LIMIT 1`
 
 // decayed is a sum of seconds that halves every fairHalfLife.
 type decayed struct {
@@ -198,7 +199,7 @@ func (d *Driver) noisyGroups(ctx context.Context, tx queryer, q queueRow, now in
 func (d *Driver) groupStates(ctx context.Context, db queryer, q queueRow, now int64) (noisy, quiet int64, err error) {
 	var total int64
 	if err := db.QueryRowContext(ctx, `SELECT COUNT(DISTINCT group_id) FROM messages INDEXED BY messages_group_seq
-		WHERE queue_id = ? AND group_id > ''`, q.id).Scan(&total); err != nil || total == 0 {
+		WHERE queue_id = ? AND group_id <> ''`, q.id).Scan(&total); err != nil || total == 0 {
 		return 0, 0, err
 	}
 	groups, err := d.noisyGroups(ctx, db, q, now)
@@ -209,7 +210,7 @@ func (d *Driver) groupStates(ctx context.Context, db queryer, q queueRow, now in
 	for _, g := range groups {
 		var backlog bool
 		if err := db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM messages INDEXED BY messages_group_seq
-			WHERE queue_id = ? AND group_id = ? AND visible_at <= ? AND enqueued_at > ?)`, q.id, g, now, cutoff).Scan(&backlog); err != nil {
+			WHERE queue_id = ? AND group_id = ? AND group_id <> '' AND visible_at <= ? AND enqueued_at > ?)`, q.id, g, now, cutoff).Scan(&backlog); err != nil {
 			return 0, 0, err
 		}
 		if backlog {
@@ -219,13 +220,23 @@ func (d *Driver) groupStates(ctx context.Context, db queryer, q queueRow, now in
 	return noisy, total - noisy, nil
 }
 
+// fairUngroupedScan bounds the messages visible longest among which a receive with
+// noisy groups looks for messages without a group: the group index leaves them out.
+const fairUngroupedScan = 200
+
 // quietCandidates returns up to n receivable messages (?2 now, ?3 retention cutoff) of
 // groups other than noisy, reading the group index between the noisy groups, so that
-// the noisy backlog is never scanned.
+// the noisy backlog is never scanned, and messages without a group among the
+// fairUngroupedScan visible longest.
 func quietCandidates(ctx context.Context, tx conn, q queueRow, now, cutoff int64, n int, noisy []string) ([]msgRow, error) {
 	noisy = slices.Clone(noisy)
 	slices.Sort(noisy) // the index ranges between them
-	var out []msgRow
+	out, err := readMsgs(ctx, tx, `SELECT `+msgCols+` FROM (SELECT `+msgCols+` FROM messages INDEXED BY messages_visible
+		WHERE queue_id = ?1 AND visible_at <= ?2 AND enqueued_at > ?3 ORDER BY visible_at LIMIT `+strconv.Itoa(fairUngroupedScan)+`)
+		WHERE group_id = '' LIMIT ?4`, q.id, now, cutoff, n)
+	if err != nil {
+		return nil, err
+	}
 	for i := 0; i <= len(noisy) && len(out) < n; i++ {
 		cond, args := "", []any{q.id, now, cutoff, n - len(out)}
 		switch {
@@ -237,7 +248,7 @@ func quietCandidates(ctx context.Context, tx conn, q queueRow, now, cutoff int64
 			cond, args = "group_id > ?5 AND group_id < ?6", append(args, noisy[i-1], noisy[i])
 		}
 		rows, err := readMsgs(ctx, tx, `SELECT `+msgCols+` FROM messages INDEXED BY messages_group_seq
-			WHERE queue_id = ?1 AND `+cond+` AND visible_at <= ?2 AND enqueued_at > ?3 LIMIT ?4`, args...)
+			WHERE queue_id = ?1 AND group_id <> '' AND `+cond+` AND visible_at <= ?2 AND enqueued_at > ?3 LIMIT ?4`, args...)
 		if err != nil {
 			return nil, err
 		}
@@ -255,7 +266,7 @@ func noisyCandidates(ctx context.Context, tx conn, q queueRow, now, cutoff int64
 			break
 		}
 		rows, err := readMsgs(ctx, tx, `SELECT `+msgCols+` FROM messages INDEXED BY messages_group_seq
-			WHERE queue_id = ?1 AND group_id = ?5 AND visible_at <= ?2 AND enqueued_at > ?3 LIMIT ?4`,
+			WHERE queue_id = ?1 AND group_id = ?5 AND group_id <> '' AND visible_at <= ?2 AND enqueued_at > ?3 LIMIT ?4`,
 			q.id, now, cutoff, n-len(out), g)
 		if err != nil {
 			return nil, err

@@ -93,13 +93,12 @@ func countTaskStep(ctx context.Context, tx conn, step *drivers.MoveTaskStep, mov
 // destination only messages whose DeadLetterSource queue still exists qualify, so that
 // More does not stay true forever because of messages that have nowhere to go.
 func movable(ctx context.Context, tx conn, src queueRow, req drivers.MoveMessagesRequest, n int) ([]msgRow, error) {
-	order := "m.id"
+	order, filter := "m.id", ""
 	if src.fifo {
-		order = "m.seq"
+		order, filter = "m.seq", "AND m.seq > 0 " // the partial sequence index
 	}
-	filter := ""
 	if req.Destination == "" {
-		filter = `AND m.dlq_source <> '' AND EXISTS (SELECT 1 FROM queues d WHERE d.name = m.dlq_source)`
+		filter += `AND m.dlq_source <> '' AND EXISTS (SELECT 1 FROM queues d WHERE d.name = m.dlq_source)`
 	}
 	return readMsgs(ctx, tx, `SELECT `+msgCols+` FROM messages m
 		WHERE m.queue_id = ? AND m.visible_at <= ? `+filter+` ORDER BY `+order+` LIMIT ?`,

@@ -46,8 +46,8 @@ func TestDurabilitySettings(t *testing.T) {
 		t.Fatalf("journal_mode %q, %v; want wal", mode, err)
 	}
 	var version string
-	if err := db.QueryRow(`SELECT value FROM meta WHERE key = 'schema_version'`).Scan(&version); err != nil || version != "9" {
-		t.Fatalf("schema_version %q, %v; want 9", version, err)
+	if err := db.QueryRow(`SELECT value FROM meta WHERE key = 'schema_version'`).Scan(&version); err != nil || version != "10" {
+		t.Fatalf("schema_version %q, %v; want 10", version, err)
 	}
 }
 

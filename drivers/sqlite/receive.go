@@ -251,6 +251,7 @@ func redriveTarget(tx conn, q queueRow) (*queueRow, int32, error) {
 var fifoCandidates = `SELECT ` + prefixCols("m.", msgCols) + `
 		FROM fifo_groups g INDEXED BY fifo_groups_ready
 		JOIN messages m INDEXED BY messages_group_seq ON m.queue_id = g.queue_id AND m.group_id = g.group_id
+			AND m.group_id <> ''
 			AND m.seq < COALESCE((SELECT MIN(e.seq) FROM messages e INDEXED BY messages_group_hidden
 				WHERE e.queue_id = ?1 AND e.group_id = g.group_id AND e.visible_at > ?2 AND e.seq > 0),
 				9223372036854775807)

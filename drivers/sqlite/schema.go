@@ -175,6 +175,26 @@ var migrations = [][]string{
 		`DROP INDEX messages_group_unclaimed`,
 		`CREATE INDEX messages_group_hidden ON messages(queue_id, group_id, visible_at, seq) WHERE seq > 0`,
 	},
+	10: {
+		// Standard messages have no sequence number and mostly no group: partial indexes
+		// leave them out of the FIFO and group indexes, so a standard message without a
+		// group is written to three indexes instead of five. Queries that read these
+		// indexes name the predicate (group_id <> '', seq > 0) for SQLite to use them.
+		// SQLite never scans a range for <>, so a group's equality stays the key.
+		`DROP INDEX messages_seq`,
+		`CREATE INDEX messages_seq ON messages(queue_id, seq) WHERE seq > 0`,
+		`DROP INDEX messages_group_seq`,
+		`CREATE INDEX messages_group_seq ON messages(queue_id, group_id, seq) WHERE group_id <> ''`,
+		`DROP TRIGGER fifo_groups_delete`,
+		`CREATE TRIGGER fifo_groups_delete AFTER DELETE ON messages WHEN OLD.seq > 0 BEGIN
+			DELETE FROM fifo_groups WHERE queue_id = OLD.queue_id AND group_id = OLD.group_id
+				AND NOT EXISTS (SELECT 1 FROM messages WHERE queue_id = OLD.queue_id AND group_id = OLD.group_id
+					AND group_id <> '');
+			UPDATE fifo_groups SET (head_seq, head_visible_at) = (SELECT seq, visible_at FROM messages
+				WHERE queue_id = OLD.queue_id AND group_id = OLD.group_id AND group_id <> '' ORDER BY seq LIMIT 1)
+				WHERE queue_id = OLD.queue_id AND group_id = OLD.group_id AND head_seq = OLD.seq;
+		END`,
+	},
 }
 
 func (d *Driver) migrate(ctx context.Context) error {
