@@ -9,7 +9,7 @@ LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 ENDPOINT ?= http://127.0.0.1:9324
 IMAGE   ?= localhost/anysqs:latest
 
-.PHONY: help run build image image-test generate test lint conformance report bench fuzz load bench-postgres bench-plugin bench-peers verify-all verify-peers system soak soak-migrate browser-check
+.PHONY: help run build image image-test generate test lint conformance report bench fuzz load bench-postgres soak-postgres bench-plugin bench-peers verify-all verify-peers system soak soak-migrate browser-check
 
 help: ## this list
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -72,6 +72,11 @@ fuzz: ## fuzz each protocol decoder, the JSON package against encoding/json and 
 
 bench-postgres: ## gateway vs driver vs plain SQL on the local PostgreSQL, one run (docs/performance.md)
 	eval "$$(scripts/test-env.sh)"; scripts/bench-postgres.sh $(BENCH_ARGS)
+
+# Only PostgreSQL's service script, not all of test-env.sh: the emulators it would start
+# share the cores the soak measures.
+soak-postgres: ## 15 min of send/receive/delete churn on the local PostgreSQL, minutes 5-10 with a transaction held open: throughput, receive p99, table and index sizes per minute (SOAK_ARGS='--duration 3m --hold-from 1m --hold-for 1m')
+	scripts/soak-postgres.sh $(SOAK_ARGS)
 
 verify-all: ## anysqs verify --config on every backend here (services and emulators), each report compared with its served row
 	eval "$$(scripts/test-env.sh)"; ANYSQS_VERIFY_ALL=1 $(GO) test -count=1 -timeout 60m -run '^TestVerifyEveryBackend$$' -v ./internal/verify/

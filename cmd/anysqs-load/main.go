@@ -34,6 +34,12 @@
 //	floor   serves, on --listen, an SQS server that stores nothing and answers with the
 //	        least work net/http and JSON allow (floor.go); make bench-peers measures it
 //	        as the floor under every server's CPU per call
+//	churn   a PostgreSQL soak (make soak-postgres): --workers workers repeat send →
+//	        receive → delete of --batch messages (default 1) on one Standard queue for
+//	        --duration (default 15m); from --hold-from for --hold-for a transaction is held
+//	        open on another connection to --dsn. Every --interval a row: messages/s,
+//	        receive p50/p99, errors, and the messages table's and indexes' sizes and live
+//	        and dead tuples; Markdown tables at the end, rows in --json (churn.go)
 //	suite   closed Standard and FIFO, batch 1 and 10, then open at 300 and 1000 calls/s,
 //	        every path; prints Markdown tables with the ratios and the gateway path's CPU
 //	        budget against plain SQL (make bench-postgres)
@@ -94,7 +100,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var o options
 	fs := flag.NewFlagSet("anysqs-load", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&o.mode, "mode", "suite", "closed, open, suite, peers, depth, queues, longpolls, or floor (serve the floor server on --listen)")
+	fs.StringVar(&o.mode, "mode", "suite", "closed, open, suite, peers, churn, depth, queues, longpolls, or floor (serve the floor server on --listen)")
 	listen := fs.String("listen", "127.0.0.1:9399", "floor mode: the address to serve on")
 	fs.StringVar(&o.endpoint, "endpoint", "http://127.0.0.1:9324", "gateway URL (gateway path)")
 	fs.StringVar(&o.dsn, "dsn", os.Getenv("ANYSQS_POSTGRES_DSN"), "the gateway's PostgreSQL database (driver and sql paths)")
@@ -116,13 +122,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.Var(&po.targets, "target", "peers mode: a server to measure, `NAME=URL[@PID]` (repeat the flag)")
 	fs.StringVar(&po.batches, "batches", "1,10", "peers mode: closed-loop batch sizes")
 	fs.StringVar(&po.openRates, "open-rates", "100,300,1000,2000", "peers mode: open-loop rates, calls/s")
-	fs.StringVar(&po.jsonOut, "json", "", "peers mode: write every phase's results to this JSON file")
+	fs.StringVar(&po.jsonOut, "json", "", "peers and churn modes: write every phase's (churn: row's) results to this JSON file")
 	fs.StringVar(&po.svgOut, "svg", "", "peers mode: write the latency against offered load plot to this SVG file")
 	var so scaleOptions
 	fs.StringVar(&so.depths, "depths", "1000,100000", "depth mode: queue depths, messages")
 	fs.StringVar(&so.queueCounts, "queue-counts", "10,1000,10000", "queues mode: numbers of queues")
 	fs.IntVar(&so.polls, "polls", 1000, "longpolls mode: concurrent long polls")
 	fs.IntVar(&so.samples, "samples", 1000, "depth and queues modes: measured cycles per size")
+	var co churnOptions
+	fs.DurationVar(&co.holdFrom, "hold-from", 5*time.Minute, "churn mode: when to open the long transaction, since the start")
+	fs.DurationVar(&co.holdFor, "hold-for", 5*time.Minute, "churn mode: how long to hold it open (0: never)")
+	fs.DurationVar(&co.interval, "interval", time.Minute, "churn mode: one row per interval")
 	fs.IntVar(&o.postgresPID, "postgres-pid", 0, "count only this PostgreSQL postmaster and its children as PostgreSQL's CPU (0: every process named postgres)")
 	cpuProfile := fs.String("cpuprofile", "", "write the load generator's own CPU profile to this file")
 	if err := fs.Parse(args); err != nil {
@@ -130,6 +140,18 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if o.mode == "floor" {
 		return runFloor(ctx, *listen, stdout)
+	}
+	if o.mode == "churn" {
+		// The soak's own defaults, where the flag was not given: one message per call, 15 minutes.
+		set := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		if !set["batch"] {
+			o.batch = 1
+		}
+		if !set["duration"] {
+			o.duration = 15 * time.Minute
+		}
+		co.jsonOut = po.jsonOut
 	}
 	if o.batch < 1 || o.batch > 10 {
 		return errors.New("--batch must be 1..10")
@@ -176,6 +198,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runLongPolls(ctx, stdout, stderr, o, so)
 	case "peers":
 		return runPeers(ctx, stdout, stderr, o, po)
+	case "churn":
+		return runChurn(ctx, stdout, stderr, o, co)
 	case "suite":
 		if err := ballast(ctx, o); err != nil {
 			return err
