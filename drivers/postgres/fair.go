@@ -33,7 +33,8 @@ import "sync"
 // A fair claim counts the in-flight messages by group and reads the processing-time
 // leaders; while no group is noisy it claims as the plain one does. With noisy groups it reads the quiet groups' messages from the group
 // index, in the ranges between the noisy groups, so the noisy backlog is never scanned;
-// messages without a group among the oldest fairUngroupedScan visible ones; then each
+// messages without a group among the fairUngroupedScan never received that have
+// been visible longest; then each
 // noisy group's messages in turn.
 
 // fairNoisySQL defines, after a CTE q with id and cutoff and with $2 the time, the CTEs
@@ -60,8 +61,8 @@ nz AS (
 		ORDER BY l.id DESC LIMIT 1) > $2::timestamptz - interval '5 minutes'
 )`
 
-// fairUngroupedScan bounds the oldest visible messages a claim with noisy groups reads
-// for messages without a group: they have no index of their own.
+// fairUngroupedScan bounds the messages never received, visible longest, that a claim
+// with noisy groups reads for messages without a group: they have no index of their own.
 const fairUngroupedScan = 200
 
 // fairCandidates are a standard claim's candidates: the longest visible first, fresh
@@ -90,7 +91,8 @@ fu AS (
 	WHERE m.ctid = ANY (ARRAY(
 			SELECT o.ctid FROM messages o
 			WHERE (SELECT a FROM ns) IS NOT NULL
-				AND o.queue_id = (SELECT id FROM q) AND o.visible_at <= $2 AND o.enqueued_at > (SELECT cutoff FROM q)
+				AND o.queue_id = (SELECT id FROM q) AND o.visible_at <= $2 AND o.receipt IS NULL
+				AND o.enqueued_at > (SELECT cutoff FROM q)
 			ORDER BY o.visible_at LIMIT ` + itoa(fairUngroupedScan) + `))
 		AND (SELECT a FROM ns) IS NOT NULL AND m.group_id IS NULL AND m.visible_at <= $2
 	LIMIT $3 FOR UPDATE OF m SKIP LOCKED

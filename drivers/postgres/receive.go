@@ -152,7 +152,8 @@ cl AS (
 nt AS (SELECT pg_notify($5, q.dlq_name) FROM q WHERE EXISTS (SELECT 1 FROM mv)),
 nv AS (
 	SELECT CASE WHEN (SELECT count(*) FROM cl) < $3 THEN least(
-		(SELECT min(m.visible_at) FROM messages m, q WHERE m.queue_id = q.id AND m.visible_at > $2),
+		(SELECT min(m.visible_at) FROM messages m, q WHERE m.queue_id = q.id AND m.visible_at > $2 AND m.receipt IS NULL),
+		(SELECT min(m.visible_at) FROM messages m, q WHERE m.queue_id = q.id AND m.visible_at > $2 AND m.receipt IS NOT NULL),
 		CASE WHEN EXISTS (SELECT 1 FROM cl) THEN $4::timestamptz END) END AS next
 )
 SELECT q.id, q.fifo, (SELECT count(*) FROM mv) * (SELECT count(*) FROM nt), ` + stale + `, (SELECT next FROM nv), ` + grouped + `, cl.*
@@ -160,11 +161,14 @@ FROM q LEFT JOIN cl ON true ORDER BY ` + order
 }
 
 // standardCandidatesSQL are a standard claim's candidates, as CTE name, when guard
-// (pseudo-constant SQL ending in AND, or "") holds.
+// (pseudo-constant SQL ending in AND, or "") holds: the messages never received that
+// have been visible longest (messages_visible) and the returned ones, received before
+// and visible again, visible longest (messages_returned).
 func standardCandidatesSQL(guard, name string) string {
 	return `c1 AS (
 	SELECT m.ctid, m.id, m.receive_count FROM messages m
-	WHERE ` + guard + ` m.queue_id = (SELECT id FROM q) AND m.visible_at <= $2 AND m.enqueued_at > (SELECT cutoff FROM q)
+	WHERE ` + guard + ` m.queue_id = (SELECT id FROM q) AND m.visible_at <= $2 AND m.receipt IS NULL
+		AND m.enqueued_at > (SELECT cutoff FROM q)
 	ORDER BY m.visible_at LIMIT $3 FOR UPDATE OF m SKIP LOCKED
 ),
 c2 AS (

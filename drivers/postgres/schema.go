@@ -25,7 +25,9 @@ import (
 // clears columns; an older driver moves a message of a queue that is its own dead-letter
 // queue to that queue again, as it did. 10 only adds fair_time: an older driver neither
 // writes processing time nor holds noisy groups back, so fairness weakens while it serves.
-var oldestDriver = []int{1, 2, 3, 3, 3, 3, 3, 3, 3, 3}
+// 11 makes messages_visible partial: an older driver's standard claim cannot use it and
+// reads the queue another way, correct but slower on a deep backlog.
+var oldestDriver = []int{1, 2, 3, 3, 3, 3, 3, 3, 3, 3, 3}
 
 // migrations are applied in order; migration i brings the schema to version i+1. Never
 // edit a released migration: append a new one, with its oldestDriver entry.
@@ -216,6 +218,14 @@ CREATE TABLE fair_time (
 ) WITH (autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 1000,
 	autovacuum_vacuum_cost_delay = 0, vacuum_truncate = false);
 CREATE INDEX fair_time_rank ON fair_time (queue_id, rank);
+`,
+	// 11: messages_visible holds the messages never received; messages_returned already
+	// holds the others. A claim then writes one index entry for the visibility instead
+	// of two, and leaves half the dead entries at the head of the index that a held-back
+	// xmin horizon keeps there for every claim to step over.
+	`
+DROP INDEX messages_visible;
+CREATE INDEX messages_visible ON messages (queue_id, visible_at) WHERE receipt IS NULL;
 `,
 }
 
