@@ -10,6 +10,7 @@
 # postgres://postgres@127.0.0.1:5432/postgres. Loopback only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/lib/bench.sh
 
 server=${ANYSQS_TEST_POSTGRES_DSN:-postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable}
 db="anysqs_bench_$(od -An -N4 -tx1 /dev/urandom | tr -d ' \n')"
@@ -37,16 +38,8 @@ backend:
   options:
     dsn: "$dsn"
 EOF
-"$work/anysqs" serve --config "$work/anysqs.yaml" 2>"$work/gateway.log" &
-gw_pid=$!
-addr=
-for _ in $(seq 1 100); do
-	addr=$(sed -nE 's/.*anysqs listening.* addr=([^ ]+).*/\1/p' "$work/gateway.log" | head -n1)
-	[ -n "$addr" ] && break
-	kill -0 "$gw_pid" 2>/dev/null || { cat "$work/gateway.log" >&2; exit 1; }
-	sleep 0.1
-done
-[ -n "$addr" ] || { echo "bench-postgres: gateway did not start" >&2; cat "$work/gateway.log" >&2; exit 1; }
+serve_gateway "$work/anysqs" "$work/anysqs.yaml" "$work/gateway.log" ||
+	{ echo "bench-postgres: gateway did not start" >&2; exit 1; }
 
 echo "bench-postgres: gateway pid $gw_pid on $addr, database $db" >&2
 "$work/anysqs-load" --mode suite --endpoint "http://$addr" --dsn "$dsn" --gateway-pid "$gw_pid" "$@"

@@ -58,16 +58,8 @@ sed -E -e 's#^listen: .*#listen: 127.0.0.1:0#' \
 	configs/postgres.yaml >"$work/anysqs.yaml"
 grep -q "dsn: \"$dsn\"" "$work/anysqs.yaml" && grep -q "vacuum_on_sweep: $vacuum_on_sweep" "$work/anysqs.yaml" ||
 	{ echo "soak-postgres: configs/postgres.yaml has changed shape; update this script's sed" >&2; exit 1; }
-"$work/anysqs" serve --config "$work/anysqs.yaml" 2>"$work/gateway.log" &
-gw_pid=$!
-addr=
-for _ in $(seq 1 100); do
-	addr=$(sed -nE 's/.*anysqs listening.* addr=([^ ]+).*/\1/p' "$work/gateway.log" | head -n1)
-	[ -n "$addr" ] && break
-	kill -0 "$gw_pid" 2>/dev/null || { cat "$work/gateway.log" >&2; exit 1; }
-	sleep 0.1
-done
-[ -n "$addr" ] || { echo "soak-postgres: gateway did not start" >&2; cat "$work/gateway.log" >&2; exit 1; }
+serve_gateway "$work/anysqs" "$work/anysqs.yaml" "$work/gateway.log" ||
+	{ echo "soak-postgres: gateway did not start" >&2; exit 1; }
 
 # --- Header: what the result depends on --------------------------------------------------
 setting() { psql "$dsn" -qAtX -c "SELECT setting || coalesce(unit, '') FROM pg_settings WHERE name = '$1'"; }

@@ -283,50 +283,8 @@ func benchFairReceive(b *testing.B, grouped bool) {
 	}
 	defer d.Close()
 	now := time.Unix(1_800_000_000, 0)
-	const name = "fair"
-	if _, err := d.CreateQueue(ctx, drivers.CreateQueueRequest{Queue: drivers.Queue{Name: name, Attributes: drivertest.StandardAttributes(), CreatedAt: now, LastModified: now}}); err != nil {
+	if _, err := d.CreateQueue(ctx, drivers.CreateQueueRequest{Queue: drivers.Queue{Name: "fair", Attributes: drivertest.StandardAttributes(), CreatedAt: now, LastModified: now}}); err != nil {
 		b.Fatal(err)
 	}
-	entries := make([]drivers.SendEntry, 10)
-	n := 0
-	send := func() {
-		for j := range entries {
-			n++
-			entries[j] = drivers.SendEntry{EntryID: fmt.Sprint(j), MessageID: fmt.Sprint("m", n), Body: "x"}
-			if grouped {
-				entries[j].MessageGroupID = "noisy"
-				if n%10 == 0 {
-					entries[j].MessageGroupID = fmt.Sprint("quiet-", n%1000)
-				}
-			}
-		}
-		if _, err := d.SendMessages(ctx, drivers.SendMessagesRequest{Name: name, Now: now, Entries: entries}); err != nil {
-			b.Fatal(err)
-		}
-	}
-	receive := func(vis int32) []drivers.Message {
-		res, err := d.ReceiveMessages(ctx, drivers.ReceiveMessagesRequest{Name: name, Now: now, MaxMessages: 10, VisibilityTimeout: vis})
-		if err != nil || len(res.Messages) != 10 {
-			b.Fatalf("receive: %d messages, %v", len(res.Messages), err)
-		}
-		return res.Messages
-	}
-	for range 1000 {
-		send()
-	}
-	for range 30 { // 300 held in flight for the whole run, most of the noisy group
-		receive(43200)
-	}
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		res := receive(30)
-		dels := make([]drivers.DeleteEntry, len(res))
-		for j, m := range res {
-			dels[j] = drivers.DeleteEntry{EntryID: fmt.Sprint(j), ReceiptHandle: m.ReceiptHandle}
-		}
-		if _, err := d.DeleteMessages(ctx, drivers.DeleteMessagesRequest{Name: name, Now: now, Entries: dels}); err != nil {
-			b.Fatal(err)
-		}
-		send()
-	}
+	drivertest.BenchFairReceive(b, d, "fair", grouped)
 }

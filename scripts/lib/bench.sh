@@ -28,3 +28,20 @@ scratch_database() {
 	psql "$ANYSQS_TEST_POSTGRES_DSN" -qAt -c "CREATE DATABASE $db" >/dev/null || return 1
 	printf '%s\n%s\n' "$db" "$(printf '%s' "$ANYSQS_TEST_POSTGRES_DSN" | sed -E "s#/[^/?]*(\?|$)#/$db\1#")"
 }
+
+# serve_gateway BIN CONFIG LOG starts `BIN serve --config CONFIG` in the background, with
+# its log in LOG, and waits for its listen address. It sets gw_pid and addr, and returns
+# 1 (the log on stderr) if the gateway exits or does not listen within 10 s.
+serve_gateway() {
+	"$1" serve --config "$2" 2>"$3" &
+	gw_pid=$!
+	addr=
+	for _ in $(seq 1 100); do
+		addr=$(sed -nE 's/.*anysqs listening.* addr=([^ ]+).*/\1/p' "$3" | head -n1)
+		[ -n "$addr" ] && return 0
+		kill -0 "$gw_pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	cat "$3" >&2
+	return 1
+}
