@@ -92,17 +92,34 @@ func (d *Driver) Ping(ctx context.Context) error {
 	return mapErr(ctx, d.pool.Ping(ctx), "ping")
 }
 
+// oldestTransactionSQL is the age of the oldest transaction on the gateway's database
+// that holds back the xmin horizon, in seconds (0 when none): while it stays open, vacuum
+// keeps every row version deleted since it began and claims step over them. Sessions of
+// other roles show only to a role with pg_read_all_stats.
+const oldestTransactionSQL = `SELECT coalesce(extract(epoch FROM max(now() - xact_start)), 0)::float8
+	FROM pg_stat_activity
+	WHERE datname = current_database() AND (backend_xmin IS NOT NULL OR backend_xid IS NOT NULL)
+		AND pid <> pg_backend_pid()`
+
 // Metrics reports the driver's connection pool: how many connections are busy, and how
 // often and how long requests waited for one, which is where an undersized max_conns
-// shows first.
+// shows first; and the oldest transaction holding back vacuum on the database, read at
+// each scrape (left out when the query fails).
 func (d *Driver) Metrics(ctx context.Context) ([]drivers.Metric, error) {
+	var oldest []drivers.Metric
+	var age float64
+	if err := d.pool.QueryRow(ctx, oldestTransactionSQL).Scan(&age); err == nil {
+		oldest = append(oldest, drivers.Metric{Name: "anysqs_postgres_oldest_transaction_seconds", Type: drivers.Gauge,
+			Help:  "Age of the oldest transaction on the database that holds back vacuum (0 when none).",
+			Value: age})
+	}
 	st := d.pool.Stat()
 	conns := func(state string, n int32) drivers.Metric {
 		return drivers.Metric{Name: "anysqs_postgres_pool_connections", Type: drivers.Gauge,
 			Help:   "Pool connections by state: acquired (running a statement), idle, constructing.",
 			Labels: []drivers.Label{{Name: "state", Value: state}}, Value: float64(n)}
 	}
-	return []drivers.Metric{
+	return append([]drivers.Metric{
 		conns("acquired", st.AcquiredConns()),
 		conns("idle", st.IdleConns()),
 		conns("constructing", st.ConstructingConns()),
@@ -115,5 +132,5 @@ func (d *Driver) Metrics(ctx context.Context) ([]drivers.Metric, error) {
 			Value: float64(st.EmptyAcquireCount())},
 		{Name: "anysqs_postgres_pool_acquire_seconds_total", Type: drivers.Counter,
 			Help: "Time spent acquiring connections.", Value: st.AcquireDuration().Seconds()},
-	}, nil
+	}, oldest...), nil
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/anysqs/anysqs/drivers"
 )
 
@@ -21,8 +23,8 @@ func TestPoolMetricsAndPing(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Metrics: %v", err)
 	}
-	if len(ms) != 7 {
-		t.Fatalf("%d pool samples, want 7: %+v", len(ms), ms)
+	if len(ms) != 8 {
+		t.Fatalf("%d samples, want 8: %+v", len(ms), ms)
 	}
 	got := map[string]float64{}
 	for _, m := range ms {
@@ -36,5 +38,52 @@ func TestPoolMetricsAndPing(t *testing.T) {
 	}
 	if got["anysqs_postgres_pool_acquires_total"] < 2 {
 		t.Fatalf("acquires_total %v after a create and a send", got["anysqs_postgres_pool_acquires_total"])
+	}
+	if got["anysqs_postgres_oldest_transaction_seconds"] != 0 {
+		t.Fatalf("oldest transaction %v s with none open", got["anysqs_postgres_oldest_transaction_seconds"])
+	}
+}
+
+// TestOldestTransactionMetric: a transaction left open on the database shows in
+// anysqs_postgres_oldest_transaction_seconds until it ends.
+func TestOldestTransactionMetric(t *testing.T) {
+	t.Parallel()
+	dsn := newDatabase(t)
+	d := openDriver(t, dsn)
+	oldest := func() float64 {
+		t.Helper()
+		ms, err := d.Metrics(context.Background())
+		if err != nil {
+			t.Fatalf("Metrics: %v", err)
+		}
+		for _, m := range ms {
+			if m.Name == "anysqs_postgres_oldest_transaction_seconds" {
+				return m.Value
+			}
+		}
+		t.Fatalf("no anysqs_postgres_oldest_transaction_seconds in %+v", ms)
+		return 0
+	}
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	tx, err := conn.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, `SELECT txid_current()`); err != nil {
+		t.Fatal(err)
+	}
+	if age := oldest(); age <= 0 {
+		t.Fatalf("oldest transaction %v s with one held open", age)
+	}
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if age := oldest(); age != 0 {
+		t.Fatalf("oldest transaction %v s after the rollback", age)
 	}
 }
