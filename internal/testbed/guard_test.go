@@ -51,7 +51,8 @@ var named = map[string][]string{
 	},
 	"postgres": {
 		"capabilities/report/html.go", "capabilities/report/twoway_test.go",
-		"cmd/anysqs-load/budget.go", "cmd/anysqs-load/cpu.go", "cmd/anysqs-load/cpu_test.go",
+		"cmd/anysqs-load/budget.go", "cmd/anysqs-load/churn.go",
+		"cmd/anysqs-load/cpu.go", "cmd/anysqs-load/cpu_test.go",
 		"cmd/anysqs-load/load.go", "cmd/anysqs-load/load_test.go", "cmd/anysqs-load/main.go",
 		"cmd/anysqs-load/paths.go", "cmd/anysqs-load/peers.go", "cmd/anysqs/helm_test.go",
 		"cmd/anysqs/main.go", "cmd/anysqs/version.go", "conformance/accounts_test.go",
