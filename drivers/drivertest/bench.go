@@ -9,13 +9,29 @@ import (
 	"github.com/anysqs/anysqs/drivers"
 )
 
-// BenchFairReceive receives and deletes 10 messages at a time from standard queue name
-// on d (created empty by the caller) holding 10,000 messages, then sends 10: without
-// groups, or with one group sending 90% of them and holding 300 in flight (noisy), the
-// rest spread over 100 quiet groups. It measures what fair queues cost a receive.
-func BenchFairReceive(b *testing.B, d drivers.Driver, name string, grouped bool) {
+// BenchFairReceive runs two sub-benchmarks on a fresh driver from open each: receive and
+// delete 10 messages at a time from a standard queue holding 10,000 messages, then send
+// 10. "ungrouped" has no message groups; in "noisy-group" one group sends 90% of them and
+// holds 300 in flight (noisy), and the rest are spread over 100 quiet groups. It measures
+// what fair queues cost a receive.
+func BenchFairReceive(b *testing.B, open func(b *testing.B) drivers.Driver) {
+	for _, grouped := range []bool{false, true} {
+		name := "ungrouped"
+		if grouped {
+			name = "noisy-group"
+		}
+		b.Run(name, func(b *testing.B) { benchFairReceive(b, open(b), grouped) })
+	}
+}
+
+func benchFairReceive(b *testing.B, d drivers.Driver, grouped bool) {
 	ctx := context.Background()
 	now := time.Unix(1_800_000_000, 0)
+	const name = "fair"
+	if _, err := d.CreateQueue(ctx, drivers.CreateQueueRequest{Queue: drivers.Queue{Name: name,
+		Attributes: StandardAttributes(), CreatedAt: now, LastModified: now}}); err != nil {
+		b.Fatal(err)
+	}
 	entries := make([]drivers.SendEntry, 10)
 	n := 0
 	send := func() {

@@ -253,24 +253,9 @@ func BenchmarkFIFODeepBacklog(b *testing.B) {
 	b.ReportMetric(float64(times[len(times)/2].Microseconds())/1000, "median_ms/claim")
 }
 
-// BenchmarkFairReceive receives and deletes 10 messages at a time from a standard queue
-// holding 10,000 messages, then sends 10: without groups (a claim's one probe finds
-// none), and with one group sending 90% of them and holding 300 in flight (noisy), the
-// rest spread over 100 quiet groups.
+// BenchmarkFairReceive: what fair queues cost a receive (drivertest.BenchFairReceive).
 //
 //	go test ./drivers/postgres -run '^$' -bench FairReceive -benchtime 2000x
 func BenchmarkFairReceive(b *testing.B) {
-	for _, grouped := range []bool{false, true} {
-		name := "ungrouped"
-		if grouped {
-			name = "noisy-group"
-		}
-		b.Run(name, func(b *testing.B) { benchFairReceive(b, grouped) })
-	}
-}
-
-func benchFairReceive(b *testing.B, grouped bool) {
-	d := newDriver(b)
-	createQueue(b, d, "fair", stdAttrs())
-	drivertest.BenchFairReceive(b, d, "fair", grouped)
+	drivertest.BenchFairReceive(b, func(b *testing.B) drivers.Driver { return newDriver(b) })
 }

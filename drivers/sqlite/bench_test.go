@@ -261,30 +261,15 @@ func BenchmarkFIFODelayed(b *testing.B) {
 	}
 }
 
-// BenchmarkFairReceive receives and deletes 10 messages at a time from a standard queue
-// holding 10,000 messages: without groups (the fair-queue check finds none), and with
-// one group sending 90% of them and holding 300 in flight (noisy), the rest spread over
-// 100 quiet groups.
+// BenchmarkFairReceive: what fair queues cost a receive (drivertest.BenchFairReceive),
+// in memory.
 func BenchmarkFairReceive(b *testing.B) {
-	for _, grouped := range []bool{false, true} {
-		name := "ungrouped"
-		if grouped {
-			name = "noisy-group"
+	drivertest.BenchFairReceive(b, func(b *testing.B) drivers.Driver {
+		d, err := sqlite.Open(context.Background(), sqlite.Options{DataDir: sqlite.MemoryDataDir})
+		if err != nil {
+			b.Fatal(err)
 		}
-		b.Run(name, func(b *testing.B) { benchFairReceive(b, grouped) })
-	}
-}
-
-func benchFairReceive(b *testing.B, grouped bool) {
-	ctx := context.Background()
-	d, err := sqlite.Open(ctx, sqlite.Options{DataDir: sqlite.MemoryDataDir})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer d.Close()
-	now := time.Unix(1_800_000_000, 0)
-	if _, err := d.CreateQueue(ctx, drivers.CreateQueueRequest{Queue: drivers.Queue{Name: "fair", Attributes: drivertest.StandardAttributes(), CreatedAt: now, LastModified: now}}); err != nil {
-		b.Fatal(err)
-	}
-	drivertest.BenchFairReceive(b, d, "fair", grouped)
+		b.Cleanup(func() { d.Close() })
+		return d
+	})
 }
