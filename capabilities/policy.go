@@ -254,6 +254,9 @@ func (t *Trace) Decide(id ID) Decision {
 	return d
 }
 
+// Backend names the driver whose policy decides.
+func (t *Trace) Backend() string { return t.policy.backend }
+
 // Decisions returns the decisions made so far, in order.
 func (t *Trace) Decisions() []Decision { return slices.Clone(t.decisions) }
 

@@ -105,7 +105,7 @@ func (s *Server) cachedQueue(ctx context.Context, stored string) (drivers.Queue,
 	if ok {
 		return q, nil
 	}
-	q, err := s.driver.GetQueue(ctx, drivers.GetQueueRequest{Name: stored})
+	q, err := s.on(stored).driver.GetQueue(ctx, drivers.GetQueueRequest{Name: stored})
 	if err != nil {
 		return drivers.Queue{}, err
 	}
@@ -129,7 +129,7 @@ func iamAction(name string) string {
 func (s *Server) accountQueues(ctx context.Context, account, prefix, after string, limit int) ([]string, bool, error) {
 	var out []string
 	for {
-		res, err := s.driver.ListQueues(ctx, drivers.ListQueuesRequest{Prefix: s.listPrefix(account, prefix), After: after, Limit: limit - len(out)})
+		res, err := s.listAll(ctx, drivers.ListQueuesRequest{Prefix: s.listPrefix(account, prefix), After: after, Limit: limit - len(out)})
 		if err != nil {
 			return nil, false, err
 		}

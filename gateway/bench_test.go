@@ -58,8 +58,9 @@ func BenchmarkServeHTTP(b *testing.B) {
 			Body:          body, ReceiveCount: 1, SenderID: "AIDAANYSQS",
 		})
 	}
-	// Plain, with Prometheus metrics, and with SigV4 verification, to show what each costs.
-	for _, variant := range []string{"plain", "metrics", "sigv4"} {
+	// Plain, with Prometheus metrics, with SigV4 verification, and routed (two backends,
+	// the queue on the third route's), to show what each costs.
+	for _, variant := range []string{"plain", "metrics", "sigv4", "routed"} {
 		b.Run(variant, func(b *testing.B) { benchServeHTTP(b, ctx, d, body, variant) })
 	}
 }
@@ -71,6 +72,11 @@ func benchServeHTTP(b *testing.B, ctx context.Context, d *cannedDriver, body str
 		cfg.Metrics = prometheus.NewRegistry()
 	case "sigv4":
 		cfg.Credentials = map[string]string{"AKIDBENCH": "bench-secret"}
+	case "routed":
+		cfg.Driver = nil
+		cfg.Backends = []gateway.Backend{{Name: "main", Driver: d}, {Name: "other", Driver: memDriver(b)}}
+		cfg.Routes = []gateway.Route{{Queues: "orders*", Backend: "other"}, {Queues: "*.fifo", Backend: "other"},
+			{Queues: "bench*", Backend: "main"}, {Backend: "other"}}
 	}
 	// Each distinct request is signed once (the signature stays valid for 15 minutes), so
 	// the loop times the gateway's verification, not the client's signing.

@@ -48,6 +48,17 @@
 // it answers as SQS does, OverLimit for a short poll on a standard queue and no message
 // otherwise (inflight.go).
 //
+// # Several backends
+//
+// A gateway serves one driver (Config.Driver) or several (Config.Backends), each queue on
+// the backend of the first Config.Routes glob its name matches, else on the default
+// route's (routes.go). Everything above holds per queue, with its own backend's
+// declarations, limits and in-flight count; ListQueues merges the backends in name order.
+// A queue and its dead-letter queue, and a move task's source and destination, must be
+// on one backend: the gateway refuses a pair across backends with InvalidParameterValue
+// rather than move messages between them. A queue stored on a backend its name does not
+// route to is not served; New logs each it finds.
+//
 // # Long polling
 //
 // ReceiveMessage with a wait (WaitTimeSeconds, or the queue's
@@ -66,9 +77,9 @@
 //
 // # Background work
 //
-// New starts a retention sweep (driver.Sweep every Config.SweepInterval of clock time)
-// and, for ActivityNotify and ActivityWatch drivers, the AwaitActivity relay; Close stops
-// them and any running move tasks.
+// New starts a retention sweep (each driver's Sweep every Config.SweepInterval of clock
+// time) and, for each ActivityNotify and ActivityWatch driver, the AwaitActivity relay;
+// Close stops them and any running move tasks.
 //
 // # Message move tasks
 //

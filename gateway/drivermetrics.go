@@ -14,7 +14,10 @@ import (
 // driver reports may change between scrapes, so it describes nothing up front.
 type driverCollector struct {
 	driver drivers.Driver
-	log    func(msg string, args ...any)
+	// backend, on a routed gateway, labels each series with the backend's name, so two
+	// backends of one driver report apart.
+	backend string
+	log     func(msg string, args ...any)
 }
 
 // driverMetricsTimeout bounds one scrape's call to the driver.
@@ -39,7 +42,11 @@ func (c driverCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 		d := descs[m.Name]
 		if d == nil {
-			d = prometheus.NewDesc(m.Name, m.Help, names, nil)
+			var constant prometheus.Labels
+			if c.backend != "" {
+				constant = prometheus.Labels{"backend": c.backend}
+			}
+			d = prometheus.NewDesc(m.Name, m.Help, names, constant)
 			descs[m.Name] = d
 		}
 		vt := prometheus.GaugeValue

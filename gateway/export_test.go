@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"strings"
 	"time"
 )
 
@@ -30,3 +31,20 @@ func Watched(s *Server) int {
 
 // CollectQueueMetrics runs one collection of the per-queue gauges now.
 func CollectQueueMetrics(s *Server) error { return s.qm.collect(context.Background()) }
+
+// BackendNames lists s's backends with their routes: "name:glob,glob" separated by
+// spaces, "(default)" for the default route.
+func BackendNames(s *Server) string {
+	var parts []string
+	for _, b := range s.Backends() {
+		var qs []string
+		for _, q := range b.Queues {
+			if q == "" {
+				q = "(default)"
+			}
+			qs = append(qs, q)
+		}
+		parts = append(parts, b.Name+":"+strings.Join(qs, ","))
+	}
+	return strings.Join(parts, " ")
+}

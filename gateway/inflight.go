@@ -138,5 +138,5 @@ func (s *Server) atInFlightLimit(queue string) error {
 		return nil
 	}
 	return sqserr.New(sqserr.OverLimit, "Queue %s holds %d in-flight messages, the most a queue may hold; delete or release some before receiving more.",
-		queue, s.inflight.max)
+		queue, s.on(queue).inflight.max)
 }

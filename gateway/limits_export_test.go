@@ -16,7 +16,7 @@ func EnforcedLimits() []string {
 func DeclaredBounds(s *Server) []string {
 	var out []string
 	for _, l := range enforcedLimits {
-		if b, ok := s.limits.bounds[l]; ok {
+		if b, ok := s.fallback.limits.bounds[l]; ok {
 			out = append(out, string(l.id)+"/"+l.key+"="+strconv.FormatInt(b, 10))
 		}
 	}

@@ -88,26 +88,27 @@ func wake(ch chan struct{}) {
 // poll interval; a BlockingReceive driver is given the time left to wait in the backend.
 func (s *Server) longPoll(ctx context.Context, req drivers.ReceiveMessagesRequest, wait time.Duration) ([]drivers.Message, error) {
 	var deadline time.Time
+	b := s.on(req.Name)
 	receive := func() (drivers.ReceiveMessagesResult, error) {
 		req.Now = s.clock.Now()
-		if s.desc.BlockingReceive && !deadline.IsZero() {
+		if b.desc.BlockingReceive && !deadline.IsZero() {
 			req.WaitTime = deadline.Sub(req.Now)
 		}
 		r := req
 		var err error
-		r.MaxMessages, err = s.inflight.room(ctx, req.Name, req.MaxMessages, req.Now, func(ctx context.Context) (drivers.QueueStats, error) {
-			return s.driver.QueueStats(ctx, drivers.QueueStatsRequest{Name: req.Name, Now: req.Now})
+		r.MaxMessages, err = b.inflight.room(ctx, req.Name, req.MaxMessages, req.Now, func(ctx context.Context) (drivers.QueueStats, error) {
+			return b.driver.QueueStats(ctx, drivers.QueueStatsRequest{Name: req.Name, Now: req.Now})
 		})
 		if err == errAtInFlightLimit {
 			return drivers.ReceiveMessagesResult{}, err
 		} else if err != nil {
 			return drivers.ReceiveMessagesResult{}, driverError(err, req.Name)
 		}
-		res, err := s.driver.ReceiveMessages(ctx, r)
+		res, err := b.driver.ReceiveMessages(ctx, r)
 		if err != nil {
 			return res, driverError(err, req.Name)
 		}
-		s.inflight.received(req.Name, len(res.Messages))
+		b.inflight.received(req.Name, len(res.Messages))
 		s.qm.received(req.Name, len(res.Messages), res.DeadLettered)
 		return res, nil
 	}
@@ -124,7 +125,7 @@ func (s *Server) longPoll(ctx context.Context, req drivers.ReceiveMessagesReques
 	deadlineTimer := s.clock.AfterFuncAt(deadline, func() { wake(ch) })
 	defer deadlineTimer.Stop()
 	watching := false
-	recheck := pollBackoff{max: s.desc.PollInterval}
+	recheck := pollBackoff{max: b.desc.PollInterval}
 	for {
 		select { // drop a stale wake-up; the receive below sees its cause
 		case <-ch:
@@ -155,7 +156,7 @@ func (s *Server) longPoll(ctx context.Context, req drivers.ReceiveMessagesReques
 			}
 		}
 		nv := res.NextVisibleAt
-		if s.desc.Activity == drivers.ActivityPoll {
+		if b.desc.Activity == drivers.ActivityPoll {
 			// Nothing tells this gateway of other instances' writes: look again soon.
 			if at := now.Add(recheck.next()); nv.IsZero() || at.Before(nv) {
 				nv = at
@@ -215,7 +216,8 @@ const watchSlack = time.Minute
 // watch makes sure the driver, if its activity mode is ActivityWatch, reports other
 // instances' sends to queue until deadline. It says whether it took a new watch.
 func (s *Server) watch(ctx context.Context, queue string, deadline time.Time) (bool, error) {
-	if s.desc.Activity != drivers.ActivityWatch {
+	b := s.on(queue)
+	if b.desc.Activity != drivers.ActivityWatch {
 		return false, nil
 	}
 	s.watchMu.Lock()
@@ -225,7 +227,7 @@ func (s *Server) watch(ctx context.Context, queue string, deadline time.Time) (b
 		return false, nil
 	}
 	until = deadline.Add(watchSlack)
-	if err := s.driver.WatchActivity(ctx, drivers.WatchActivityRequest{Name: queue, Until: until}); err != nil {
+	if err := b.driver.WatchActivity(ctx, drivers.WatchActivityRequest{Name: queue, Until: until}); err != nil {
 		return false, driverError(err, queue)
 	}
 	s.watchMu.Lock()
@@ -263,15 +265,15 @@ const awaitActivityRetry = time.Second
 // New starts it only for ActivityNotify and ActivityWatch drivers. A failed call is retried after
 // awaitActivityRetry, and meanwhile every long poll is woken once so that none misses
 // a notification lost with the failure.
-func (s *Server) awaitActivityLoop() {
+func (s *Server) awaitActivityLoop(b *backend) {
 	defer s.bg.Done()
 	for s.ctx.Err() == nil {
-		res, err := s.driver.AwaitActivity(s.ctx, drivers.AwaitActivityRequest{Timeout: 20 * time.Second})
+		res, err := b.driver.AwaitActivity(s.ctx, drivers.AwaitActivityRequest{Timeout: 20 * time.Second})
 		if err != nil {
 			if s.ctx.Err() != nil {
 				return
 			}
-			s.log.Warn("await activity failed; retrying", "err", err)
+			s.log.Warn("await activity failed; retrying", "backend", b.name, "err", err)
 			s.waiters.notifyAll()
 			retry := make(chan struct{})
 			t := s.clock.AfterFunc(awaitActivityRetry, func() { close(retry) })
@@ -305,7 +307,7 @@ func (s *Server) scheduleSweep() {
 	}
 }
 
-// sweep runs driver.Sweep until it reports no more, then schedules the next pass.
+// sweep runs each backend's Sweep until it reports no more, then schedules the next pass.
 func (s *Server) sweep() {
 	s.sweepMu.Lock()
 	if s.closed {
@@ -315,16 +317,18 @@ func (s *Server) sweep() {
 	s.bg.Add(1)
 	s.sweepMu.Unlock()
 	defer s.bg.Done()
-	for s.ctx.Err() == nil {
-		res, err := s.driver.Sweep(s.ctx, drivers.SweepRequest{Now: s.clock.Now(), Limit: sweepBatch})
-		if err != nil {
-			if s.ctx.Err() == nil {
-				s.log.Warn("retention sweep failed", "err", err)
+	for _, b := range s.backends {
+		for s.ctx.Err() == nil {
+			res, err := b.driver.Sweep(s.ctx, drivers.SweepRequest{Now: s.clock.Now(), Limit: sweepBatch})
+			if err != nil {
+				if s.ctx.Err() == nil {
+					s.log.Warn("retention sweep failed", "backend", b.name, "err", err)
+				}
+				break
 			}
-			break
-		}
-		if !res.More {
-			break
+			if !res.More {
+				break
+			}
 		}
 	}
 	s.scheduleSweep()

@@ -149,7 +149,7 @@ func (s *Server) prepareSend(c *call, q drivers.Queue, entryID string, f sendFie
 	if err := needForSend(c, q, f, attrs); err != nil {
 		return e, 0, err
 	}
-	if err := s.limits.checkSend(c, q.Name, len(attrs), size, f.DelaySeconds != nil, &delay); err != nil {
+	if err := s.on(q.Name).limits.checkSend(c, q.Name, len(attrs), size, f.DelaySeconds != nil, &delay); err != nil {
 		return e, 0, err
 	}
 	return drivers.SendEntry{
@@ -226,7 +226,7 @@ func (s *Server) wakeAfter(queue string, delays map[int32]bool) {
 // any queue at the in-flight limit, whatever waits.
 func (s *Server) deleted(queue string, n int) {
 	s.qm.deleted(queue, n)
-	if s.inflight.released(queue, n) || strings.HasSuffix(queue, ".fifo") {
+	if s.on(queue).inflight.released(queue, n) || strings.HasSuffix(queue, ".fifo") {
 		s.waiters.notify(queue)
 	}
 }
@@ -244,7 +244,7 @@ func (s *Server) sendMessage(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, err := s.driver.SendMessages(ctx, drivers.SendMessagesRequest{Name: q.Name, Now: s.clock.Now(), Entries: []drivers.SendEntry{e}})
+	res, err := s.on(q.Name).driver.SendMessages(ctx, drivers.SendMessagesRequest{Name: q.Name, Now: s.clock.Now(), Entries: []drivers.SendEntry{e}})
 	if err != nil {
 		de := driverError(err, q.Name)
 		s.forgetIfGone(q.Name, de)
@@ -293,7 +293,7 @@ func (s *Server) sendMessageBatch(ctx context.Context, c *call) (any, error) {
 	if len(entries) == 0 {
 		return out, nil
 	}
-	res, err := s.driver.SendMessages(ctx, drivers.SendMessagesRequest{Name: q.Name, Now: s.clock.Now(), Entries: entries})
+	res, err := s.on(q.Name).driver.SendMessages(ctx, drivers.SendMessagesRequest{Name: q.Name, Now: s.clock.Now(), Entries: entries})
 	if err != nil {
 		de := driverError(err, q.Name)
 		s.forgetIfGone(q.Name, de)
@@ -340,7 +340,7 @@ func (s *Server) receiveMessage(ctx context.Context, c *call) (any, error) {
 	if in.VisibilityTimeout != nil {
 		req.VisibilityTimeout = *in.VisibilityTimeout
 	}
-	if err := s.limits.visibility(c, q.Name, in.VisibilityTimeout != nil, &req.VisibilityTimeout); err != nil {
+	if err := s.on(q.Name).limits.visibility(c, q.Name, in.VisibilityTimeout != nil, &req.VisibilityTimeout); err != nil {
 		return nil, err
 	}
 	if q.Attributes.FifoQueue && in.ReceiveRequestAttemptId != "" {
@@ -487,7 +487,7 @@ func (s *Server) deleteMessage(ctx context.Context, c *call) (any, error) {
 	if in.ReceiptHandle == "" {
 		return nil, sqserr.New(sqserr.MissingParameter, "The request must contain the parameter ReceiptHandle.")
 	}
-	res, err := s.driver.DeleteMessages(ctx, drivers.DeleteMessagesRequest{Name: name, Now: s.clock.Now(),
+	res, err := s.on(name).driver.DeleteMessages(ctx, drivers.DeleteMessagesRequest{Name: name, Now: s.clock.Now(),
 		Entries: []drivers.DeleteEntry{{ReceiptHandle: in.ReceiptHandle}}})
 	if err := c.singleResult(res, err, name, in.ReceiptHandle, opDelete); err != nil {
 		return nil, err
@@ -567,7 +567,7 @@ func (s *Server) deleteMessageBatch(ctx context.Context, c *call) (any, error) {
 		sent = append(sent, sentHandle{e.Id, e.ReceiptHandle})
 	}
 	if len(entries) > 0 {
-		res, err := s.driver.DeleteMessages(ctx, drivers.DeleteMessagesRequest{Name: name, Now: s.clock.Now(), Entries: entries})
+		res, err := s.on(name).driver.DeleteMessages(ctx, drivers.DeleteMessagesRequest{Name: name, Now: s.clock.Now(), Entries: entries})
 		ok := len(out.Successful)
 		if err := c.addBatchResult(res, err, sent, name, opDelete, &out.Successful, &out.Failed); err != nil {
 			return nil, err
@@ -593,10 +593,10 @@ func (s *Server) changeMessageVisibility(ctx context.Context, c *call) (any, err
 	if err := needForVisibility(c, name, e); err != nil {
 		return nil, err
 	}
-	if err := s.limits.visibility(c, name, true, &e.VisibilityTimeout); err != nil {
+	if err := s.on(name).limits.visibility(c, name, true, &e.VisibilityTimeout); err != nil {
 		return nil, err
 	}
-	res, err := s.driver.ChangeVisibility(ctx, drivers.ChangeVisibilityRequest{Name: name, Now: s.clock.Now(), Entries: []drivers.ChangeVisibilityEntry{e}})
+	res, err := s.on(name).driver.ChangeVisibility(ctx, drivers.ChangeVisibilityRequest{Name: name, Now: s.clock.Now(), Entries: []drivers.ChangeVisibilityEntry{e}})
 	if err := c.singleResult(res, err, name, e.ReceiptHandle, opVisibility); err != nil {
 		return nil, err
 	}
@@ -663,7 +663,7 @@ func (s *Server) changeMessageVisibilityBatch(ctx context.Context, c *call) (any
 			err = needForVisibility(c, name, e)
 		}
 		if err == nil {
-			err = s.limits.visibility(c, name, true, &e.VisibilityTimeout)
+			err = s.on(name).limits.visibility(c, name, true, &e.VisibilityTimeout)
 		}
 		if err != nil {
 			out.Failed = append(out.Failed, errorEntry(we.Id, toSQSError(err)))
@@ -673,7 +673,7 @@ func (s *Server) changeMessageVisibilityBatch(ctx context.Context, c *call) (any
 		sent = append(sent, sentHandle{we.Id, e.ReceiptHandle})
 	}
 	if len(entries) > 0 {
-		res, err := s.driver.ChangeVisibility(ctx, drivers.ChangeVisibilityRequest{Name: name, Now: s.clock.Now(), Entries: entries})
+		res, err := s.on(name).driver.ChangeVisibility(ctx, drivers.ChangeVisibilityRequest{Name: name, Now: s.clock.Now(), Entries: entries})
 		if err := c.addBatchResult(res, err, sent, name, opVisibility, &out.Successful, &out.Failed); err != nil {
 			return nil, err
 		}

@@ -60,8 +60,15 @@ func newMetrics(reg prometheus.Registerer, s *Server) (*metrics, error) {
 		}
 		return 1
 	})
-	drv := driverCollector{driver: s.driver, log: s.log.Warn}
-	for _, c := range []prometheus.Collector{m.requests, m.decisions, duration, longPolls, waiting, ready, drv} {
+	collectors := []prometheus.Collector{m.requests, m.decisions, duration, longPolls, waiting, ready}
+	for _, b := range s.backends {
+		c := driverCollector{driver: b.driver, log: s.log.Warn}
+		if s.routed() {
+			c.backend = b.name
+		}
+		collectors = append(collectors, c)
+	}
+	for _, c := range collectors {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}

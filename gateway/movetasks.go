@@ -38,6 +38,7 @@ const (
 // moveTasks runs this instance's share of the move tasks.
 type moveTasks struct {
 	s      *Server
+	b      *backend // the backend whose queues' tasks these are
 	store  drivers.MoveTaskStore
 	shared bool          // store is the driver's, shared with other instances
 	mem    *memMoveTasks // the store when it is not shared
@@ -87,15 +88,15 @@ func (m *moveTasks) nextStepLocked(r *runningMove) {
 	}
 }
 
-func newMoveTasks(s *Server) *moveTasks {
-	m := &moveTasks{s: s, running: map[string]*runningMove{}}
+func newMoveTasks(s *Server, b *backend) *moveTasks {
+	m := &moveTasks{s: s, b: b, running: map[string]*runningMove{}}
 	m.stepCtx, m.stopSteps = context.WithCancel(context.WithoutCancel(s.ctx))
-	m.shared = s.desc.MoveTaskStore
+	m.shared = b.desc.MoveTaskStore
 	if !m.shared {
 		m.mem = newMemMoveTasks()
 		m.store = m.mem
 	} else {
-		m.store = s.driver
+		m.store = b.driver
 		// Under the lock: on a real clock the first look may run, and schedule the next,
 		// before AfterFunc returns.
 		m.mu.Lock()
@@ -129,6 +130,9 @@ func (s *Server) startMessageMoveTask(ctx context.Context, c *call) (any, error)
 		if owner, _ := s.splitStored(src.Name); !s.ownedBy(d.Name, owner) {
 			return nil, sqserr.New(sqserr.InvalidParameterValue, "Destination queue %s must be in the account of source queue %s.", in.DestinationArn, in.SourceArn)
 		}
+		if err := s.sameBackend("Destination queue", src.Name, d.Name); err != nil {
+			return nil, err
+		}
 		if d.Attributes.FifoQueue != src.Attributes.FifoQueue {
 			return nil, sqserr.New(sqserr.InvalidParameterValue, "Destination queue %s must be of the same type (standard or FIFO) as source queue %s.", d.Name, src.Name)
 		}
@@ -137,7 +141,7 @@ func (s *Server) startMessageMoveTask(ctx context.Context, c *call) (any, error)
 	if err := checkRange("MaxNumberOfMessagesPerSecond", in.MaxNumberOfMessagesPerSecond, 1, defaultMoveRate); err != nil {
 		return nil, err
 	}
-	if err := s.limits.checkMoveRate(in.MaxNumberOfMessagesPerSecond); err != nil {
+	if err := s.on(src.Name).limits.checkMoveRate(in.MaxNumberOfMessagesPerSecond); err != nil {
 		return nil, err
 	}
 	sources, _, err := s.deadLetterSources(ctx, src.Name, "", 1)
@@ -147,7 +151,7 @@ func (s *Server) startMessageMoveTask(ctx context.Context, c *call) (any, error)
 	if len(sources) == 0 {
 		return nil, sqserr.New(sqserr.UnsupportedOperation, "Source queue %s is not configured as a dead-letter queue of any queue; message move tasks redrive from dead-letter queues only.", src.Name)
 	}
-	st, err := s.driver.QueueStats(ctx, drivers.QueueStatsRequest{Name: src.Name, Now: s.clock.Now()})
+	st, err := s.on(src.Name).driver.QueueStats(ctx, drivers.QueueStatsRequest{Name: src.Name, Now: s.clock.Now()})
 	if err != nil {
 		return nil, driverError(err, src.Name)
 	}
@@ -158,7 +162,7 @@ func (s *Server) startMessageMoveTask(ctx context.Context, c *call) (any, error)
 		Started: now, ToMove: st.Visible, Status: drivers.MoveTaskRunning,
 		Owner: s.instance, LeaseUntil: now.Add(moveLease),
 	}
-	if err := s.moves.start(ctx, t); err != nil {
+	if err := s.on(src.Name).moves.start(ctx, t); err != nil {
 		return nil, err
 	}
 	return taskHandleOutput{TaskHandle: t.Handle}, nil
@@ -175,7 +179,7 @@ func (s *Server) queueByARN(ctx context.Context, c *call, param, arn string) (dr
 	if err := s.authorize(ctx, c, name); err != nil {
 		return drivers.Queue{}, err
 	}
-	q, err := s.driver.GetQueue(ctx, drivers.GetQueueRequest{Name: name})
+	q, err := s.on(name).driver.GetQueue(ctx, drivers.GetQueueRequest{Name: name})
 	if drivers.KindOf(err) == drivers.KindNotFound {
 		return q, sqserr.New(sqserr.ResourceNotFound, "The resource that you specified for the %s parameter does not exist: queue %s.", param, name)
 	}
@@ -234,7 +238,7 @@ func (m *moveTasks) step(r *runningMove) {
 		return
 	}
 	t := r.task
-	limit := m.s.limits.moveRate()
+	limit := m.b.limits.moveRate()
 	if t.Rate != nil {
 		limit = int(*t.Rate)
 	}
@@ -242,7 +246,7 @@ func (m *moveTasks) step(r *runningMove) {
 	if m.shared {
 		req.Task = &drivers.MoveTaskStep{Handle: t.Handle, Owner: m.s.instance, LeaseUntil: req.Now.Add(moveLease)}
 	}
-	res, err := m.s.driver.MoveMessages(m.stepCtx, req)
+	res, err := m.b.driver.MoveMessages(m.stepCtx, req)
 	if m.mem != nil {
 		m.mem.addMoved(t.Handle, int64(res.Moved))
 	}
@@ -393,7 +397,8 @@ func (s *Server) cancelMessageMoveTask(ctx context.Context, c *call) (any, error
 	if err := s.authorizeTask(ctx, c, in.TaskHandle); err != nil {
 		return nil, err
 	}
-	t, err := s.moves.store.CancelMoveTask(ctx, in.TaskHandle)
+	m := s.on(s.taskSource(in.TaskHandle)).moves
+	t, err := m.store.CancelMoveTask(ctx, in.TaskHandle)
 	if drivers.KindOf(err) == drivers.KindNotFound {
 		return nil, sqserr.New(sqserr.ResourceNotFound, "No running message move task has the handle %s.", in.TaskHandle)
 	}
@@ -404,7 +409,6 @@ func (s *Server) cancelMessageMoveTask(ctx context.Context, c *call) (any, error
 	// report now (after the step under way, if any, which moves nothing more once it
 	// has), so that it lists as CANCELLED at once; a runner elsewhere reports at its next
 	// step, before it moves anything more.
-	m := s.moves
 	m.mu.Lock()
 	r := m.running[t.Handle]
 	if r != nil {
@@ -439,7 +443,7 @@ func (s *Server) listMessageMoveTasks(ctx context.Context, c *call) (any, error)
 	if in.MaxResults != nil {
 		limit = int(*in.MaxResults)
 	}
-	tasks, err := s.moves.store.ListMoveTasks(ctx, src.Name, limit)
+	tasks, err := s.on(src.Name).moves.store.ListMoveTasks(ctx, src.Name, limit)
 	if err != nil {
 		return nil, driverError(err, src.Name)
 	}
@@ -467,20 +471,32 @@ func (s *Server) listMessageMoveTasks(ctx context.Context, c *call) (any, error)
 // authorizeTask checks that c may act on the source queue a task handle names. A handle
 // that does not decode names no task this gateway made; the store reports it unknown.
 func (s *Server) authorizeTask(ctx context.Context, c *call, handle string) error {
+	if src, ok := s.parseARN(taskSourceARN(handle)); ok {
+		return s.authorize(ctx, c, src)
+	}
+	return nil
+}
+
+// taskSource is the stored name of the source queue a task handle names, or "" when it
+// names none (the store then reports the handle unknown).
+func (s *Server) taskSource(handle string) string {
+	src, _ := s.parseARN(taskSourceARN(handle))
+	return src
+}
+
+// taskSourceARN is the source ARN a task handle encodes, or "".
+func taskSourceARN(handle string) string {
 	b, err := base64.StdEncoding.DecodeString(handle)
 	if err != nil {
-		return nil
+		return ""
 	}
 	var h struct {
 		SourceArn string `json:"sourceArn"`
 	}
 	if json.Unmarshal(b, &h) != nil {
-		return nil
+		return ""
 	}
-	if src, ok := s.parseARN(h.SourceArn); ok {
-		return s.authorize(ctx, c, src)
-	}
-	return nil
+	return h.SourceArn
 }
 
 // moveTaskHandle encodes a task handle as SQS does, so tools that decode one find what

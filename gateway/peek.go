@@ -62,7 +62,7 @@ func (s *Server) peekMessages(ctx context.Context, c *call) (any, error) {
 	if in.MaxNumberOfMessages != nil {
 		req.Limit = int(*in.MaxNumberOfMessages)
 	}
-	res, err := s.driver.BrowseMessages(ctx, req)
+	res, err := s.on(q.Name).driver.BrowseMessages(ctx, req)
 	if err != nil {
 		s.forgetIfGone(q.Name, err)
 		return nil, driverError(err, q.Name)

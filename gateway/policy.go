@@ -17,11 +17,11 @@ import (
 // need decides capability id for this request on queue. A rejection is returned as the
 // SQS error to send; a degradation is recorded for the response headers and proceeds.
 func (c *call) need(queue string, id capabilities.ID) error {
-	if c.policy == nil {
+	if c.srv == nil {
 		return nil
 	}
 	if c.trace == nil {
-		c.trace = c.policy.Trace(queue)
+		c.trace = c.srv.on(queue).policy.Trace(queue)
 	}
 	d := c.trace.Decide(id)
 	if d.Reject {
@@ -64,8 +64,8 @@ func asksNoEncryption(name, value string) bool {
 func (s *Server) policyHeaders(w http.ResponseWriter, r *http.Request, c *call) {
 	explain := capabilities.ExplainRequested(r.Header.Get(capabilities.HeaderExplain))
 	if c == nil || c.trace == nil {
-		if explain && s.policy != nil {
-			w.Header().Set(capabilities.HeaderBackend, s.policy.Backend())
+		if explain {
+			w.Header().Set(capabilities.HeaderBackend, s.fallback.policy.Backend())
 			w.Header().Set(capabilities.HeaderExplain, "no capability decisions")
 		}
 		return
@@ -74,7 +74,7 @@ func (s *Server) policyHeaders(w http.ResponseWriter, r *http.Request, c *call) 
 		w.Header().Set(h.Name, h.Value)
 	}
 	for _, id := range c.trace.FirstDegraded() {
-		s.log.Warn("capability degraded", "capability", string(id), "backend", s.policy.Backend(), "action", c.action)
+		s.log.Warn("capability degraded", "capability", string(id), "backend", c.trace.Backend(), "action", c.action)
 	}
 }
 

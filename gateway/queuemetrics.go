@@ -200,7 +200,7 @@ func (m *queueMetrics) collect(ctx context.Context) error {
 	var names []string
 	after := ""
 	for {
-		page, err := m.s.driver.ListQueues(ctx, drivers.ListQueuesRequest{After: after, Limit: 1000})
+		page, err := m.s.listAll(ctx, drivers.ListQueuesRequest{After: after, Limit: 1000})
 		if err != nil {
 			return err
 		}
@@ -215,13 +215,12 @@ func (m *queueMetrics) collect(ctx context.Context) error {
 	// One queue at a time: the collection borrows one of the connections requests use,
 	// never several, whatever the number of queues.
 	samples := make([]queueSample, len(names))
-	fair := m.s.fairNative()
 	for i, name := range names {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		groups := fair && !strings.HasSuffix(name, ".fifo")
-		st, err := m.s.driver.QueueStats(ctx, drivers.QueueStatsRequest{Name: name, Now: now, Groups: groups})
+		groups := !strings.HasSuffix(name, ".fifo") && m.s.fairNative(name)
+		st, err := m.s.on(name).driver.QueueStats(ctx, drivers.QueueStatsRequest{Name: name, Now: now, Groups: groups})
 		if drivers.KindOf(err) == drivers.KindNotFound {
 			continue // deleted since it was listed
 		}

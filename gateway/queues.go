@@ -31,7 +31,7 @@ func (s *Server) createQueue(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, set := in.Attributes[queueattr.SqsManagedSseEnabled]; !set && !s.encryptsAtRest() {
+	if _, set := in.Attributes[queueattr.SqsManagedSseEnabled]; !set && !s.encryptsAtRest(in.QueueName) {
 		// SQS turns SSE on by default; a backend that does not encrypt must not claim it.
 		attrs.SqsManagedSseEnabled = false
 	}
@@ -44,10 +44,10 @@ func (s *Server) createQueue(ctx context.Context, c *call) (any, error) {
 	if err := validateTags(in.Tags); err != nil {
 		return nil, err
 	}
-	if err := s.limits.checkTags(len(in.Tags)); err != nil {
+	if err := s.on(in.QueueName).limits.checkTags(len(in.Tags)); err != nil {
 		return nil, err
 	}
-	if err := s.limits.checkAttributes(c, in.QueueName, in.Attributes, attrs); err != nil {
+	if err := s.on(in.QueueName).limits.checkAttributes(c, in.QueueName, in.Attributes, attrs); err != nil {
 		return nil, err
 	}
 	if err := policy.CheckQueuePolicy(attrs.Policy); err != nil {
@@ -58,7 +58,7 @@ func (s *Server) createQueue(ctx context.Context, c *call) (any, error) {
 		return nil, err
 	}
 	now := s.clock.Now()
-	res, err := s.driver.CreateQueue(ctx, drivers.CreateQueueRequest{Queue: drivers.Queue{
+	res, err := s.on(stored).driver.CreateQueue(ctx, drivers.CreateQueueRequest{Queue: drivers.Queue{
 		Name: stored, Attributes: attrs, Tags: in.Tags, CreatedAt: now, LastModified: now,
 	}})
 	s.queues.invalidate(stored)
@@ -75,15 +75,15 @@ func (s *Server) createQueue(ctx context.Context, c *call) (any, error) {
 
 // fairNative says whether the backend serves fair queues natively, and so counts their
 // noisy and quiet groups.
-func (s *Server) fairNative() bool {
-	d, ok := s.policy.Declaration(capabilities.FairQueues)
+func (s *Server) fairNative(queue string) bool {
+	d, ok := s.on(queue).policy.Declaration(capabilities.FairQueues)
 	return ok && d.Level == capabilities.Native
 }
 
 // encryptsAtRest says whether the backend declares server-side encryption native, which
 // is what SqsManagedSseEnabled=true claims.
-func (s *Server) encryptsAtRest() bool {
-	d, ok := s.policy.Declaration(capabilities.AttrSSE)
+func (s *Server) encryptsAtRest(queue string) bool {
+	d, ok := s.on(queue).policy.Declaration(capabilities.AttrSSE)
 	return ok && d.Level == capabilities.Native
 }
 
@@ -118,7 +118,10 @@ func (s *Server) checkRedriveTarget(ctx context.Context, queue string, attrs dri
 		// SQS keeps a queue and its dead-letter queue in one account.
 		return sqserr.New(sqserr.InvalidParameterValue, "Value %s for parameter RedrivePolicy is invalid. Reason: Dead letter target does not exist.", s.arn(rp.DeadLetterQueue))
 	}
-	dlq, err := s.driver.GetQueue(ctx, drivers.GetQueueRequest{Name: rp.DeadLetterQueue})
+	if err := s.sameBackend("Dead-letter queue", queue, rp.DeadLetterQueue); err != nil {
+		return err
+	}
+	dlq, err := s.on(rp.DeadLetterQueue).driver.GetQueue(ctx, drivers.GetQueueRequest{Name: rp.DeadLetterQueue})
 	if drivers.KindOf(err) == drivers.KindNotFound {
 		return sqserr.New(sqserr.InvalidParameterValue, "Value %s for parameter RedrivePolicy is invalid. Reason: Dead letter target does not exist.", s.arn(rp.DeadLetterQueue))
 	}
@@ -158,7 +161,7 @@ func (s *Server) getQueue(ctx context.Context, c *call, queueURL string) (driver
 	if err != nil {
 		return drivers.Queue{}, err
 	}
-	q, err := s.driver.GetQueue(ctx, drivers.GetQueueRequest{Name: name})
+	q, err := s.on(name).driver.GetQueue(ctx, drivers.GetQueueRequest{Name: name})
 	if err != nil {
 		return drivers.Queue{}, driverError(err, name)
 	}
@@ -178,7 +181,7 @@ func (s *Server) hotQueue(ctx context.Context, c *call, queueURL string) (driver
 	if ok {
 		return q, nil
 	}
-	q, err = s.driver.GetQueue(ctx, drivers.GetQueueRequest{Name: name})
+	q, err = s.on(name).driver.GetQueue(ctx, drivers.GetQueueRequest{Name: name})
 	if err != nil {
 		return drivers.Queue{}, driverError(err, name)
 	}
@@ -214,7 +217,7 @@ func (s *Server) getQueueURL(ctx context.Context, c *call) (any, error) {
 	if err := s.authorize(ctx, c, stored); err != nil {
 		return nil, err
 	}
-	if _, err := s.driver.GetQueue(ctx, drivers.GetQueueRequest{Name: stored}); err != nil {
+	if _, err := s.on(stored).driver.GetQueue(ctx, drivers.GetQueueRequest{Name: stored}); err != nil {
 		return nil, driverError(err, in.QueueName)
 	}
 	return queueURLOutput{QueueUrl: s.queueURL(c.base, stored)}, nil
@@ -315,7 +318,7 @@ func (s *Server) deadLetterSources(ctx context.Context, dlq, after string, limit
 	var out []string
 	for {
 		owner, _ := s.splitStored(dlq)
-		res, err := s.driver.ListQueues(ctx, drivers.ListQueuesRequest{Prefix: s.listPrefix(owner, ""), After: after, Limit: 1000})
+		res, err := s.listAll(ctx, drivers.ListQueuesRequest{Prefix: s.listPrefix(owner, ""), After: after, Limit: 1000})
 		if err != nil {
 			return nil, false, driverError(err, dlq)
 		}
@@ -346,9 +349,9 @@ func (s *Server) deleteQueue(ctx context.Context, c *call) (any, error) {
 	if err := c.need(name, capabilities.QueueCreate); err != nil {
 		return nil, err
 	}
-	err = s.driver.DeleteQueue(ctx, drivers.DeleteQueueRequest{Name: name, Now: s.clock.Now()})
+	err = s.on(name).driver.DeleteQueue(ctx, drivers.DeleteQueueRequest{Name: name, Now: s.clock.Now()})
 	s.queues.invalidate(name)
-	s.inflight.forget(name)
+	s.on(name).inflight.forget(name)
 	if err != nil {
 		return nil, driverError(err, name)
 	}
@@ -368,9 +371,9 @@ func (s *Server) getQueueAttributes(ctx context.Context, c *call) (any, error) {
 		return nil, err
 	}
 	var stats *drivers.QueueStats
-	groups := queueattr.NeedsGroups(in.AttributeNames) && !q.Attributes.FifoQueue && s.fairNative()
+	groups := queueattr.NeedsGroups(in.AttributeNames) && !q.Attributes.FifoQueue && s.fairNative(q.Name)
 	if queueattr.NeedsStats(in.AttributeNames) || groups {
-		st, err := s.driver.QueueStats(ctx, drivers.QueueStatsRequest{Name: q.Name, Now: s.clock.Now(), Groups: groups})
+		st, err := s.on(q.Name).driver.QueueStats(ctx, drivers.QueueStatsRequest{Name: q.Name, Now: s.clock.Now(), Groups: groups})
 		if err != nil {
 			return nil, driverError(err, q.Name)
 		}
@@ -416,7 +419,7 @@ func (s *Server) changeAttributes(ctx context.Context, c *call, q drivers.Queue,
 	if err := c.needAttributes(q.Name, change); err != nil {
 		return nil, err
 	}
-	if err := s.limits.checkAttributes(c, q.Name, change, attrs); err != nil {
+	if err := s.on(q.Name).limits.checkAttributes(c, q.Name, change, attrs); err != nil {
 		return nil, err
 	}
 	if _, changed := change[queueattr.RedrivePolicy]; changed {
@@ -424,7 +427,7 @@ func (s *Server) changeAttributes(ctx context.Context, c *call, q drivers.Queue,
 			return nil, err
 		}
 	}
-	err = s.driver.SetQueueAttributes(ctx, drivers.SetQueueAttributesRequest{Name: q.Name, Attributes: attrs, Now: s.clock.Now()})
+	err = s.on(q.Name).driver.SetQueueAttributes(ctx, drivers.SetQueueAttributesRequest{Name: q.Name, Attributes: attrs, Now: s.clock.Now()})
 	s.queues.invalidate(q.Name)
 	if err != nil {
 		return nil, driverError(err, q.Name)
@@ -444,10 +447,10 @@ func (s *Server) purgeQueue(ctx context.Context, c *call) (any, error) {
 	if err := c.need(name, capabilities.QueuePurge); err != nil {
 		return nil, err
 	}
-	if err := s.driver.PurgeQueue(ctx, drivers.PurgeQueueRequest{Name: name, Now: s.clock.Now()}); err != nil {
+	if err := s.on(name).driver.PurgeQueue(ctx, drivers.PurgeQueueRequest{Name: name, Now: s.clock.Now()}); err != nil {
 		return nil, driverError(err, name)
 	}
-	s.inflight.forget(name)
+	s.on(name).inflight.forget(name)
 	return wire.Empty{}, nil
 }
 
@@ -476,10 +479,10 @@ func (s *Server) tagQueue(ctx context.Context, c *call) (any, error) {
 	if err := validateTags(merged); err != nil {
 		return nil, err
 	}
-	if err := s.limits.checkTags(len(merged)); err != nil {
+	if err := s.on(q.Name).limits.checkTags(len(merged)); err != nil {
 		return nil, err
 	}
-	err = s.driver.UpdateQueueTags(ctx, drivers.UpdateQueueTagsRequest{Name: q.Name, Set: in.Tags})
+	err = s.on(q.Name).driver.UpdateQueueTags(ctx, drivers.UpdateQueueTagsRequest{Name: q.Name, Set: in.Tags})
 	s.queues.invalidate(q.Name)
 	if err != nil {
 		return nil, driverError(err, q.Name)
@@ -502,7 +505,7 @@ func (s *Server) untagQueue(ctx context.Context, c *call) (any, error) {
 	if err := c.need(name, capabilities.QueueTags); err != nil {
 		return nil, err
 	}
-	err = s.driver.UpdateQueueTags(ctx, drivers.UpdateQueueTagsRequest{Name: name, Remove: in.TagKeys})
+	err = s.on(name).driver.UpdateQueueTags(ctx, drivers.UpdateQueueTagsRequest{Name: name, Remove: in.TagKeys})
 	s.queues.invalidate(name)
 	if err != nil {
 		return nil, driverError(err, name)

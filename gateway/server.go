@@ -32,7 +32,11 @@ import (
 
 // Config configures a Server.
 type Config struct {
+	// Driver is the backend of an unrouted gateway; a routed gateway sets Backends and
+	// Routes instead (routes.go).
 	Driver    drivers.Driver
+	Backends  []Backend
+	Routes    []Route
 	Clock     clock.Clock // nil: clock.Real{}
 	AccountID string      // default "000000000000"
 	Region    string      // default "us-east-1"
@@ -74,32 +78,30 @@ type Config struct {
 // Server is the SQS gateway: an http.Handler speaking both SQS wire protocols.
 type Server struct {
 	cfg     Config
-	driver  drivers.Driver
 	clock   clock.Clock
 	log     *slog.Logger
 	actions map[string]action
 	waiters *waiters
-	moves   *moveTasks
-	policy  *capabilities.Policy
-	limits  *limits     // the declared limits tighter than SQS's
 	queues  *queueCache // queue metadata for the message hot paths
+
+	// backends are the gateway's backends, and routes with fallback say which holds each
+	// queue (routes.go).
+	backends []*backend
+	routes   []route
+	fallback *backend
 
 	ctx    context.Context // cancelled by Close; parent of background work
 	cancel context.CancelFunc
 	bg     sync.WaitGroup
 
-	metrics  *metrics       // nil: none
-	qm       *queueMetrics  // nil: no per-queue series
-	auth     *auth.Verifier // nil: requests are not authenticated
-	clients  *clientLimiter // nil: no per-key limits
-	inflight *inFlight
+	metrics *metrics       // nil: none
+	qm      *queueMetrics  // nil: no per-queue series
+	auth    *auth.Verifier // nil: requests are not authenticated
+	clients *clientLimiter // nil: no per-key limits
 
 	// instance names this gateway among those sharing a backend (move task leases).
 	instance string
 
-	// desc is the driver's description, normalised: clock kind, receipt scope, activity
-	// mode, move task store.
-	desc    drivers.Description
 	watchMu sync.Mutex
 	watched map[string]time.Time // queue → until when this instance last watched it
 	// watchedPruneAt is the size of watched at which lapsed watches are next dropped.
@@ -123,8 +125,9 @@ type call struct {
 	action string
 	body   []byte // the request as AWS JSON 1.0
 	base   string // scheme://host of queue URLs for this request
-	policy *capabilities.Policy
-	trace  *capabilities.Trace // capability decisions, made on first need
+	// srv decides, by the queue of the first need, whose backend's policy applies.
+	srv   *Server
+	trace *capabilities.Trace // capability decisions, made on first need
 	// longPoll: a ReceiveMessage that may wait (metrics time it apart).
 	longPoll bool
 	// key is the access key the request was signed with; "" without authentication.
@@ -244,9 +247,6 @@ const maxRequestBytes = 8 << 20
 // New builds a Server around cfg.Driver and starts its background loops (retention sweep,
 // cross-instance activity). Close stops them; it does not close the driver.
 func New(ctx context.Context, cfg Config) (*Server, error) {
-	if cfg.Driver == nil {
-		return nil, errors.New("gateway: Config.Driver is required")
-	}
 	if cfg.Clock == nil {
 		cfg.Clock = clock.Real{}
 	}
@@ -271,40 +271,24 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		cfg.QueueCacheTTL = defaultQueueCacheTTL
 	}
 	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
-	desc, err := cfg.Driver.Describe(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("gateway: describe driver: %w", err)
-	}
-	if err := desc.Check(); err != nil {
-		return nil, fmt.Errorf("gateway: %w", err)
-	}
-	desc = desc.Normalized()
-	for _, w := range desc.Warnings {
-		cfg.Logger.Warn("backend setup", "backend", desc.Name, "warning", w)
-	}
-	policy, err := capabilities.NewPolicy(desc.Name, desc.Capabilities, cfg.Policy)
-	if err != nil {
-		return nil, fmt.Errorf("gateway: capability policy: %w", err)
-	}
 	bg, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s := &Server{
-		cfg: cfg, driver: cfg.Driver, clock: cfg.Clock, log: cfg.Logger,
-		waiters: newWaiters(), ctx: bg, cancel: cancel, policy: policy, limits: newLimits(policy),
-		queues: newQueueCache(cfg.QueueCacheTTL), desc: desc,
+		cfg: cfg, clock: cfg.Clock, log: cfg.Logger,
+		waiters: newWaiters(), ctx: bg, cancel: cancel,
+		queues: newQueueCache(cfg.QueueCacheTTL),
+	}
+	if err := s.openBackends(ctx, cfg); err != nil {
+		cancel()
+		return nil, err
 	}
 	s.instance = uuid.NewString()
 	s.watched, s.watchedPruneAt = map[string]time.Time{}, minWatchedPrune
-	s.moves = newMoveTasks(s)
+	for _, b := range s.backends {
+		b.moves = newMoveTasks(s, b)
+	}
 	s.actions = s.actionTable()
 	s.auth = auth.NewVerifier(cfg.Credentials)
 	s.clients = newClientLimiter(cfg.ClientLimits, s.clock.Now)
-	if cfg.MaxInFlight == 0 {
-		cfg.MaxInFlight = DefaultMaxInFlight
-	}
-	if d, ok := desc.Declaration(capabilities.InFlightLimit); ok && d.Level == capabilities.Unsupported {
-		cfg.MaxInFlight = -1 // the backend cannot count in-flight messages
-	}
-	s.inflight = newInFlight(cfg.MaxInFlight)
 	if cfg.Metrics != nil {
 		m, err := newMetrics(cfg.Metrics, s)
 		if err != nil {
@@ -329,10 +313,22 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 			go s.qm.run(interval)
 		}
 	}
+	if s.routed() {
+		stranded, err := s.strandedQueues(ctx)
+		if err != nil {
+			s.Close()
+			return nil, fmt.Errorf("gateway: %w", err)
+		}
+		for name, qs := range stranded {
+			s.log.Warn("queues not served: stored on a backend their names do not route to", "backend", name, "queues", strings.Join(qs, ", "))
+		}
+	}
 	s.scheduleSweep()
-	if desc.Activity == drivers.ActivityNotify || desc.Activity == drivers.ActivityWatch {
-		s.bg.Add(1)
-		go s.awaitActivityLoop()
+	for _, b := range s.backends {
+		if b.desc.Activity == drivers.ActivityNotify || b.desc.Activity == drivers.ActivityWatch {
+			s.bg.Add(1)
+			go s.awaitActivityLoop(b)
+		}
 	}
 	return s, nil
 }
@@ -346,9 +342,13 @@ func (s *Server) Close() error {
 	}
 	s.sweepMu.Unlock()
 	s.cancel()
-	s.moves.stopAll()
+	for _, b := range s.backends {
+		b.moves.stopAll()
+	}
 	s.bg.Wait()
-	s.moves.release()
+	for _, b := range s.backends {
+		b.moves.release()
+	}
 	return nil
 }
 
@@ -473,7 +473,7 @@ var errClientGone = errors.New("client went away")
 
 // decodeRequest returns the action name and the request normalised to AWS JSON 1.0.
 func (s *Server) decodeRequest(w http.ResponseWriter, r *http.Request, proto protocol) (string, *call, error) {
-	c := &call{base: s.baseURL(r), policy: s.policy, traceHeader: r.Header.Get("X-Amzn-Trace-Id"),
+	c := &call{base: s.baseURL(r), srv: s, traceHeader: r.Header.Get("X-Amzn-Trace-Id"),
 		facts: policy.RequestFacts{RemoteAddr: r.RemoteAddr, Secure: r.TLS != nil, UserAgent: r.UserAgent(), Referer: r.Referer()}}
 	var body []byte
 	var err error
@@ -688,6 +688,16 @@ func (s *Server) writeError(w http.ResponseWriter, proto protocol, reqID, name s
 	_, _ = w.Write(b.Bytes())
 }
 
-// Ready reports whether the backend answers the driver's Ping. For readiness checks; it
-// changes nothing.
-func (s *Server) Ready(ctx context.Context) error { return s.driver.Ping(ctx) }
+// Ready reports whether every backend answers its driver's Ping. For readiness checks;
+// it changes nothing.
+func (s *Server) Ready(ctx context.Context) error {
+	for _, b := range s.backends {
+		if err := b.driver.Ping(ctx); err != nil {
+			if s.routed() {
+				return fmt.Errorf("backend %s: %w", b.name, err)
+			}
+			return err
+		}
+	}
+	return nil
+}
