@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/anysqs/anysqs/drivers"
+	"github.com/anysqs/anysqs/gateway"
 	"github.com/anysqs/anysqs/internal/console"
 )
 
@@ -24,7 +26,7 @@ import (
 type admin struct {
 	reg      *prometheus.Registry
 	ready    func(context.Context) error
-	describe func(context.Context) (drivers.Description, error)
+	backends func() []gateway.BackendInfo
 	draining atomic.Bool // set at shutdown: /readyz fails so balancers stop sending
 	srv      *http.Server
 	console  *console.Console // nil unless the configuration enables it
@@ -59,17 +61,37 @@ func (a *admin) handler() http.Handler {
 		_, _ = w.Write([]byte("ok\n"))
 	})
 	// What the backend declares, as the driver describes itself: the capability levels
-	// the gateway enforces, for operators and for tests of the served binary.
+	// the gateway enforces, for operators and for tests of the served binary. A routed
+	// gateway lists its backends with their routes; ?backend=NAME shows one.
 	mux.HandleFunc("GET /capabilities", func(w http.ResponseWriter, r *http.Request) {
-		d, err := a.describe(r.Context())
-		if err != nil {
-			http.Error(w, "backend: "+err.Error(), http.StatusServiceUnavailable)
-			return
+		bs := a.backends()
+		var out any
+		switch name := r.URL.Query().Get("backend"); {
+		case name != "":
+			i := slices.IndexFunc(bs, func(b gateway.BackendInfo) bool { return b.Name == name })
+			if i < 0 {
+				http.Error(w, "no backend "+name, http.StatusNotFound)
+				return
+			}
+			out = bs[i].Description
+		case len(bs) == 1:
+			out = bs[0].Description
+		default:
+			type routed struct {
+				Name        string              `json:"name"`
+				Queues      []string            `json:"queues"`
+				Description drivers.Description `json:"description"`
+			}
+			var list []routed
+			for _, b := range bs {
+				list = append(list, routed{b.Name, b.Queues, b.Description})
+			}
+			out = map[string]any{"backends": list}
 		}
 		w.Header().Set("Content-Type", "application/json")
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
-		_ = enc.Encode(d)
+		_ = enc.Encode(out)
 	})
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
 		if a.draining.Load() {

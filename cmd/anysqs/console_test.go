@@ -177,3 +177,58 @@ func TestConsole(t *testing.T) {
 		t.Errorf("the console does not show the completed task:\n%s", page)
 	}
 }
+
+// TestRoutedGatewayShowsEachBackend: a gateway of two backends lists both, with their
+// routes, on /capabilities and in the console, and the console names each queue's.
+func TestRoutedGatewayShowsEachBackend(t *testing.T) {
+	api, admin := serveT(t, t.TempDir(), "listen: 127.0.0.1:0\nadmin_listen: 127.0.0.1:0\nconsole: true\n"+
+		"backends:\n  cold: {name: sqlite, options: {data_dir: ./cold}}\n  hot: {name: sqlite, options: {data_dir: ./hot}}\n"+
+		"routes:\n  - {queues: \"hot-*\", backend: hot}\n  - {backend: cold}\n")
+	c := mqCLI{t, "http://" + api}
+	c.ok("create", "-q", "hot-orders")
+	c.ok("create", "-q", "audit")
+
+	get := func(path string) string {
+		resp, err := http.Get("http://" + admin + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET %s: %d %s", path, resp.StatusCode, b)
+		}
+		return string(b)
+	}
+	var listed struct {
+		Backends []struct {
+			Name        string
+			Queues      []string
+			Description struct{ Name string }
+		}
+	}
+	if err := json.Unmarshal([]byte(get("/capabilities")), &listed); err != nil {
+		t.Fatal(err)
+	}
+	if len(listed.Backends) != 2 || listed.Backends[0].Name != "cold" || listed.Backends[1].Name != "hot" ||
+		strings.Join(listed.Backends[0].Queues, ",") != "" || len(listed.Backends[0].Queues) != 1 ||
+		strings.Join(listed.Backends[1].Queues, ",") != "hot-*" || listed.Backends[1].Description.Name != "sqlite" {
+		t.Fatalf("/capabilities: %+v", listed)
+	}
+	var one struct{ Name string }
+	if err := json.Unmarshal([]byte(get("/capabilities?backend=hot")), &one); err != nil || one.Name != "sqlite" {
+		t.Fatalf("/capabilities?backend=hot: %+v, %v", one, err)
+	}
+
+	page := get("/console")
+	for _, want := range []string{
+		`<a href="/console/queue?name=audit">audit</a></td><td>cold</td>`,
+		`<a href="/console/queue?name=hot-orders">hot-orders</a></td><td>hot</td>`,
+		"Capabilities of backend cold (sqlite)", "Capabilities of backend hot (sqlite)",
+		"<b>hot</b> (sqlite driver",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("console lacks %q", want)
+		}
+	}
+}

@@ -13,13 +13,13 @@ import (
 	"net/http/pprof"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/anysqs/anysqs/capabilities"
-	"github.com/anysqs/anysqs/drivers"
 	_ "github.com/anysqs/anysqs/drivers/postgres" // registers "postgres"
 	_ "github.com/anysqs/anysqs/drivers/sqlite"   // registers "sqlite"
 	"github.com/anysqs/anysqs/gateway"
@@ -136,26 +136,24 @@ SIGINT or SIGTERM drain in-flight requests and stop.`)
 		}
 	}
 
-	drv, err := drivers.Open(ctx, cfg.Backend.Name, cfg.Backend.Options)
+	opened, err := openBackends(ctx, cfg)
 	if err != nil {
-		var oe *drivers.OptionError
-		if errors.As(err, &oe) {
-			return fmt.Errorf("%w (backend %s)", cfg.Locate("backend.options."+oe.Key, oe.Msg), cfg.Backend.Name)
-		}
-		return fmt.Errorf("backend %s: %w", cfg.Backend.Name, err)
+		return err
 	}
-	defer drv.Close()
+	defer opened.close()
 	var adm *admin
 	var reg prometheus.Registerer // nil: no metrics
 	if admLn != nil {
-		if adm, err = newAdmin(cfg.Backend.Name); err != nil {
+		if adm, err = newAdmin(strings.Join(cfg.BackendNames(), ",")); err != nil {
 			return err
 		}
 		reg = adm.reg
 	}
 	every, _ := cfg.QueueMetrics.Every() // checked by config.Load
 	gw, err := gateway.New(ctx, gateway.Config{
-		Driver:    drv,
+		Driver:    opened.driver,
+		Backends:  opened.backends,
+		Routes:    opened.routes,
 		AccountID: cfg.AccountID,
 		Region:    cfg.Region,
 		PublicURL: cfg.PublicURL,
@@ -180,13 +178,9 @@ SIGINT or SIGTERM drain in-flight requests and stop.`)
 		return err
 	}
 	if adm != nil {
-		adm.ready, adm.describe = gw.Ready, drv.Describe
+		adm.ready, adm.backends = gw.Ready, gw.Backends
 		if cfg.Console {
-			desc, err := drv.Describe(ctx)
-			if err != nil {
-				return fmt.Errorf("backend %s: %w", cfg.Backend.Name, err)
-			}
-			adm.console = console.New(gw, desc, cfg.Auth.Secrets(), adm.reg, cfg.Region, buildInfo().String())
+			adm.console = console.New(gw, consoleBackends(gw), gw.BackendOf, cfg.Auth.Secrets(), adm.reg, cfg.Region, buildInfo().String())
 			log.Info("console enabled", "url", scheme(cfg.AdminTLS)+"://"+admLn.Addr().String()+"/console")
 		}
 		adm.serve(admLn, log)
@@ -196,7 +190,7 @@ SIGINT or SIGTERM drain in-flight requests and stop.`)
 		servePprof(pprofLn, log)
 	}
 	srv := newHTTPServer(gw)
-	log.Info("anysqs listening", "addr", ln.Addr().String(), "scheme", scheme(cfg.TLS), "backend", cfg.Backend.Name, "version", buildInfo().Version,
+	log.Info("anysqs listening", "addr", ln.Addr().String(), "scheme", scheme(cfg.TLS), "backend", strings.Join(cfg.BackendNames(), ","), "version", buildInfo().Version,
 		"auth", authMode(cfg))
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

@@ -62,6 +62,11 @@ A journal (--state) records progress: run the same command again to resume.`)
 	if err != nil {
 		return fmt.Errorf("--to: %w", sideEnv(err, "ANYSQS_TO_"))
 	}
+	for side, c := range map[string]config.Config{"--from": srcCfg, "--to": dstCfg} {
+		if c.Routed() {
+			return cli.Usagef("migrate: %s routes queues to several backends (backends:); give it a configuration with the one backend: to copy from or to", side)
+		}
+	}
 	if srcCfg.Backend.Name == dstCfg.Backend.Name && reflect.DeepEqual(srcCfg.Backend.Options, dstCfg.Backend.Options) {
 		return cli.Usagef("migrate: --from and --to name the same storage (backend %s with the same options)", srcCfg.Backend.Name)
 	}

@@ -9,8 +9,10 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path"
 	"path/filepath"
 	"reflect"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -49,6 +51,11 @@ type Config struct {
 	LogFormat string `yaml:"log_format"`
 	// Backend selects and configures the storage driver.
 	Backend Backend `yaml:"backend"`
+	// Backends, instead of Backend, configure several drivers by a name of the file's
+	// choosing, and Routes say which serves each queue: the first route whose glob
+	// matches the queue's name, else the one route without queues.
+	Backends map[string]Backend `yaml:"backends"`
+	Routes   []Route            `yaml:"routes"`
 	// Policy says what to do with capabilities the backend only degrades.
 	Policy Policy `yaml:"policy"`
 	// Auth, when it lists credentials, makes the gateway verify every request's AWS
@@ -179,6 +186,30 @@ type Backend struct {
 	Options map[string]any `yaml:"options"`
 }
 
+// Route sends the queues whose names match Queues (a glob: * ? [a-z]; "" for every
+// queue) to the backend named Backend.
+type Route struct {
+	Queues  string `yaml:"queues"`
+	Backend string `yaml:"backend"`
+}
+
+// BackendNames lists the configured backends' names in order: Backends' keys sorted,
+// or the single Backend's driver name.
+func (c Config) BackendNames() []string {
+	if len(c.Backends) == 0 {
+		return []string{c.Backend.Name}
+	}
+	names := make([]string, 0, len(c.Backends))
+	for n := range c.Backends {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Routed reports whether the configuration has several backends and routes.
+func (c Config) Routed() bool { return len(c.Backends) > 0 }
+
 // Policy is the capability policy: Mode is "degrade" (default: degraded capabilities
 // work in their documented fallback form) or "strict" (they are rejected); Overrides
 // sets the mode per capability ID; Require lists capability IDs the application cannot
@@ -233,6 +264,11 @@ func Load(path string, getenv func(string) string, overrides ...Override) (Confi
 		cfg.src = src
 		if cfg.Backend.Options != nil {
 			resolvePaths(cfg.Backend.Options, filepath.Dir(path))
+		}
+		for _, b := range cfg.Backends {
+			if b.Options != nil {
+				resolvePaths(b.Options, filepath.Dir(path))
+			}
 		}
 		cfg.resolveFiles(filepath.Dir(path))
 	}
@@ -393,6 +429,15 @@ func merge(dst *Config, src Config) {
 	if src.Backend.Name != "" {
 		dst.Backend = src.Backend
 	}
+	if src.Backends != nil {
+		if src.Backend.Name == "" {
+			dst.Backend = Backend{} // the default backend gives way to the file's
+		}
+		dst.Backends = src.Backends
+	}
+	if src.Routes != nil {
+		dst.Routes = src.Routes
+	}
 	set(&dst.Policy.Mode, src.Policy.Mode)
 	if src.Policy.Overrides != nil {
 		dst.Policy.Overrides = src.Policy.Overrides
@@ -489,6 +534,9 @@ var envVars = []envVar{
 		return nil
 	}},
 	{"ANYSQS_BACKEND", "", func(cfg *Config, v string) error {
+		if cfg.Routed() {
+			return errors.New("ANYSQS_BACKEND: the configuration routes queues to several backends (backends:); set ANYSQS_BACKENDS_OPTIONS to change their options")
+		}
 		if v != cfg.Backend.Name {
 			// Switching backend by environment drops the file's options for the other backend.
 			cfg.Backend = Backend{Name: v}
@@ -498,7 +546,37 @@ var envVars = []envVar{
 	}},
 	// A YAML (or JSON) mapping merged over backend.options, key by key: a key replaces
 	// the file's, null removes it. After ANYSQS_BACKEND, so both may be set together.
+	// A mapping of backend name to options, each merged over that backend's options as
+	// ANYSQS_BACKEND_OPTIONS merges over backend.options.
+	{"ANYSQS_BACKENDS_OPTIONS", "", func(cfg *Config, v string) error {
+		var all map[string]map[string]any
+		if err := yaml.Unmarshal([]byte(v), &all); err != nil || all == nil {
+			return fmt.Errorf("ANYSQS_BACKENDS_OPTIONS: want a mapping of backend name to options, such as {main: {dsn: postgres://...}}: %v", err)
+		}
+		for name, opts := range all {
+			b, ok := cfg.Backends[name]
+			if !ok {
+				return fmt.Errorf("ANYSQS_BACKENDS_OPTIONS: no backend %q in backends:", name)
+			}
+			if b.Options == nil {
+				b.Options = map[string]any{}
+			}
+			for k, o := range opts {
+				if o == nil {
+					delete(b.Options, k)
+				} else {
+					b.Options[k] = o
+				}
+				cfg.src.set("backends."+name+".options."+k, "ANYSQS_BACKENDS_OPTIONS")
+			}
+			cfg.Backends[name] = b
+		}
+		return nil
+	}},
 	{"ANYSQS_BACKEND_OPTIONS", "", func(cfg *Config, v string) error {
+		if cfg.Routed() {
+			return errors.New("ANYSQS_BACKEND_OPTIONS: the configuration routes queues to several backends (backends:); set ANYSQS_BACKENDS_OPTIONS")
+		}
 		var opts map[string]any
 		if err := yaml.Unmarshal([]byte(v), &opts); err != nil || opts == nil {
 			return fmt.Errorf("ANYSQS_BACKEND_OPTIONS: want a mapping such as {dsn: postgres://..., schema: q}: %v", err)
@@ -549,6 +627,44 @@ func applyEnv(cfg *Config, getenv func(string) string) error {
 	return nil
 }
 
+// checkRoutes checks backend, or backends and routes.
+func (c Config) checkRoutes() error {
+	if !c.Routed() {
+		if len(c.Routes) > 0 {
+			return errors.New("routes: need backends: (a single backend: serves every queue)")
+		}
+		if c.Backend.Name == "" {
+			return errors.New("backend.name: must name a driver")
+		}
+		return nil
+	}
+	if c.Backend.Name != "" {
+		return errors.New("backend: set backend or backends, not both")
+	}
+	for _, name := range c.BackendNames() {
+		if c.Backends[name].Name == "" {
+			return fmt.Errorf("backends.%s.name: must name a driver", name)
+		}
+	}
+	defaults := 0
+	for i, r := range c.Routes {
+		if _, ok := c.Backends[r.Backend]; !ok {
+			return fmt.Errorf("routes[%d].backend: %q is not one of backends: %s", i, r.Backend, strings.Join(c.BackendNames(), ", "))
+		}
+		if r.Queues == "" {
+			defaults++
+			continue
+		}
+		if _, err := path.Match(r.Queues, ""); err != nil {
+			return fmt.Errorf("routes[%d].queues: %q is not a glob: %v", i, r.Queues, err)
+		}
+	}
+	if defaults != 1 {
+		return fmt.Errorf("routes: exactly one route must have no queues: (the default, for every queue no other route takes); %d have none", defaults)
+	}
+	return nil
+}
+
 // Validate checks the values that do not depend on the driver.
 func (c Config) Validate() error {
 	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
@@ -581,8 +697,8 @@ func (c Config) Validate() error {
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		return fmt.Errorf("log_format: %q is not text or json", c.LogFormat)
 	}
-	if c.Backend.Name == "" {
-		return errors.New("backend.name: must name a driver")
+	if err := c.checkRoutes(); err != nil {
+		return err
 	}
 	switch c.Policy.Mode {
 	case "strict", "degrade":

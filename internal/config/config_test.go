@@ -450,3 +450,45 @@ func TestCheckBound(t *testing.T) {
 		}
 	}
 }
+
+func TestRoutedBackends(t *testing.T) {
+	routed := "backends:\n  local: {name: sqlite, options: {data_dir: d}}\n  main: {name: postgres, options: {dsn: postgres://x}}\n" +
+		"routes:\n  - queues: \"orders*\"\n    backend: main\n  - backend: local\n"
+	p := write(t, routed)
+	c, err := Load(p, env(map[string]string{"ANYSQS_BACKENDS_OPTIONS": "{main: {schema: q2, dsn: null}}"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.Routed() || c.Backend.Name != "" || strings.Join(c.BackendNames(), ",") != "local,main" {
+		t.Fatalf("routed: %v, backend %q, backends %v", c.Routed(), c.Backend.Name, c.BackendNames())
+	}
+	if got := c.Backends["local"].Options["data_dir"]; got != filepath.Join(filepath.Dir(p), "d") {
+		t.Errorf("a backend's relative path is not resolved against the file: %v", got)
+	}
+	if o := c.Backends["main"].Options; o["schema"] != "q2" || o["dsn"] != nil {
+		t.Errorf("ANYSQS_BACKENDS_OPTIONS not merged: %v", o)
+	}
+	if len(c.Routes) != 2 || c.Routes[0] != (Route{Queues: "orders*", Backend: "main"}) {
+		t.Errorf("routes: %+v", c.Routes)
+	}
+
+	for _, tc := range []struct{ file, env, want string }{
+		{routed + "backend: {name: sqlite}\n", "", "set backend or backends"},
+		{strings.Replace(routed, "backend: main", "backend: other", 1), "", `routes[0].backend: "other" is not one of backends: local, main`},
+		{strings.Replace(routed, "  - backend: local\n", "", 1), "", "exactly one route must have no queues"},
+		{routed + "  - backend: main\n", "", "exactly one route must have no queues"},
+		{strings.Replace(routed, `"orders*"`, `"orders["`, 1), "", "routes[0].queues"},
+		{"backend: {name: sqlite}\nroutes:\n  - backend: local\n", "", "routes: need backends:"},
+		{routed, "ANYSQS_BACKEND=postgres", "ANYSQS_BACKEND: the configuration routes queues"},
+		{routed, "ANYSQS_BACKENDS_OPTIONS={other: {a: b}}", `no backend "other"`},
+	} {
+		vars := map[string]string{}
+		if k, v, ok := strings.Cut(tc.env, "="); ok {
+			vars[k] = v
+		}
+		_, err := Load(write(t, tc.file), env(vars))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q with %q: %v; want an error containing %q", tc.file, tc.env, err, tc.want)
+		}
+	}
+}

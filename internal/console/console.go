@@ -31,12 +31,14 @@ import (
 // a configured access key, so it sees exactly what clients see and obeys the same
 // capability policy. Its one action is starting a redrive.
 type Console struct {
-	sqs     *sqs.Client
-	desc    drivers.Description
-	users   map[string]string // access key ID → secret: HTTP Basic credentials; nil: open
-	gather  prometheus.Gatherer
-	build   string // the version line the page shows
-	started time.Time
+	sqs      *sqs.Client
+	backends []Backend
+	// backendOf names the backend that holds a queue; nil with one backend.
+	backendOf func(queue string) string
+	users     map[string]string // access key ID → secret: HTTP Basic credentials; nil: open
+	gather    prometheus.Gatherer
+	build     string // the version line the page shows
+	started   time.Time
 
 	mu       sync.Mutex
 	lastAt   time.Time
@@ -56,9 +58,18 @@ func (t handlerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return rec.Result(), nil
 }
 
-// New returns the console of the gateway gw, whose driver describes itself as desc;
-// users are the Basic credentials it accepts (nil: open), gather its metrics.
-func New(gw http.Handler, desc drivers.Description, users map[string]string, gather prometheus.Gatherer, region, build string) *Console {
+// Backend is one backend of the gateway, as its driver describes itself.
+type Backend struct {
+	Name string
+	// Queues are the globs of the routes to it, "" for the default route.
+	Queues []string
+	Desc   drivers.Description
+}
+
+// New returns the console of the gateway gw and its backends (backendOf names each
+// queue's, when there are several); users are the Basic credentials it accepts (nil:
+// open), gather its metrics.
+func New(gw http.Handler, backends []Backend, backendOf func(string) string, users map[string]string, gather prometheus.Gatherer, region, build string) *Console {
 	key, secret := "console", "console"
 	ids := make([]string, 0, len(users))
 	for id := range users {
@@ -74,7 +85,10 @@ func New(gw http.Handler, desc drivers.Description, users map[string]string, gat
 		Credentials:  credentials.NewStaticCredentialsProvider(key, secret, ""),
 		HTTPClient:   &http.Client{Transport: handlerTransport{gw}},
 	})
-	return &Console{sqs: client, desc: desc, users: users, gather: gather, build: build, started: time.Now()}
+	if len(backends) < 2 {
+		backendOf = nil
+	}
+	return &Console{sqs: client, backends: backends, backendOf: backendOf, users: users, gather: gather, build: build, started: time.Now()}
 }
 
 // Register adds the console's pages to mux, under /console.
@@ -103,6 +117,7 @@ func (c *Console) auth(next http.Handler) http.Handler {
 
 type consoleQueue struct {
 	Name, DLQ                  string
+	Backend                    string // on a gateway of several backends
 	Visible, InFlight, Delayed int
 	IsDLQ                      bool     // some queue's RedrivePolicy names it
 	Sources                    []string // the queues that send to it
@@ -117,12 +132,19 @@ type consoleRate struct {
 }
 
 type consolePage struct {
-	Backend, Version, Service, Build string
-	Queues                           []consoleQueue
-	Capabilities                     []consoleCapability
-	Operations                       []consoleOperation
-	Rates                            []consoleRate
-	Message, Error                   string
+	Build          string
+	Backends       []consoleBackend
+	Routed         bool // several backends: the queue table names each queue's
+	Queues         []consoleQueue
+	Rates          []consoleRate
+	Message, Error string
+}
+
+// consoleBackend is one backend's part of the page.
+type consoleBackend struct {
+	Name, Driver, Version, Service, Routes string
+	Capabilities                           []consoleCapability
+	Operations                             []consoleOperation
 }
 
 type consoleCapability struct{ ID, Level, Note string }
@@ -131,22 +153,33 @@ type consoleCapability struct{ ID, Level, Note string }
 type consoleOperation struct{ Title, Value string }
 
 func (c *Console) page(w http.ResponseWriter, r *http.Request) {
-	p := consolePage{Backend: c.desc.Name, Version: c.desc.Version, Service: c.desc.ServiceVersion,
-		Build: c.build, Message: r.URL.Query().Get("msg")}
+	p := consolePage{Build: c.build, Message: r.URL.Query().Get("msg"), Routed: c.backendOf != nil}
 	queues, err := c.queues(r.Context())
 	if err != nil {
 		p.Error = err.Error()
 	}
 	p.Queues = queues
-	for _, d := range c.desc.Capabilities {
-		p.Capabilities = append(p.Capabilities, consoleCapability{string(d.ID), string(d.Level), d.Note})
-	}
-	for _, prop := range capabilities.OperationalProperties() {
-		v := prop.Value(c.desc.Operations)
-		if v == "" {
-			v = "not declared by the driver"
+	for _, b := range c.backends {
+		cb := consoleBackend{Name: b.Name, Driver: b.Desc.Name, Version: b.Desc.Version, Service: b.Desc.ServiceVersion}
+		var routes []string
+		for _, q := range b.Queues {
+			if q == "" {
+				q = "every other queue"
+			}
+			routes = append(routes, q)
 		}
-		p.Operations = append(p.Operations, consoleOperation{prop.Title, v})
+		cb.Routes = strings.Join(routes, ", ")
+		for _, d := range b.Desc.Capabilities {
+			cb.Capabilities = append(cb.Capabilities, consoleCapability{string(d.ID), string(d.Level), d.Note})
+		}
+		for _, prop := range capabilities.OperationalProperties() {
+			v := prop.Value(b.Desc.Operations)
+			if v == "" {
+				v = "not declared by the driver"
+			}
+			cb.Operations = append(cb.Operations, consoleOperation{prop.Title, v})
+		}
+		p.Backends = append(p.Backends, cb)
 	}
 	p.Rates = c.rates()
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
@@ -173,6 +206,9 @@ func (c *Console) queues(ctx context.Context) ([]consoleQueue, error) {
 				return out, fmt.Errorf("queue %s: %w", sqsclient.QueueName(u), err)
 			}
 			q := consoleQueue{Name: sqsclient.QueueName(u)}
+			if c.backendOf != nil {
+				q.Backend = c.backendOf(q.Name)
+			}
 			q.Visible, _ = strconv.Atoi(a.Attributes["ApproximateNumberOfMessages"])
 			q.InFlight, _ = strconv.Atoi(a.Attributes["ApproximateNumberOfMessagesNotVisible"])
 			q.Delayed, _ = strconv.Atoi(a.Attributes["ApproximateNumberOfMessagesDelayed"])
@@ -289,7 +325,7 @@ var consoleTemplate = template.Must(template.New("console").Funcs(template.FuncM
 	"join": func(s []string) string { return strings.Join(s, ", ") },
 }).Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>anysqs console: {{.Backend}}</title>
+<title>anysqs console: {{range $i, $b := .Backends}}{{if $i}}, {{end}}{{$b.Driver}}{{end}}</title>
 <style>
 body{font-family:system-ui,sans-serif;margin:1.5em auto;max-width:1240px;padding:0 1em;color:#222}
 table{border-collapse:collapse;width:100%;margin:.5em 0 1.5em}th,td{border:1px solid #bbb;padding:.3em .5em;text-align:left;vertical-align:top}
@@ -298,23 +334,25 @@ th{background:#f4f4f4}table.ops th{width:12em}td.n{text-align:right;font-variant
 .native{}.degraded{background:#fff4c2}.unsupported{background:#dde4f7}.emulated{}
 </style></head><body>
 <h1>anysqs console</h1>
-<p>Backend <b>{{.Backend}}</b> (driver {{.Version}}, service {{or .Service "unknown"}}) · {{.Build}} · read-only except for redrive.
+<p>{{if .Routed}}Backends {{range $i, $b := .Backends}}{{if $i}}, {{end}}<b>{{$b.Name}}</b> ({{$b.Driver}} driver {{$b.Version}}, service {{or $b.Service "unknown"}}; {{$b.Routes}}){{end}}{{else}}{{with index .Backends 0}}Backend <b>{{.Driver}}</b> (driver {{.Version}}, service {{or .Service "unknown"}}){{end}}{{end}} · {{.Build}} · read-only except for redrive.
 <a href="/console">Refresh</a>.</p>
 {{with .Message}}<p class="msg">{{.}}</p>{{end}}{{with .Error}}<p class="err">{{.}}</p>{{end}}
 <h2>Queues</h2>
-<table><tr><th>Queue</th><th>Visible</th><th>In flight</th><th>Delayed</th><th>Dead-letter queue</th><th>Dead-letter queue of</th><th>Redrive</th></tr>
-{{range .Queues}}<tr><td><a href="/console/queue?name={{.Name}}">{{.Name}}</a></td><td class="n">{{.Visible}}</td><td class="n">{{.InFlight}}</td><td class="n">{{.Delayed}}</td><td>{{or .DLQ "none"}}</td><td>{{join .Sources}}</td>
+<table><tr><th>Queue</th>{{if .Routed}}<th>Backend</th>{{end}}<th>Visible</th><th>In flight</th><th>Delayed</th><th>Dead-letter queue</th><th>Dead-letter queue of</th><th>Redrive</th></tr>
+{{range .Queues}}<tr><td><a href="/console/queue?name={{.Name}}">{{.Name}}</a></td>{{if .Backend}}<td>{{.Backend}}</td>{{end}}<td class="n">{{.Visible}}</td><td class="n">{{.InFlight}}</td><td class="n">{{.Delayed}}</td><td>{{or .DLQ "none"}}</td><td>{{join .Sources}}</td>
 <td>{{if .IsDLQ}}<form method="post" action="/console/redrive"><input type="hidden" name="queue" value="{{.Name}}"><button{{if not .Visible}} disabled{{end}}>Redrive {{.Visible}} to {{join .Sources}}</button></form>{{with .Task}} last task: {{.}}{{end}}{{end}}</td></tr>
-{{else}}<tr><td colspan="7">No queues.</td></tr>{{end}}</table>
+{{else}}<tr><td colspan="8">No queues.</td></tr>{{end}}</table>
 <h2>Requests</h2>
 <table><tr><th>Action</th><th>Total</th><th>Per second since the previous view</th></tr>
 {{range .Rates}}<tr><td>{{.Action}}</td><td class="n">{{.Total}}</td><td class="n">{{.PerSecond}} (over {{.SinceSeconds}} s)</td></tr>
 {{else}}<tr><td colspan="3">No requests yet.</td></tr>{{end}}</table>
-<h2>How {{.Backend}} runs</h2>
+{{$routed := .Routed}}{{range .Backends}}
+<h2>How {{if $routed}}backend {{.Name}} ({{.Driver}}){{else}}{{.Driver}}{{end}} runs</h2>
 <table class="ops">{{range .Operations}}<tr><th>{{.Title}}</th><td>{{.Value}}</td></tr>{{end}}</table>
-<h2>Capabilities of {{.Backend}}</h2>
-<p>As the driver declares them; the evidence for each is in docs/compat/{{.Backend}}.md.</p>
+<h2>Capabilities of {{if $routed}}backend {{.Name}} ({{.Driver}}){{else}}{{.Driver}}{{end}}</h2>
+<p>As the driver declares them; the evidence for each is in docs/compat/{{.Driver}}.md.</p>
 <table><tr><th>Capability</th><th>Level</th><th>Note</th></tr>
 {{range .Capabilities}}<tr class="{{.Level}}"><td>{{.ID}}</td><td>{{.Level}}</td><td>{{.Note}}</td></tr>{{end}}</table>
+{{end}}
 </body></html>
 `))

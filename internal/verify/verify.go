@@ -217,6 +217,9 @@ func resolveTarget(ctx context.Context, cfgPath string, conn mq.Conn, account, p
 		if err != nil {
 			return conformance.Target{}, "", err
 		}
+		if cfg.Routed() {
+			return conformance.Target{}, "", fmt.Errorf("%s routes queues to several backends (backends:): verify one backend at a time, with a configuration of its own, or serve it and verify --endpoint", cfgPath)
+		}
 		name, opts := cfg.Backend.Name, cfg.Backend.Options
 		t := conformance.Target{Backend: name, Account: cfg.AccountID, Region: cfg.Region,
 			Policy: capabilities.Config{Mode: cfg.Policy.Mode, Overrides: cfg.Policy.Overrides, Require: cfg.Policy.Require},
