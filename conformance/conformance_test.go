@@ -4,6 +4,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -16,11 +17,16 @@ import (
 
 // selectBackends keeps the rows named in ANYSQS_CONFORMANCE_BACKENDS (comma-separated),
 // or, when it is unset, every row that is not hidden; `make conformance BACKEND=x` sets it.
-// Hidden rows (deliberately broken drivers) run only when named.
+// Hidden rows (deliberately broken drivers) run only when named. Rows named in
+// ANYSQS_CONFORMANCE_SKIP never run.
 func selectBackends(all ...backend) []backend {
 	want := os.Getenv("ANYSQS_CONFORMANCE_BACKENDS")
+	skip := strings.Split(os.Getenv("ANYSQS_CONFORMANCE_SKIP"), ",")
 	var out []backend
 	for _, b := range all {
+		if slices.Contains(skip, b.name) {
+			continue
+		}
 		if want == "" && !b.hidden {
 			out = append(out, b)
 		}

@@ -3,6 +3,7 @@ package conformance
 import (
 	"encoding/json"
 	"net/http"
+	"reflect"
 	"strconv"
 	"testing"
 	"time"
@@ -36,9 +37,12 @@ func servedRows() []backend {
 		rows = append(rows, servedRow(b.Name, b.Config, b.Target, 10*time.Minute))
 	}
 	sqlite := testbed.All[0]
-	return append(rows, servedRow("plugin", "plugin", func(v string) string {
+	rows = append(rows, servedRow("plugin", "plugin", func(v string) string {
 		return sqlite.Target(v) + ", run as a plugin: anysqs driver serve " + sqlite.Name
 	}, 10*time.Minute))
+	routed := servedRow(testbed.Routed, testbed.Routed, testbed.RoutedTarget, 10*time.Minute)
+	routed.service = testbed.RoutedService
+	return append(rows, routed)
 }
 
 // servedGateway is a served row's process: the anysqs binary from the shipped
@@ -75,15 +79,44 @@ func serve(t *testing.T, name string) func(h *H, maxInFlight int64) servedProces
 		}
 		g := servetest.Start(t, testbed.ConfigOf(name), env...)
 		h.URL = g.URL
-		h.Desc = servedDescription(t, g)
+		if name == testbed.Routed {
+			h.Desc = routedDescription(t, g)
+		} else {
+			h.Desc = servedDescription(t, g, "")
+		}
 		return servedGateway{t: t, g: g, backend: b}
 	}
 }
 
-// servedDescription reads the served gateway's GET /capabilities.
-func servedDescription(t *testing.T, g *servetest.Gateway) drivers.Description {
+// routedDescription is what the routed row's cases are judged by: the declarations of
+// its default backend, which must be those of every backend it routes to, or a verdict
+// would judge some queues by another backend's declarations.
+func routedDescription(t *testing.T, g *servetest.Gateway) drivers.Description {
 	t.Helper()
-	resp, err := http.Get(g.AdminURL + "/capabilities")
+	local, main := servedDescription(t, g, "local"), servedDescription(t, g, "main")
+	levels := func(d drivers.Description) map[string]string {
+		m := map[string]string{}
+		for _, c := range d.Capabilities {
+			limits, _ := json.Marshal(c.Limits)
+			m[string(c.ID)] = string(c.Level) + " " + string(limits)
+		}
+		return m
+	}
+	if l, m := levels(local), levels(main); !reflect.DeepEqual(l, m) {
+		t.Fatalf("the routed row judges every queue by one backend's declarations, but %s and %s declare different levels or limits", local.Name, main.Name)
+	}
+	return local
+}
+
+// servedDescription reads the served gateway's GET /capabilities, of the named backend
+// of a routed gateway ("" for an unrouted one).
+func servedDescription(t *testing.T, g *servetest.Gateway, backend string) drivers.Description {
+	t.Helper()
+	u := g.AdminURL + "/capabilities"
+	if backend != "" {
+		u += "?backend=" + backend
+	}
+	resp, err := http.Get(u)
 	if err != nil {
 		t.Fatalf("GET /capabilities: %v", err)
 	}

@@ -284,6 +284,9 @@ func PluginServed(t testing.TB) (map[string]any, []string) {
 // served row (PluginServed).
 func Env(t testing.TB, backend string) []string {
 	t.Helper()
+	if backend == Routed {
+		return routedEnv(t)
+	}
 	var opts map[string]any
 	var env []string
 	if backend == "plugin" {
@@ -300,6 +303,34 @@ func Env(t testing.TB, backend string) []string {
 		t.Fatal(err)
 	}
 	return append(env, "ANYSQS_BACKEND_OPTIONS="+string(raw))
+}
+
+// Routed names the routed gateway's served row: configs/routed.yaml, its FIFO queues
+// on PostgreSQL and the others on SQLite.
+const Routed = "routed"
+
+// RoutedTarget names what the routed row's verdicts are obtained against, from the
+// version of its default backend (SQLite's).
+func RoutedTarget(v string) string {
+	sqlite, _ := Named("sqlite")
+	return "FIFO queues on PostgreSQL (local server), the others on " + sqlite.Target(v) + ", routed by one gateway"
+}
+
+// RoutedService starts what the routed row needs besides the embedded backend.
+const RoutedService = "scripts/services/postgres.sh"
+
+// routedEnv points configs/routed.yaml's two backends at storage of the test's own.
+func routedEnv(t testing.TB) []string {
+	t.Helper()
+	sqlite, _ := Named("sqlite")
+	postgres, _ := Named("postgres")
+	local, env := sqlite.Served(t)
+	main, penv := postgres.Served(t)
+	raw, err := json.Marshal(map[string]any{"local": local, "main": main})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append(append(env, penv...), "ANYSQS_BACKENDS_OPTIONS="+string(raw))
 }
 
 // ConfigOf is the path of backend's shipped configuration ("plugin": configs/plugin.yaml).
