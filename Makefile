@@ -9,7 +9,7 @@ LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 ENDPOINT ?= http://127.0.0.1:9324
 IMAGE   ?= localhost/anysqs:latest
 
-.PHONY: help run build image image-test generate test lint conformance report bench fuzz load bench-postgres soak-postgres bench-plugin bench-peers verify-all verify-peers system soak soak-migrate browser-check
+.PHONY: help run build image image-test generate test test-served-emulators lint conformance report bench fuzz load bench-postgres soak-postgres bench-plugin bench-peers verify-all verify-peers system soak soak-migrate browser-check
 
 help: ## this list
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -43,6 +43,9 @@ generate: ## go generate: the SQS error table, Kind.String, the plugin protocol 
 
 test: ## set up test services, lint, run every test (what CI runs)
 	scripts/test.sh
+
+test-served-emulators: ## the served conformance rows of the emulated backends, which make test skips, checked against docs/compat
+	eval "$$(scripts/test-env.sh)"; $(GO) run ./cmd/anysqs report --quiet --out "$$(mktemp -d)" --check docs/compat --backends "$$(scripts/served-emulators.sh)"
 
 lint: ## gofmt, go vet and staticcheck
 	@test -z "$$(gofmt -l .)" || { gofmt -l .; echo "gofmt: files above need formatting"; exit 1; }
