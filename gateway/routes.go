@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"path"
 	"sort"
-	"strings"
 
 	"github.com/anysqs/anysqs/capabilities"
 	"github.com/anysqs/anysqs/drivers"
@@ -273,12 +272,3 @@ func (s *Server) Backends() []BackendInfo {
 // BackendOf names the backend that holds queue (as its owner names it, in the default
 // account).
 func (s *Server) BackendOf(queue string) string { return s.on(queue).name }
-
-// joinNames is the backends' names, for logs.
-func (s *Server) joinNames() string {
-	names := make([]string, len(s.backends))
-	for i, b := range s.backends {
-		names[i] = b.name
-	}
-	return strings.Join(names, ",")
-}

@@ -556,7 +556,7 @@ var envVars = []envVar{
 		for name, opts := range all {
 			b, ok := cfg.Backends[name]
 			if !ok {
-				return fmt.Errorf("ANYSQS_BACKENDS_OPTIONS: no backend %q in backends:", name)
+				return fmt.Errorf("ANYSQS_BACKENDS_OPTIONS: the configuration has no backend %q under backends", name)
 			}
 			if b.Options == nil {
 				b.Options = map[string]any{}
