@@ -163,7 +163,8 @@ FROM q LEFT JOIN cl ON true ORDER BY ` + order
 // standardCandidatesSQL are a standard claim's candidates, as CTE name, when guard
 // (pseudo-constant SQL ending in AND, or "") holds: the messages never received that
 // have been visible longest (messages_visible) and the returned ones, received before
-// and visible again, visible longest (messages_returned).
+// and visible again, visible longest (messages_returned). The two sets are disjoint
+// (receipt IS NULL or not), so they are appended without de-duplication.
 func standardCandidatesSQL(guard, name string) string {
 	return `c1 AS (
 	SELECT m.ctid, m.id, m.receive_count FROM messages m
@@ -177,7 +178,7 @@ c2 AS (
 		AND m.enqueued_at > (SELECT cutoff FROM q)
 	ORDER BY m.visible_at LIMIT $3 FOR UPDATE OF m SKIP LOCKED
 ),
-` + name + ` AS (SELECT * FROM (SELECT * FROM c1 UNION SELECT * FROM c2) u ORDER BY u.id LIMIT $3)`
+` + name + ` AS (SELECT * FROM (SELECT * FROM c1 UNION ALL SELECT * FROM c2) u ORDER BY u.id LIMIT $3)`
 }
 
 // groupedProbe tells whether a standard queue holds a message with a group: one probe of
