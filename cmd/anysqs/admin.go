@@ -78,13 +78,24 @@ func (a *admin) handler() http.Handler {
 			out = bs[0].Description
 		default:
 			type routed struct {
-				Name        string              `json:"name"`
+				Name string `json:"name"`
+				// Queues are the globs routed to the backend; Default, whether it also
+				// takes every queue no glob matches.
 				Queues      []string            `json:"queues"`
+				Default     bool                `json:"default"`
 				Description drivers.Description `json:"description"`
 			}
 			var list []routed
 			for _, b := range bs {
-				list = append(list, routed{b.Name, b.Queues, b.Description})
+				r := routed{Name: b.Name, Queues: []string{}, Description: b.Description}
+				for _, q := range b.Queues {
+					if q == "" {
+						r.Default = true
+					} else {
+						r.Queues = append(r.Queues, q)
+					}
+				}
+				list = append(list, r)
 			}
 			out = map[string]any{"backends": list}
 		}

@@ -204,6 +204,7 @@ func TestRoutedGatewayShowsEachBackend(t *testing.T) {
 		Backends []struct {
 			Name        string
 			Queues      []string
+			Default     bool
 			Description struct{ Name string }
 		}
 	}
@@ -211,8 +212,8 @@ func TestRoutedGatewayShowsEachBackend(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(listed.Backends) != 2 || listed.Backends[0].Name != "cold" || listed.Backends[1].Name != "hot" ||
-		strings.Join(listed.Backends[0].Queues, ",") != "" || len(listed.Backends[0].Queues) != 1 ||
-		strings.Join(listed.Backends[1].Queues, ",") != "hot-*" || listed.Backends[1].Description.Name != "sqlite" {
+		len(listed.Backends[0].Queues) != 0 || !listed.Backends[0].Default ||
+		strings.Join(listed.Backends[1].Queues, ",") != "hot-*" || listed.Backends[1].Default || listed.Backends[1].Description.Name != "sqlite" {
 		t.Fatalf("/capabilities: %+v", listed)
 	}
 	var one struct{ Name string }
