@@ -244,8 +244,9 @@ func expectedKind(t reflect.Type) string {
 // maxRequestBytes bounds a request body: a 1 MiB batch, base64 or percent-encoded, fits.
 const maxRequestBytes = 8 << 20
 
-// New builds a Server around cfg.Driver and starts its background loops (retention sweep,
-// cross-instance activity). Close stops them; it does not close the driver.
+// New builds a Server around cfg.Driver, or cfg.Backends routed by cfg.Routes, and starts
+// its background loops (retention sweeps, cross-instance activity). Close stops them; it
+// does not close the drivers.
 func New(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.Clock == nil {
 		cfg.Clock = clock.Real{}
