@@ -37,12 +37,9 @@ func CollectQueueMetrics(s *Server) error { return s.qm.collect(context.Backgrou
 func BackendNames(s *Server) string {
 	var parts []string
 	for _, b := range s.Backends() {
-		var qs []string
-		for _, q := range b.Queues {
-			if q == "" {
-				q = "(default)"
-			}
-			qs = append(qs, q)
+		qs := b.Queues
+		if b.Default {
+			qs = append(qs, "(default)")
 		}
 		parts = append(parts, b.Name+":"+strings.Join(qs, ","))
 	}

@@ -247,8 +247,10 @@ func (s *Server) strandedQueues(ctx context.Context) (map[string][]string, error
 type BackendInfo struct {
 	Name        string
 	Description drivers.Description
-	// Queues are the globs routed to it; "" is the default route.
-	Queues []string
+	// Queues are the globs routed to it; Default, whether it also takes every queue no
+	// glob matches.
+	Queues  []string
+	Default bool
 }
 
 // Backends lists the gateway's backends in configuration order.
@@ -261,9 +263,7 @@ func (s *Server) Backends() []BackendInfo {
 				info.Queues = append(info.Queues, r.glob)
 			}
 		}
-		if s.fallback == b {
-			info.Queues = append(info.Queues, "")
-		}
+		info.Default = s.fallback == b
 		out = append(out, info)
 	}
 	return out

@@ -87,15 +87,7 @@ func (a *admin) handler() http.Handler {
 			}
 			var list []routed
 			for _, b := range bs {
-				r := routed{Name: b.Name, Queues: []string{}, Description: b.Description}
-				for _, q := range b.Queues {
-					if q == "" {
-						r.Default = true
-					} else {
-						r.Queues = append(r.Queues, q)
-					}
-				}
-				list = append(list, r)
+				list = append(list, routed{Name: b.Name, Queues: append([]string{}, b.Queues...), Default: b.Default, Description: b.Description})
 			}
 			out = map[string]any{"backends": list}
 		}

@@ -9,7 +9,6 @@ import (
 	"github.com/anysqs/anysqs/drivers"
 	"github.com/anysqs/anysqs/gateway"
 	"github.com/anysqs/anysqs/internal/config"
-	"github.com/anysqs/anysqs/internal/console"
 )
 
 // openedBackends are the drivers a configuration names, opened: one (driver) or, for a
@@ -65,13 +64,4 @@ func (o *openedBackends) close() {
 	for _, b := range slices.Backward(o.backends) {
 		b.Driver.Close()
 	}
-}
-
-// consoleBackends are the gateway's backends as the console shows them.
-func consoleBackends(gw *gateway.Server) []console.Backend {
-	var out []console.Backend
-	for _, b := range gw.Backends() {
-		out = append(out, console.Backend{Name: b.Name, Queues: b.Queues, Desc: b.Description})
-	}
-	return out
 }

@@ -180,7 +180,7 @@ SIGINT or SIGTERM drain in-flight requests and stop.`)
 	if adm != nil {
 		adm.ready, adm.backends = gw.Ready, gw.Backends
 		if cfg.Console {
-			adm.console = console.New(gw, consoleBackends(gw), gw.BackendOf, cfg.Auth.Secrets(), adm.reg, cfg.Region, buildInfo().String())
+			adm.console = console.New(gw, gw.Backends(), gw.BackendOf, cfg.Auth.Secrets(), adm.reg, cfg.Region, buildInfo().String())
 			log.Info("console enabled", "url", scheme(cfg.AdminTLS)+"://"+admLn.Addr().String()+"/console")
 		}
 		adm.serve(admLn, log)

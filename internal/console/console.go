@@ -22,7 +22,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/anysqs/anysqs/capabilities"
-	"github.com/anysqs/anysqs/drivers"
+	"github.com/anysqs/anysqs/gateway"
 	"github.com/anysqs/anysqs/internal/sqsclient"
 )
 
@@ -32,7 +32,7 @@ import (
 // capability policy. Its one action is starting a redrive.
 type Console struct {
 	sqs      *sqs.Client
-	backends []Backend
+	backends []gateway.BackendInfo
 	// backendOf names the backend that holds a queue; nil with one backend.
 	backendOf func(queue string) string
 	users     map[string]string // access key ID → secret: HTTP Basic credentials; nil: open
@@ -58,18 +58,10 @@ func (t handlerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return rec.Result(), nil
 }
 
-// Backend is one backend of the gateway, as its driver describes itself.
-type Backend struct {
-	Name string
-	// Queues are the globs of the routes to it, "" for the default route.
-	Queues []string
-	Desc   drivers.Description
-}
-
 // New returns the console of the gateway gw and its backends (backendOf names each
 // queue's, when there are several); users are the Basic credentials it accepts (nil:
 // open), gather its metrics.
-func New(gw http.Handler, backends []Backend, backendOf func(string) string, users map[string]string, gather prometheus.Gatherer, region, build string) *Console {
+func New(gw http.Handler, backends []gateway.BackendInfo, backendOf func(string) string, users map[string]string, gather prometheus.Gatherer, region, build string) *Console {
 	key, secret := "console", "console"
 	ids := make([]string, 0, len(users))
 	for id := range users {
@@ -160,20 +152,18 @@ func (c *Console) page(w http.ResponseWriter, r *http.Request) {
 	}
 	p.Queues = queues
 	for _, b := range c.backends {
-		cb := consoleBackend{Name: b.Name, Driver: b.Desc.Name, Version: b.Desc.Version, Service: b.Desc.ServiceVersion}
-		var routes []string
-		for _, q := range b.Queues {
-			if q == "" {
-				q = "every other queue"
-			}
-			routes = append(routes, q)
+		d := b.Description
+		cb := consoleBackend{Name: b.Name, Driver: d.Name, Version: d.Version, Service: d.ServiceVersion}
+		routes := b.Queues
+		if b.Default {
+			routes = append(routes[:len(routes):len(routes)], "every other queue")
 		}
 		cb.Routes = strings.Join(routes, ", ")
-		for _, d := range b.Desc.Capabilities {
-			cb.Capabilities = append(cb.Capabilities, consoleCapability{string(d.ID), string(d.Level), d.Note})
+		for _, c := range d.Capabilities {
+			cb.Capabilities = append(cb.Capabilities, consoleCapability{string(c.ID), string(c.Level), c.Note})
 		}
 		for _, prop := range capabilities.OperationalProperties() {
-			v := prop.Value(b.Desc.Operations)
+			v := prop.Value(d.Operations)
 			if v == "" {
 				v = "not declared by the driver"
 			}
